@@ -1,0 +1,1 @@
+"""Fan-in of component results: verdict, persistence, session deadlines."""

@@ -1,0 +1,108 @@
+"""The aggregator process: apply results exactly once, finalize overdue sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+
+import asyncpg
+import structlog
+from aio_pika.abc import AbstractIncomingMessage
+from redis.asyncio import Redis
+
+from aggregator.explain import explain
+from aggregator.fanin import Recorded, UnknownSession, finalize_overdue, record_result
+from shared import db as database
+from shared import live, metrics
+from shared.broker import Publisher, connect
+from shared.errors import InvalidMessage
+from shared.messages import decode_result
+from shared.settings import Settings
+from topology.spec import Names
+
+log = structlog.get_logger(__name__)
+
+_DB_DOWN = (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError)
+# Back-off while Postgres is away; the result stays unacked meanwhile, so nothing is lost.
+DB_RETRY_S = 1.0
+
+
+class Aggregator:
+    def __init__(self, settings: Settings, prefetch: int = 10) -> None:
+        self.settings = settings
+        self.prefetch = prefetch
+        self.names = Names(settings.topology_prefix)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        connection = await connect(self.settings.amqp_url, "aggregator")
+        self.redis = Redis.from_url(self.settings.redis_url)
+        self.pool = await database.create_pool(self.settings.database_url, max_size=self.prefetch + 2)
+        try:
+            self.publisher = await Publisher(connection, self.names, self.settings.publish_timeout_s).open()
+            channel = await connection.channel()
+            await channel.set_qos(prefetch_count=self.prefetch)
+            queue = await channel.get_queue(self.names.results, ensure=False)
+            tag = await queue.consume(self._on_result)
+            janitor = asyncio.create_task(self._janitor(stop))
+            log.info("aggregator ready", prefetch=self.prefetch)
+            await stop.wait()
+            await queue.cancel(tag)
+            janitor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await janitor
+        finally:
+            await self.pool.close()
+            await self.redis.aclose()
+            await connection.close()
+        log.info("aggregator stopped")
+
+    async def _on_result(self, delivery: AbstractIncomingMessage) -> None:
+        try:
+            result = decode_result(delivery.body)
+            uuid.UUID(result.session_id)
+        except (InvalidMessage, ValueError) as exc:
+            await self._dead_letter(delivery, str(exc))
+            return
+        while True:
+            try:
+                recorded = await record_result(self.pool, result, self.settings.verdict_weights, explain)
+                break
+            except UnknownSession:
+                await self._dead_letter(delivery, f"unknown session {result.session_id}")
+                return
+            except _DB_DOWN as exc:
+                log.warning("postgres unavailable, holding the result", error=repr(exc))
+                await asyncio.sleep(DB_RETRY_S)
+        metrics.RESULTS.labels("duplicate" if recorded.duplicate else "applied").inc()
+        await self._announce(recorded)
+        await delivery.ack()
+
+    async def _announce(self, recorded: Recorded) -> None:
+        """Live state for pollers; Postgres already holds the truth, so Redis may fail."""
+        state = {**recorded.progress, "tenant": recorded.tenant}
+        try:
+            await live.publish_state(self.redis, self.settings.key_prefix, recorded.session_id, state)
+        except Exception as exc:
+            log.warning("live state not updated", session_id=recorded.session_id, error=repr(exc))
+        if recorded.verdict is not None:
+            log.info("session finalized", session_id=recorded.session_id,
+                     status=recorded.verdict.session_status, label=recorded.verdict.label)
+
+    async def _dead_letter(self, delivery: AbstractIncomingMessage, reason: str) -> None:
+        log.warning("dead-lettering result", reason=reason)
+        await self.publisher.dead_letter(delivery.body, dict(delivery.headers or {}), reason, self.names.results)
+        metrics.DEAD_LETTERS.labels("aggregator").inc()
+        await delivery.ack()
+
+    async def _janitor(self, stop: asyncio.Event) -> None:
+        """Every session ends: finalize those past their deadline from what they have."""
+        while not stop.is_set():
+            try:
+                for recorded in await finalize_overdue(self.pool, self.settings.verdict_weights, explain):
+                    log.warning("session finalized at its deadline", session_id=recorded.session_id)
+                    await self._announce(recorded)
+            except _DB_DOWN as exc:
+                log.warning("janitor: postgres unavailable", error=repr(exc))
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.settings.janitor_interval_s)

@@ -1,0 +1,1 @@
+"""The HTTP API: accept content, publish tasks, report status and results."""

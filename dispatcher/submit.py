@@ -1,0 +1,94 @@
+"""Accepting a session: record it, publish its tasks with confirms, or fall back to sync."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import structlog
+
+from dispatcher.state import AppState
+from dispatcher.sync import analyse_inline
+from shared import live, metrics, sessions
+from shared.constants import ANALYSIS_COMPONENTS, MEDIA_INPUT_TYPES, MEDIA_PREPROCESS
+from shared.errors import BrokerUnavailable, PublishError, QueueFull
+from shared.messages import Task, TaskInput, now_ms, priority_of
+from shared.sessions import NewSession, progress_of
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Accepted:
+    session_id: str
+    mode: str  # "async": tasks confirmed by the broker; "sync": analysed in-process
+
+
+class Backpressure(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """Raised when the broker refused the session's tasks; the client should retry later."""
+
+    def __init__(self, reason: str, retry_after_s: int) -> None:
+        super().__init__(reason)
+        self.retry_after_s = retry_after_s
+
+
+# Seconds a refused client should wait: long enough for workers to drain some backlog.
+FULL_RETRY_AFTER_S = 5
+UNROUTABLE_RETRY_AFTER_S = 30
+
+
+def first_tasks(session: NewSession, user_id: str | None) -> list[Task]:
+    """Media input goes through media_preprocess first; everything else straight to the four."""
+    components = (MEDIA_PREPROCESS,) if session.input_type in MEDIA_INPUT_TYPES else ANALYSIS_COMPONENTS
+    return [
+        Task(
+            session_id=session.id, component=c, plan_type=session.plan,
+            priority=priority_of(session.plan), input=TaskInput.model_validate(session.input),
+            user_id=user_id, timestamp=now_ms(),
+        )
+        for c in components
+    ]
+
+
+async def accept(state: AppState, session: NewSession) -> Accepted:
+    """Record the session and hand its tasks to the broker; 202 only after every confirm."""
+    session_id = await sessions.create(state.pool, session)
+    if session_id != session.id:
+        return Accepted(session_id, "async")  # idempotency key seen before: same session
+    tasks = first_tasks(session, session.user_id)
+    await _announce(state, session)
+    try:
+        await _publish_all(state, tasks)
+    except BrokerUnavailable as exc:
+        log.warning("broker unavailable, analysing synchronously", session_id=session.id, error=str(exc))
+        await state.pool.execute("UPDATE sessions SET mode = 'sync' WHERE id = $1::uuid", session.id)
+        await analyse_inline(tasks, state.settings, state.pool, state.redis, state.http)
+        metrics.SESSIONS.labels("sync").inc()
+        return Accepted(session.id, "sync")
+    except PublishError as exc:  # queue full, or no queue bound: nothing may claim the work
+        await sessions.delete(state.pool, session.id)
+        log.warning("broker refused the session", session_id=session.id, error=str(exc))
+        wait = FULL_RETRY_AFTER_S if isinstance(exc, QueueFull) else UNROUTABLE_RETRY_AFTER_S
+        raise Backpressure(str(exc), wait) from exc
+    metrics.SESSIONS.labels("async").inc()
+    return Accepted(session.id, "async")
+
+
+async def _publish_all(state: AppState, tasks: list[Task]) -> None:
+    publisher = state.publisher
+    if publisher is None:
+        raise BrokerUnavailable("no connection to RabbitMQ")
+    results = await asyncio.gather(*(publisher.task(t) for t in tasks), return_exceptions=True)
+    errors = [r for r in results if isinstance(r, BaseException)]
+    if errors:
+        # A refusal by a live broker outranks a lost connection: it must not turn into sync work.
+        errors.sort(key=lambda e: isinstance(e, BrokerUnavailable))
+        raise errors[0]
+
+
+async def _announce(state: AppState, session: NewSession) -> None:
+    try:
+        initial = {**progress_of("processing", session.components, {}), "tenant": session.tenant}
+        await live.publish_state(state.redis, state.settings.key_prefix, session.id, initial)
+    except Exception as exc:  # Redis is a cache of Postgres: a miss falls back to the record
+        log.warning("live state not written", session_id=session.id, error=repr(exc))

@@ -1,0 +1,1 @@
+"""Operating the pipeline: the `verdict` command line and the local process supervisor."""

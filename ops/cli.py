@@ -1,0 +1,192 @@
+"""`verdict`: one command line for every process and operator task."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import click
+
+from shared.constants import AGGREGATOR_PREFETCH, QUEUE_COMPONENTS, WORKER_DEFAULTS
+from shared.errors import VerdictError
+from shared.logging import configure
+from shared.settings import Settings, load_settings
+
+
+def _settings() -> Settings:
+    try:
+        settings = load_settings()
+    except Exception as exc:  # pydantic's message names every missing variable
+        raise click.ClickException(f"configuration: {exc}") from exc
+    configure(settings.log_level, settings.log_json)
+    return settings
+
+
+def run_until_signalled(main: Callable[[asyncio.Event], Awaitable[None]]) -> None:
+    """Run `main(stop)`; SIGTERM or SIGINT sets `stop` for a graceful exit."""
+
+    async def runner() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await main(stop)
+
+    try:
+        asyncio.run(runner())
+    except VerdictError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+@click.group()
+def main() -> None:
+    """verdict-pipeline: asynchronous content analysis on RabbitMQ, Redis and PostgreSQL."""
+
+
+@main.group()
+def topology() -> None:
+    """Declare, verify or export the RabbitMQ topology."""
+
+
+@topology.command("declare")
+def topology_declare() -> None:
+    """Declare every exchange, queue and binding (idempotent)."""
+    from shared.broker import connect
+    from topology.broker import declare
+    from topology.spec import from_settings
+
+    settings = _settings()
+
+    async def go() -> None:
+        connection = await connect(settings.amqp_url, "topology")
+        try:
+            await declare(await connection.channel(), from_settings(settings))
+        finally:
+            await connection.close()
+
+    asyncio.run(go())
+    click.echo(f"topology '{settings.topology_prefix}' declared")
+
+
+@topology.command("verify")
+def topology_verify() -> None:
+    """Compare the live broker with the spec; exit 1 on any difference."""
+    from topology.broker import verify
+    from topology.spec import from_settings
+
+    settings = _settings()
+    try:
+        drift = asyncio.run(verify(from_settings(settings), settings.amqp_url, settings.rabbitmq_management_url))
+    except VerdictError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for line in drift:
+        click.echo(line)
+    if drift:
+        sys.exit(1)
+    click.echo(f"topology '{settings.topology_prefix}' matches the spec")
+
+
+@topology.command("export")
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="file to write (default: stdout)")
+@click.option("--vhost", default="/", show_default=True)
+def topology_export(output: Path | None, vhost: str) -> None:
+    """Write a definitions file RabbitMQ can load at boot (load_definitions)."""
+    from topology.broker import definitions
+    from topology.spec import from_settings
+
+    text = json.dumps(definitions(from_settings(_settings()), vhost), indent=2)
+    if output:
+        output.write_text(text + "\n")
+    else:
+        click.echo(text)
+
+
+@main.group()
+def db() -> None:
+    """PostgreSQL schema."""
+
+
+@db.command("migrate")
+def db_migrate() -> None:
+    """Apply pending migrations (advisory-locked; safe to run concurrently)."""
+    from shared.db import migrate
+
+    applied = asyncio.run(migrate(_settings().database_url))
+    click.echo(f"applied {len(applied)} migration(s): {', '.join(applied) or 'none pending'}")
+
+
+@main.command()
+@click.option("--host", default=None, help="bind address (default: API_HOST)")
+@click.option("--port", default=None, type=int, help="port (default: API_PORT)")
+def api(host: str | None, port: int | None) -> None:
+    """Serve the HTTP API."""
+    import uvicorn
+
+    from dispatcher.app import create_app
+
+    settings = _settings()
+    uvicorn.run(
+        create_app(settings), host=host or settings.api_host, port=port or settings.api_port,
+        log_level=settings.log_level.lower(), access_log=False, timeout_graceful_shutdown=10,
+    )
+
+
+@main.command()
+@click.argument("component", type=click.Choice(QUEUE_COMPONENTS))
+@click.option("--concurrency", type=int, default=None, help="tasks run at once")
+@click.option("--prefetch", type=int, default=None, help="unacked deliveries per plan queue")
+def worker(component: str, concurrency: int | None, prefetch: int | None) -> None:
+    """Consume the six plan queues of COMPONENT."""
+    from shared import metrics
+    from workers.runtime import Worker, WorkerOptions
+
+    settings = _settings()
+    metrics.serve(settings.metrics_port)
+    default_concurrency, default_prefetch = WORKER_DEFAULTS[component]
+    options = WorkerOptions(component, concurrency or default_concurrency, prefetch or default_prefetch)
+    run_until_signalled(Worker(settings, options).run)
+
+
+@main.command()
+@click.option("--prefetch", type=int, default=AGGREGATOR_PREFETCH, show_default=True)
+def aggregator(prefetch: int) -> None:
+    """Consume results, write verdicts, finalize overdue sessions."""
+    from aggregator.service import Aggregator
+    from shared import metrics
+
+    settings = _settings()
+    metrics.serve(settings.metrics_port)
+    run_until_signalled(Aggregator(settings, prefetch).run)
+
+
+@main.command()
+@click.option("--compose", "compose_file", type=click.Path(exists=True, path_type=Path),
+              default=Path("compose.yaml"), show_default=True)
+@click.option("--log-dir", type=click.Path(path_type=Path), default=None,
+              help="write each process's log to a file here instead of the terminal")
+def up(compose_file: Path, log_dir: Path | None) -> None:
+    """Run the application services of compose.yaml as local processes, replicas included."""
+    from ops.supervisor import Supervisor, plan_from_compose
+
+    _settings()  # fail early, with the message, if the environment is incomplete
+    supervisor = Supervisor(plan_from_compose(compose_file), log_dir)
+    sys.exit(supervisor.run())
+
+
+def _register_optional() -> None:
+    try:
+        from workers.analysis.cli import factchecks
+    except ImportError:
+        return
+    main.add_command(factchecks)
+
+
+_register_optional()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""`verdict up`: the compose.yaml application services as local processes, restarted on crash."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import yaml
+
+# A crashed process is restarted after this pause, like compose's `restart: unless-stopped`.
+RESTART_DELAY_S = 1.0
+# After SIGTERM a process gets this long before SIGKILL (the workers' grace period fits in it).
+STOP_TIMEOUT_S = 40.0
+
+
+@dataclass(frozen=True)
+class Service:
+    name: str
+    argv: tuple[str, ...]
+    replicas: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    one_shots: tuple[Service, ...]
+    services: tuple[Service, ...]
+
+
+def plan_from_compose(path: Path) -> Plan:
+    """Services whose command is `verdict …`; `restart: "no"` ones run once, first, in order."""
+    return plan_from_document(yaml.safe_load(path.read_text()))
+
+
+def plan_from_document(doc: dict[str, Any]) -> Plan:
+    one_shots, services = [], []
+    for name, spec in (doc.get("services") or {}).items():
+        command = spec.get("command") or []
+        if not command or command[0] != "verdict":
+            continue  # infrastructure (rabbitmq, redis, postgres) comes from the environment
+        argv = (sys.executable, "-m", "ops.cli", *map(str, command[1:]))
+        replicas = int((spec.get("deploy") or {}).get("replicas", 1))
+        service = Service(name, argv, replicas)
+        (one_shots if str(spec.get("restart", "")) == "no" else services).append(service)
+    return Plan(tuple(one_shots), tuple(services))
+
+
+@dataclass
+class Child:
+    service: Service
+    replica: int
+    process: subprocess.Popen[bytes] | None = None
+    log: IO[bytes] | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.service.name}-{self.replica}"
+
+
+class Supervisor:
+    def __init__(self, plan: Plan, log_dir: Path | None = None) -> None:
+        self.plan = plan
+        self.log_dir = log_dir
+        self._stopping = False
+
+    def run(self) -> int:
+        """Run the one-shots, then every replica until SIGTERM/SIGINT; the exit status."""
+        signal.signal(signal.SIGTERM, self._stop)
+        signal.signal(signal.SIGINT, self._stop)
+        if self.log_dir:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+        for job in self.plan.one_shots:
+            code = subprocess.call(job.argv)
+            if code != 0:
+                _say(f"{job.name} failed with exit status {code}")
+                return code
+        children = [Child(s, i) for s in self.plan.services for i in range(1, s.replicas + 1)]
+        for child in children:
+            self._start(child)
+        _say(f"running {len(children)} processes: {', '.join(c.label for c in children)}")
+        while not self._stopping:
+            time.sleep(0.2)
+            for child in children:
+                self._restart_if_dead(child)
+        return self._shutdown(children)
+
+    def _stop(self, signum: int, frame: object) -> None:
+        self._stopping = True
+
+    def _start(self, child: Child) -> None:
+        out: IO[bytes] | None = None
+        if self.log_dir:
+            child.log = child.log or open(self.log_dir / f"{child.label}.log", "ab")  # noqa: SIM115
+            out = child.log
+        # Own process group: a terminal's Ctrl-C reaches only the supervisor, which then
+        # stops the children in order.
+        child.process = subprocess.Popen(child.service.argv, stdout=out, stderr=out, start_new_session=True)
+
+    def _restart_if_dead(self, child: Child) -> None:
+        assert child.process is not None
+        code = child.process.poll()
+        if code is None or self._stopping:
+            return
+        _say(f"{child.label} (pid {child.process.pid}) exited with {code}; restarting")
+        time.sleep(RESTART_DELAY_S)
+        if not self._stopping:
+            self._start(child)
+
+    def _shutdown(self, children: list[Child]) -> int:
+        _say("stopping")
+        live = [c.process for c in children if c.process and c.process.poll() is None]
+        for process in live:
+            process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        for process in live:
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        for child in children:
+            if child.log:
+                child.log.close()
+        _say("stopped")
+        return 0
+
+
+def _say(text: str) -> None:
+    print(f"[verdict up] {text}", file=sys.stderr, flush=True)

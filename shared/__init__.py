@@ -1,0 +1,1 @@
+"""Pieces every process shares: settings, messages, errors, state, storage."""

@@ -1,0 +1,122 @@
+"""AMQP I/O: robust connections and a confirming publisher that speaks in project errors."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aio_pika
+import aiormq
+from aio_pika.abc import AbstractChannel, AbstractExchange, AbstractRobustConnection
+
+from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
+from shared.errors import BrokerUnavailable, PublishError, QueueFull
+from shared.messages import Result, Task, encode
+from topology.spec import Names
+
+_CONNECTION_ERRORS = (
+    aiormq.exceptions.AMQPConnectionError,
+    aiormq.exceptions.ChannelInvalidStateError,
+    aiormq.exceptions.ChannelClosed,
+    ConnectionError,
+    OSError,
+    asyncio.TimeoutError,
+    RuntimeError,  # aio-pika raises it when a channel has no transport during reconnect
+)
+
+
+async def connect(url: str, name: str) -> AbstractRobustConnection:
+    """A connection that re-establishes itself, its channels and consumers after a loss."""
+    try:
+        return await aio_pika.connect_robust(
+            url, client_properties={"connection_name": name}, reconnect_interval=1, timeout=10
+        )
+    except _CONNECTION_ERRORS as exc:
+        raise BrokerUnavailable(f"cannot connect to RabbitMQ: {exc}") from exc
+
+
+def task_message(task: Task, attempt: int = 1, headers: dict[str, Any] | None = None) -> aio_pika.Message:
+    """The AMQP message of a task with the properties of SPEC §5."""
+    return aio_pika.Message(
+        encode(task),
+        delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+        content_type="application/json",
+        priority=task.priority,
+        message_id=f"{task.session_id}:{task.component}",
+        correlation_id=task.session_id,
+        headers={
+            "sessionId": task.session_id,
+            "component": task.component,
+            "planType": task.plan_type,
+            ATTEMPT_HEADER: attempt,
+            **(headers or {}),
+        },
+    )
+
+
+def result_message(result: Result) -> aio_pika.Message:
+    return aio_pika.Message(
+        encode(result),
+        delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+        content_type="application/json",
+        message_id=f"{result.session_id}:{result.component}:{result.attempt}",
+        correlation_id=result.session_id,
+    )
+
+
+class Publisher:
+    """Publishes with confirms and `mandatory` on one channel; every send awaits its confirm."""
+
+    def __init__(self, connection: AbstractRobustConnection, names: Names, timeout_s: float) -> None:
+        self._connection = connection
+        self.names = names
+        self._timeout = timeout_s
+        self._channel: AbstractChannel | None = None
+        self._exchanges: dict[str, AbstractExchange] = {}
+
+    async def open(self) -> Publisher:
+        self._channel = await self._connection.channel(publisher_confirms=True, on_return_raises=True)
+        return self
+
+    async def _exchange(self, name: str) -> AbstractExchange:
+        if name not in self._exchanges:
+            assert self._channel is not None, "Publisher.open() first"
+            if name == "":
+                self._exchanges[name] = self._channel.default_exchange
+            else:
+                self._exchanges[name] = await self._channel.get_exchange(name, ensure=False)
+        return self._exchanges[name]
+
+    async def send(self, exchange: str, routing_key: str, message: aio_pika.Message) -> None:
+        """Publish and wait for the broker's confirm, or raise QueueFull / PublishError."""
+        try:
+            ex = await self._exchange(exchange)
+            await ex.publish(message, routing_key, mandatory=True, timeout=self._timeout)
+        except aiormq.exceptions.PublishError as exc:
+            raise PublishError(f"no queue is bound for {routing_key!r} on {exchange!r}") from exc
+        except aiormq.exceptions.DeliveryError as exc:
+            raise QueueFull(f"broker refused a message for {routing_key!r}: queue full") from exc
+        except _CONNECTION_ERRORS as exc:
+            raise BrokerUnavailable(f"publishing to {routing_key!r} failed: {exc!r}") from exc
+
+    async def task(self, task: Task, attempt: int = 1) -> None:
+        queue = self.names.task_queue(task.component, task.plan_type)
+        await self.send(self.names.exchange, queue, task_message(task, attempt))
+
+    async def result(self, result: Result) -> None:
+        key = self.names.result_key(result.component)
+        await self.send(self.names.exchange, key, result_message(result))
+
+    async def retry(self, message: aio_pika.Message, routing_key: str, delay_ms: int) -> None:
+        """Park a copy in the retry tier of `delay_ms`; it comes back to `routing_key`."""
+        await self.send(self.names.retry_tier(delay_ms), routing_key, message)
+
+    async def dead_letter(self, body: bytes, headers: dict[str, Any], reason: str, origin: str) -> None:
+        """Send a message to the DLQ with the reason in its headers, for inspection and replay."""
+        message = aio_pika.Message(
+            body,
+            delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+            content_type="application/json",
+            headers={**headers, REASON_HEADER: reason[:1000], ORIGIN_HEADER: origin},
+        )
+        await self.send("", self.names.dlq, message)

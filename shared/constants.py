@@ -1,0 +1,44 @@
+"""Every fixed name and number of the pipeline, each with the reason for its value."""
+
+from typing import Final
+
+# The four analysis components every session runs, in the order they are reported.
+ANALYSIS_COMPONENTS: Final = ("techniques", "ai_tampered", "claims", "domain")
+# The pre-stage for audio, video and image input: it turns media into text first.
+MEDIA_PREPROCESS: Final = "media_preprocess"
+# Every component that owns a family of plan queues.
+QUEUE_COMPONENTS: Final = (MEDIA_PREPROCESS, *ANALYSIS_COMPONENTS)
+
+# Plan tiers 1..6 (freemium .. enterprise) and the message priority of each (SPEC §3).
+PLAN_PRIORITY: Final = {1: 1, 2: 2, 3: 4, 4: 6, 5: 8, 6: 10}
+PLAN_NAMES: Final = {1: "freemium", 2: "starter", 3: "basic", 4: "pro", 5: "business", 6: "enterprise"}
+PLANS: Final = tuple(PLAN_PRIORITY)
+# Queues are declared with this ceiling; RabbitMQ allocates one sub-queue per level.
+MAX_PRIORITY: Final = 10
+
+INPUT_TYPES: Final = ("text", "url", "image", "audio", "video")
+MEDIA_INPUT_TYPES: Final = ("image", "audio", "video")
+
+# Live state outlives any sane session by far but still cleans itself up.
+LIVE_STATE_TTL_S: Final = 24 * 3600
+# Media text is needed only while the session's four tasks run.
+MEDIA_CACHE_TTL_S: Final = 3600
+
+# Advisory-lock key for migrations: any constant works, it only has to be the same everywhere.
+MIGRATION_LOCK_KEY: Final = 0x5645_5244  # "VERD"
+
+# Header names carried on task messages.
+ATTEMPT_HEADER: Final = "x-attempt"
+REASON_HEADER: Final = "x-verdict-reason"
+ORIGIN_HEADER: Final = "x-verdict-origin-queue"
+
+# Worker defaults per component: (concurrency, prefetch per plan queue). Prefetch from the
+# seed's deployment (SPEC §10); media work is slow and heavy, so it takes one at a time.
+WORKER_DEFAULTS: Final = {
+    "media_preprocess": (2, 1),
+    "techniques": (4, 5),
+    "ai_tampered": (4, 5),
+    "claims": (3, 3),
+    "domain": (8, 10),
+}
+AGGREGATOR_PREFETCH: Final = 10

@@ -1,0 +1,77 @@
+"""PostgreSQL access: the pool and the numbered SQL migrations."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+import asyncpg
+import structlog
+
+from shared.constants import MIGRATION_LOCK_KEY
+
+log = structlog.get_logger(__name__)
+
+
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    for jtype in ("json", "jsonb"):
+        await conn.set_type_codec(jtype, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+
+
+async def create_pool(database_url: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
+    """A pool whose connections read and write json/jsonb as Python objects."""
+    return await asyncpg.create_pool(
+        database_url, min_size=min_size, max_size=max_size, init=_init_connection
+    )
+
+
+def migration_files() -> list[tuple[int, str, str]]:
+    """(version, name, sql) of every shipped migration, in order."""
+    found = []
+    for entry in resources.files("shared.migrations").iterdir():
+        if entry.name.endswith(".sql"):
+            version = int(entry.name.split("_", 1)[0])
+            found.append((version, entry.name, entry.read_text()))
+    return sorted(found)
+
+
+async def migrate(database_url: str) -> list[str]:
+    """Apply the migrations not applied yet; safe to run twice and from two processes at once."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        # A session-level advisory lock serialises concurrent migrators; the loser then
+        # finds everything applied and does nothing.
+        await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK_KEY)
+        try:
+            return await _apply_pending(conn)
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK_KEY)
+    finally:
+        await conn.close()
+
+
+async def _apply_pending(conn: asyncpg.Connection) -> list[str]:
+    await conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version integer PRIMARY KEY, name text NOT NULL,"
+        " applied_at timestamptz NOT NULL DEFAULT now())"
+    )
+    done = {r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")}
+    applied = []
+    for version, name, sql in migration_files():
+        if version in done:
+            continue
+        async with conn.transaction():
+            await conn.execute(sql)
+            await conn.execute(
+                "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", version, name
+            )
+        log.info("migration applied", migration=name)
+        applied.append(name)
+    return applied
+
+
+def record(row: asyncpg.Record | None) -> dict[str, Any] | None:
+    """A row as a plain dict (None stays None)."""
+    return dict(row) if row is not None else None

@@ -1,0 +1,69 @@
+"""One exception root; each subsystem has its branch. Control flow lives apart from errors."""
+
+
+class VerdictError(Exception):
+    """Raised when anything in verdict-pipeline fails; the root of every project error."""
+
+
+class ConfigError(VerdictError):
+    """Raised when settings are missing or contradictory."""
+
+
+class TopologyError(VerdictError):
+    """Raised when the broker's objects are missing or differ from the declared spec."""
+
+
+class PublishError(VerdictError):
+    """Raised when the broker does not confirm a published message."""
+
+
+class BrokerUnavailable(PublishError):
+    """Raised when the broker cannot be reached at all."""
+
+
+class QueueFull(PublishError):
+    """Raised when the broker refuses a message because its queue hit the length cap."""
+
+
+class InvalidMessage(VerdictError):
+    """Raised when a message body does not parse as the expected schema."""
+
+
+class StorageError(VerdictError):
+    """Raised when PostgreSQL or Redis cannot complete an operation."""
+
+
+class AnalysisError(VerdictError):
+    """Raised when an executor cannot analyse its input."""
+
+    retryable = False
+
+
+class RetryableAnalysisError(AnalysisError):
+    """Raised when an executor failed for a reason that may pass (a timeout, a 5xx)."""
+
+    retryable = True
+
+
+class MediaUnavailable(AnalysisError):
+    """Raised when media input needs a service (transcription, OCR) that is not configured."""
+
+
+# Control flow, not failures: the worker runtime turns these into broker actions.
+
+
+class Retry(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """Raised to re-queue the current task after `delay_ms` without counting an attempt."""
+
+    def __init__(self, delay_ms: int, reason: str) -> None:
+        super().__init__(reason)
+        self.delay_ms = delay_ms
+        self.reason = reason
+
+
+class Reject(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """Raised to dead-letter the current message at once with `reason`."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

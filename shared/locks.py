@@ -1,0 +1,74 @@
+"""Redis component locks: random token, TTL, watchdog renewal, compare-and-delete release."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import AsyncIterator
+
+from redis.asyncio import Redis
+
+# Extend only while we still own the lock: the token is the fence.
+_RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('pexpire', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('del', KEYS[1])
+end
+return 0
+"""
+
+
+def lock_key(prefix: str, session_id: str, component: str) -> str:
+    """`{prefix}:lock:{sessionId}:{component}` (SPEC §6.3)."""
+    return f"{prefix}:lock:{session_id}:{component}"
+
+
+class ComponentLock:
+    """One worker's claim on one (session, component); lost when another worker could take it."""
+
+    def __init__(self, redis: Redis, key: str, ttl_ms: int) -> None:
+        self._redis = redis
+        self.key = key
+        self.ttl_ms = ttl_ms
+        self.token = secrets.token_hex(16)
+        self.lost = asyncio.Event()
+
+    async def acquire(self) -> bool:
+        return bool(await self._redis.set(self.key, self.token, nx=True, px=self.ttl_ms))
+
+    async def renew(self) -> bool:
+        return bool(await self._redis.eval(_RENEW, 1, self.key, self.token, self.ttl_ms))
+
+    async def still_held(self) -> bool:
+        return (await self._redis.get(self.key)) == self.token.encode()
+
+    async def release(self) -> None:
+        await self._redis.eval(_RELEASE, 1, self.key, self.token)
+
+    @contextlib.asynccontextmanager
+    async def watchdog(self) -> AsyncIterator[None]:
+        """Renew every third of the TTL while the body runs; set `lost` if renewal fails."""
+        task = asyncio.create_task(self._keep_alive())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _keep_alive(self) -> None:
+        while True:
+            await asyncio.sleep(self.ttl_ms / 3000)
+            try:
+                renewed = await self.renew()
+            except Exception:  # Redis away for a moment: try again next period
+                continue
+            if not renewed:
+                self.lost.set()
+                return

@@ -1,0 +1,98 @@
+"""Wire messages (JSON, camelCase as in the seed) and their pure (de)serialization."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from shared.constants import PLAN_PRIORITY
+from shared.errors import InvalidMessage
+
+Component = Literal["media_preprocess", "techniques", "ai_tampered", "claims", "domain"]
+AnalysisComponent = Literal["techniques", "ai_tampered", "claims", "domain"]
+InputType = Literal["text", "url", "image", "audio", "video"]
+
+# A message larger than this is poison: the API bounds content far below it.
+MAX_MESSAGE_BYTES = 1_048_576
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, frozen=True, extra="ignore")
+
+
+class TaskInput(_Wire):
+    """The content a component analyses."""
+
+    content: str | None = None
+    url: str | None = None
+    media_path: str | None = Field(None, alias="mediaPath")
+    input_type: InputType = Field("text", alias="inputType")
+
+
+class Task(_Wire):
+    """One component's share of a session, routed to `{prefix}.{component}.{plan}`."""
+
+    session_id: str = Field(alias="sessionId", min_length=1, max_length=64)
+    component: Component
+    plan_type: int = Field(alias="planType", ge=1, le=6)
+    priority: int = Field(ge=0, le=10)
+    input: TaskInput
+    user_id: str | None = Field(None, alias="userId")
+    timestamp: int
+    retry_count: int = Field(0, alias="retryCount", ge=0)
+
+
+class Result(_Wire):
+    """What a worker reports for one component, routed to `{prefix}.results.{component}`."""
+
+    session_id: str = Field(alias="sessionId", min_length=1, max_length=64)
+    component: AnalysisComponent
+    success: bool
+    score: float = Field(ge=0, le=100)
+    data: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+    processing_time: int = Field(0, alias="processingTime", ge=0)
+    timestamp: int
+    attempt: int = Field(1, ge=1)
+    worker_id: str = Field("", alias="workerId")
+
+
+_M = TypeVar("_M", bound=_Wire)
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds, the timestamp unit on the wire."""
+    return int(time.time() * 1000)
+
+
+def priority_of(plan: int) -> int:
+    """Message priority of a plan tier (SPEC §3)."""
+    return PLAN_PRIORITY[plan]
+
+
+def encode(message: _Wire) -> bytes:
+    """Serialize with the wire (camelCase) names."""
+    return message.model_dump_json(by_alias=True, exclude_none=True).encode()
+
+
+def decode_task(body: bytes) -> Task:
+    """Parse a task, or raise InvalidMessage saying why."""
+    return _decode(Task, body)
+
+
+def decode_result(body: bytes) -> Result:
+    """Parse a result, or raise InvalidMessage saying why."""
+    return _decode(Result, body)
+
+
+def _decode(model: type[_M], body: bytes) -> _M:
+    if len(body) > MAX_MESSAGE_BYTES:
+        raise InvalidMessage(f"message of {len(body)} bytes exceeds {MAX_MESSAGE_BYTES}")
+    try:
+        return model.model_validate_json(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "body"
+        raise InvalidMessage(f"invalid {model.__name__.lower()}: {where}: {first['msg']}") from exc

@@ -1,0 +1,128 @@
+"""Sessions in PostgreSQL: create, read, and the progress view clients poll."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from shared.constants import ANALYSIS_COMPONENTS
+
+
+@dataclass(frozen=True)
+class NewSession:
+    id: str
+    tenant: str
+    plan: int
+    input_type: str
+    input: dict[str, Any]
+    deadline_s: float
+    user_id: str | None = None
+    idempotency_key: str | None = None
+    mode: str = "async"
+    components: tuple[str, ...] = ANALYSIS_COMPONENTS
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """What a client may see of one session."""
+
+    id: str
+    tenant: str
+    status: str
+    plan: int
+    mode: str
+    components: tuple[str, ...]
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    verdict: dict[str, Any] | None = None
+    created_at: datetime | None = None
+    finished_at: datetime | None = None
+
+    @property
+    def final(self) -> bool:
+        return self.status != "processing"
+
+    def progress(self) -> dict[str, Any]:
+        """The queue-status document (SPEC §6.7)."""
+        return progress_of(self.status, self.components, self.results)
+
+
+def progress_of(
+    status: str, components: tuple[str, ...], results: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """Progress from the recorded results: exact however often a result was delivered."""
+    done = [c for c in components if results.get(c, {}).get("status") == "ok"]
+    failed = [c for c in components if c in results and results[c]["status"] != "ok"]
+    pending = [c for c in components if c not in results]
+    progress = 100 if status != "processing" else round(100 * (len(components) - len(pending)) / len(components))
+    return {
+        "status": status,
+        "progress": progress,
+        "completed_components": done,
+        "failed_components": failed,
+        "pending_components": pending,
+    }
+
+
+def new_session_id() -> str:
+    return str(uuid.uuid4())
+
+
+async def create(conn: asyncpg.Connection | asyncpg.Pool, s: NewSession) -> str:
+    """Insert the session; with an idempotency key already used by the tenant, return that id."""
+    row = await conn.fetchrow(
+        """
+        INSERT INTO sessions (id, tenant, user_id, plan, input_type, input, components,
+                              mode, idempotency_key, deadline_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + make_interval(secs => $10))
+        ON CONFLICT (tenant, idempotency_key) DO UPDATE SET tenant = EXCLUDED.tenant
+        RETURNING id
+        """,
+        uuid.UUID(s.id), s.tenant, s.user_id, s.plan, s.input_type, s.input,
+        list(s.components), s.mode, s.idempotency_key, s.deadline_s,
+    )
+    return str(row["id"])
+
+
+async def delete(conn: asyncpg.Connection | asyncpg.Pool, session_id: str) -> None:
+    """Remove a session whose tasks the broker refused, so no row claims unqueued work."""
+    await conn.execute("DELETE FROM sessions WHERE id = $1", uuid.UUID(session_id))
+
+
+async def load(
+    conn: asyncpg.Connection | asyncpg.Pool, session_id: str, tenant: str | None = None
+) -> SessionView | None:
+    """The session with its results and verdict; None when unknown or another tenant's."""
+    try:
+        sid = uuid.UUID(session_id)
+    except ValueError:
+        return None
+    row = await conn.fetchrow(
+        """
+        SELECT s.*, v.score AS v_score, v.label AS v_label, v.confidence AS v_confidence,
+               v.explanation AS v_explanation,
+               coalesce((SELECT jsonb_object_agg(r.component, jsonb_build_object(
+                    'status', r.status, 'score', r.score, 'data', r.data, 'error', r.error,
+                    'attempt', r.attempt, 'processing_ms', r.processing_ms))
+                FROM component_results r WHERE r.session_id = s.id), '{}') AS results
+        FROM sessions s LEFT JOIN verdicts v ON v.session_id = s.id
+        WHERE s.id = $1
+        """,
+        sid,
+    )
+    if row is None or (tenant is not None and row["tenant"] != tenant):
+        return None
+    verdict = None
+    if row["v_label"] is not None:
+        verdict = {
+            "score": row["v_score"], "label": row["v_label"],
+            "confidence": row["v_confidence"], "explanation": row["v_explanation"],
+        }
+    return SessionView(
+        id=str(row["id"]), tenant=row["tenant"], status=row["status"], plan=row["plan"],
+        mode=row["mode"], components=tuple(row["components"]), results=row["results"],
+        verdict=verdict, created_at=row["created_at"], finished_at=row["finished_at"],
+    )

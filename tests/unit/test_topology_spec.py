@@ -1,0 +1,72 @@
+"""The topology as data: names, arguments and counts derived from a prefix."""
+
+from shared.constants import MAX_PRIORITY
+from topology.broker import definitions, management_url
+from topology.spec import Names, build, format_delay
+
+
+def test_thirty_plan_queues_with_the_spec_arguments():
+    """5 components × 6 plans, each with priority, 24 h TTL, DLQ routing and a reject-publish cap."""
+    topology = build("analysis", max_length=500)
+    plan_queues = [q for q in topology.queues if q.name.count(".") == 2 and ".retry." not in q.name]
+    assert len(plan_queues) == 30
+    assert topology.queue("analysis.techniques.6").arguments == {
+        "x-max-priority": MAX_PRIORITY,
+        "x-message-ttl": 86_400_000,
+        "x-dead-letter-exchange": "",
+        "x-dead-letter-routing-key": "analysis_dlq",
+        "x-max-length": 500,
+        "x-overflow": "reject-publish",
+    }
+
+
+def test_every_plan_queue_is_bound_by_its_own_name_and_results_by_wildcard():
+    """Routing key = queue name on the topic exchange; results take analysis.results.*."""
+    topology = build("analysis")
+    keys = {(b.exchange, b.queue, b.routing_key) for b in topology.bindings}
+    assert ("analysis", "analysis.media_preprocess.1", "analysis.media_preprocess.1") in keys
+    assert ("analysis", "analysis.results", "analysis.results.*") in keys
+
+
+def test_retry_tiers_dead_letter_back_to_the_main_exchange_without_a_routing_key():
+    """An expired retry copy returns to the queue its own routing key names."""
+    topology = build("analysis", retry_delays_ms=(250, 30_000))
+    tier = topology.queue("analysis.retry.30s")
+    assert tier.arguments == {"x-message-ttl": 30_000, "x-dead-letter-exchange": "analysis"}
+    assert "x-dead-letter-routing-key" not in topology.queue("analysis.retry.250ms").arguments
+    assert {e.name: e.type for e in topology.exchanges}["analysis.retry.250ms"] == "fanout"
+
+
+def test_dlq_has_no_ttl_and_results_dead_letter_to_it():
+    """The DLQ keeps messages for inspection; the results queue dead-letters into it."""
+    topology = build("analysis")
+    assert topology.queue("analysis_dlq").arguments == {}
+    assert topology.queue("analysis.results").arguments["x-dead-letter-routing-key"] == "analysis_dlq"
+
+
+def test_every_name_derives_from_the_prefix():
+    """A test prefix isolates every object on a shared broker."""
+    topology = build("t123")
+    names = [q.name for q in topology.queues] + [e.name for e in topology.exchanges]
+    assert all(n == "t123" or n.startswith(("t123.", "t123_")) for n in names)
+    assert Names("t123").task_queue("claims", 3) == "t123.claims.3"
+
+
+def test_delays_read_as_seconds_when_whole():
+    """Tier names stay readable: 30s, 1s, 250ms."""
+    assert [format_delay(d) for d in (30_000, 1_000, 250)] == ["30s", "1s", "250ms"]
+
+
+def test_definitions_hold_every_object_and_no_users():
+    """The export is loadable at boot and carries no credentials."""
+    doc = definitions(build("analysis"))
+    assert len(doc["queues"]) == len(build("analysis").queues)
+    assert "users" not in doc and "permissions" not in doc
+
+
+def test_management_url_follows_the_amqp_url():
+    """Host, vhost and credentials of the management API come from AMQP_URL unless given."""
+    base, vhost, auth = management_url("amqp://u:p%40ss@broker:5672/%2Fdidi", None)
+    assert (base, vhost, auth) == ("http://broker:15672", "/didi", ("u", "p@ss"))
+    base, vhost, _ = management_url("amqp://u:p@broker/", "http://mgmt:8080")
+    assert (base, vhost) == ("http://mgmt:8080", "/")

@@ -1,0 +1,1 @@
+"""Generic worker runtime and one executor per analysis component."""

@@ -1,0 +1,222 @@
+"""One task, start to finish: validate, dedupe, lock, execute, report, ack."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from dataclasses import dataclass
+
+import aio_pika
+import asyncpg
+import structlog
+from aio_pika.abc import AbstractIncomingMessage
+from redis.asyncio import Redis
+
+from shared import metrics
+from shared.broker import Publisher, task_message
+from shared.constants import ANALYSIS_COMPONENTS, ATTEMPT_HEADER, MEDIA_PREPROCESS
+from shared.errors import InvalidMessage, Reject, Retry
+from shared.locks import ComponentLock, lock_key
+from shared.messages import Result, Task, decode_task, now_ms
+from shared.settings import Settings
+from workers.executor import Analysis, Executor, ExecutorContext, task_timeout_s
+from workers.retry import GiveUp, RetryLater, decide, describe
+
+log = structlog.get_logger(__name__)
+
+
+class LockLost(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """Raised when the watchdog could not renew the lock: another worker may own the task now."""
+
+
+@dataclass
+class TaskHandler:
+    """Orchestrates the I/O around one executor; every policy it applies is a pure function."""
+
+    settings: Settings
+    component: str
+    publisher: Publisher
+    redis: Redis
+    db: asyncpg.Pool
+    context: ExecutorContext
+    executor: Executor
+    worker_id: str
+
+    async def handle(self, delivery: AbstractIncomingMessage) -> None:
+        """Process one delivery; it is acked, re-queued or dead-lettered, never left hanging."""
+        attempt = attempt_of(delivery)
+        try:
+            task = self._parse(delivery)
+            with structlog.contextvars.bound_contextvars(
+                session_id=task.session_id, component=task.component, attempt=attempt
+            ):
+                await self._process(task, attempt, delivery)
+        except Reject as rejected:
+            await self._dead_letter(delivery, rejected.reason)
+        except Retry as retry:
+            await self._requeue(delivery, retry)
+
+    def _parse(self, delivery: AbstractIncomingMessage) -> Task:
+        try:
+            task = decode_task(delivery.body)
+        except InvalidMessage as exc:
+            raise Reject(str(exc)) from exc
+        expected = self.publisher.names.task_queue(task.component, task.plan_type)
+        if task.component != self.component or delivery.routing_key != expected:
+            raise Reject(f"task for {task.component}/plan {task.plan_type} arrived on {delivery.routing_key}")
+        return task
+
+    async def _process(self, task: Task, attempt: int, delivery: AbstractIncomingMessage) -> None:
+        if not await self._still_needed(task):
+            log.info("session final, withdrawn or already has this result: skipping")
+            await delivery.ack()
+            return
+        lock = ComponentLock(self.redis, lock_key(self.settings.key_prefix, task.session_id, task.component), self.settings.lock_ttl_ms)
+        if not await self._acquire(lock):
+            metrics.LOCK_CONTENTION.labels(task.component).inc()
+            raise Retry(self.settings.lock_retry_ms, "lock held by another worker")
+        try:
+            await self._run_and_report(task, attempt, lock, delivery)
+        finally:
+            await _quietly(lock.release())
+
+    async def _still_needed(self, task: Task) -> bool:
+        """False when the session is gone or final, or this component's result is recorded."""
+        try:
+            row = await self.db.fetchrow(
+                """
+                SELECT s.status, r.component IS NOT NULL AS recorded
+                FROM sessions s
+                LEFT JOIN component_results r ON r.session_id = s.id AND r.component = $2
+                WHERE s.id = $1
+                """,
+                uuid.UUID(task.session_id), task.component,
+            )
+        except ValueError as exc:
+            raise Reject(f"session id {task.session_id!r} is not a UUID") from exc
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            raise Retry(self.settings.lock_retry_ms, f"postgres unavailable: {exc}") from exc
+        return row is not None and row["status"] == "processing" and not row["recorded"]
+
+    async def _acquire(self, lock: ComponentLock) -> bool:
+        try:
+            return await lock.acquire()
+        except Exception as exc:  # Redis away: wait in the shortest tier rather than spin
+            raise Retry(self.settings.lock_retry_ms, f"redis unavailable: {exc}") from exc
+
+    async def _run_and_report(
+        self, task: Task, attempt: int, lock: ComponentLock, delivery: AbstractIncomingMessage
+    ) -> None:
+        started = time.perf_counter()
+        try:
+            async with lock.watchdog():
+                analysis = await self._execute(task, lock)
+        except LockLost as exc:
+            raise Retry(self.settings.lock_retry_ms, "lock lost while running") from exc
+        except Exception as error:
+            await self._fail(task, attempt, error, delivery)
+            return
+        elapsed_ms = int((time.perf_counter() - started) * 1000)
+        metrics.JOB_SECONDS.labels(task.component).observe(elapsed_ms / 1000)
+        if not await lock.still_held():
+            raise Retry(self.settings.lock_retry_ms, "lock lost before reporting")
+        if task.component != MEDIA_PREPROCESS:
+            await self.publisher.result(self._result(task, attempt, analysis, elapsed_ms))
+        await delivery.ack()
+        metrics.JOBS.labels(task.component, "ok").inc()
+        log.info("task done", score=analysis.score, ms=elapsed_ms)
+
+    async def _execute(self, task: Task, lock: ComponentLock) -> Analysis:
+        """Run the executor under its timeout; stop at once if the lock is lost."""
+        run = asyncio.ensure_future(self.executor(task, self.context))
+        lost = asyncio.ensure_future(lock.lost.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {run, lost}, timeout=task_timeout_s(task, self.settings),
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            lost.cancel()
+        if run in done:
+            return run.result()
+        run.cancel()
+        if lost in done:
+            raise LockLost()
+        raise asyncio.TimeoutError()
+
+    async def _fail(
+        self, task: Task, attempt: int, error: BaseException, delivery: AbstractIncomingMessage
+    ) -> None:
+        decision = decide(error, attempt, self.settings.max_attempts, self.settings.retry_base_ms)
+        if isinstance(decision, RetryLater):
+            log.warning("task failed, retrying", error=describe(error), delay_ms=decision.delay_ms)
+            metrics.RETRIES.labels(task.component, "failure").inc()
+            retry_task = task.model_copy(update={"retry_count": decision.attempt - 1})
+            await self.publisher.retry(
+                task_message(retry_task, decision.attempt), delivery.routing_key or "", decision.delay_ms
+            )
+            await delivery.ack()
+            return
+        assert isinstance(decision, GiveUp)
+        log.error("task failed for good", reason=decision.reason)
+        for component in failed_components(task):
+            failure = Result(
+                session_id=task.session_id, component=component, success=False, score=0,
+                error=decision.reason, timestamp=now_ms(), attempt=attempt, worker_id=self.worker_id,
+            )
+            await self.publisher.result(failure)
+        metrics.JOBS.labels(task.component, "failed").inc()
+        await self._dead_letter(delivery, decision.reason)
+
+    def _result(self, task: Task, attempt: int, analysis: Analysis, elapsed_ms: int) -> Result:
+        return Result(
+            session_id=task.session_id, component=task.component, success=True,
+            score=analysis.score, data=analysis.data, processing_time=elapsed_ms,
+            timestamp=now_ms(), attempt=attempt, worker_id=self.worker_id,
+        )
+
+    async def _dead_letter(self, delivery: AbstractIncomingMessage, reason: str) -> None:
+        log.warning("dead-lettering message", reason=reason, routing_key=delivery.routing_key)
+        await self.publisher.dead_letter(
+            delivery.body, dict(delivery.headers or {}), reason, delivery.routing_key or ""
+        )
+        metrics.DEAD_LETTERS.labels(self.component).inc()
+        await delivery.ack()
+
+    async def _requeue(self, delivery: AbstractIncomingMessage, retry: Retry) -> None:
+        """Send the delivery, unchanged and with the same attempt, through a retry tier."""
+        log.info("re-queued without counting an attempt", reason=retry.reason)
+        metrics.RETRIES.labels(self.component, "requeue").inc()
+        copy = aio_pika.Message(
+            delivery.body,
+            delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+            content_type=delivery.content_type,
+            priority=delivery.priority,
+            message_id=delivery.message_id,
+            correlation_id=delivery.correlation_id,
+            headers=dict(delivery.headers or {}),
+        )
+        await self.publisher.retry(copy, delivery.routing_key or "", retry.delay_ms)
+        await delivery.ack()
+
+
+def attempt_of(delivery: AbstractIncomingMessage) -> int:
+    """The attempt this delivery is (1 for a first delivery); bad headers count as 1."""
+    raw = (delivery.headers or {}).get(ATTEMPT_HEADER, 1)
+    try:
+        return max(1, int(raw))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 1
+
+
+def failed_components(task: Task) -> tuple[str, ...]:
+    """Components a failure of `task` answers for: the four of a session whose media failed."""
+    return ANALYSIS_COMPONENTS if task.component == MEDIA_PREPROCESS else (task.component,)
+
+
+async def _quietly(awaitable: object) -> None:
+    try:
+        await awaitable  # type: ignore[misc]
+    except Exception as exc:  # a lock we cannot release expires by its TTL
+        log.warning("lock release failed", error=str(exc))

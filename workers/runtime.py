@@ -1,0 +1,136 @@
+"""The worker process: consume a component's six plan queues, schedule, run, shut down cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+
+import httpx
+import structlog
+from aio_pika.abc import AbstractIncomingMessage, AbstractQueue
+from redis.asyncio import Redis
+
+from shared import db as database
+from shared.broker import Publisher, connect
+from shared.constants import PLANS
+from shared.heartbeat import Heartbeat
+from shared.settings import Settings
+from topology.spec import Names
+from workers.executor import ExecutorContext, executor_for
+from workers.handling import TaskHandler
+from workers.scheduling import FifoQueue, TierQueue
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    component: str
+    concurrency: int = 4
+    prefetch: int = 5
+    worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}")
+
+
+class Worker:
+    """Consumes `{prefix}.{component}.{1..6}`; free slots take the highest effective priority."""
+
+    def __init__(self, settings: Settings, options: WorkerOptions) -> None:
+        self.settings = settings
+        self.options = options
+        self.names = Names(settings.topology_prefix)
+        self._buffer: TierQueue[AbstractIncomingMessage] | FifoQueue[AbstractIncomingMessage] = (
+            TierQueue(settings.aging_per_s) if settings.scheduler_enabled else FifoQueue()
+        )
+        self._available = asyncio.Semaphore(0)
+        self._consumers: list[tuple[AbstractQueue, str]] = []
+        self._running: set[asyncio.Task[None]] = set()
+        self._stopping = False
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Serve until `stop` is set, then drain gracefully."""
+        opts = self.options
+        connection = await connect(self.settings.amqp_url, f"worker:{opts.component}:{opts.worker_id}")
+        redis = Redis.from_url(self.settings.redis_url)
+        pool = await database.create_pool(self.settings.database_url, max_size=max(2, opts.concurrency))
+        http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
+        try:
+            publisher = await Publisher(connection, self.names, self.settings.publish_timeout_s).open()
+            context = ExecutorContext(self.settings, redis, pool, http, publisher.task, opts.worker_id)
+            handler = TaskHandler(
+                self.settings, opts.component, publisher, redis, pool, context,
+                executor_for(opts.component), opts.worker_id,
+            )
+            await self._consume(connection)
+            heartbeat = Heartbeat(redis, self.settings.key_prefix, opts.worker_id, opts.component, opts.concurrency)
+            slots = [asyncio.create_task(self._slot(handler)) for _ in range(opts.concurrency)]
+            log.info("worker ready", component=opts.component, concurrency=opts.concurrency, prefetch=opts.prefetch)
+            async with heartbeat.running():
+                await stop.wait()
+            await self._shutdown(slots)
+        finally:
+            await http.aclose()
+            await pool.close()
+            await redis.aclose()
+            await connection.close()
+
+    async def _consume(self, connection: object) -> None:
+        channel = await connection.channel()  # type: ignore[attr-defined]
+        # Prefetch is per consumer: each plan queue keeps its own small buffer, so a newly
+        # arrived enterprise task is delivered even while freemium deliveries fill theirs.
+        await channel.set_qos(prefetch_count=self.options.prefetch)
+        for plan in PLANS:
+            queue = await channel.get_queue(self.names.task_queue(self.options.component, plan), ensure=False)
+            tag = await queue.consume(self._on_delivery)
+            self._consumers.append((queue, tag))
+
+    async def _on_delivery(self, delivery: AbstractIncomingMessage) -> None:
+        self._buffer.push(delivery, delivery.priority or 0, time.monotonic())
+        self._available.release()
+
+    async def _slot(self, handler: TaskHandler) -> None:
+        while True:
+            await self._available.acquire()
+            if self._stopping:
+                return
+            delivery = self._buffer.pop()
+            job = asyncio.current_task()
+            assert job is not None
+            self._running.add(job)
+            try:
+                await handler.handle(delivery)
+            except Exception as exc:
+                # Broker or storage gone mid-task: the unacked delivery is redelivered later.
+                log.error("task interrupted", error=repr(exc), routing_key=delivery.routing_key)
+            finally:
+                self._running.discard(job)
+
+    async def _shutdown(self, slots: list[asyncio.Task[None]]) -> None:
+        """Stop consuming, re-queue what never started, give running tasks the grace period."""
+        self._stopping = True
+        for queue, tag in self._consumers:
+            with contextlib.suppress(Exception):
+                await queue.cancel(tag)
+        for delivery in self._buffer.drain():
+            with contextlib.suppress(Exception):
+                await delivery.nack(requeue=True)
+        idle = [s for s in slots if s not in self._running]
+        for slot in idle:
+            slot.cancel()
+        busy = [s for s in slots if s in self._running]
+        if busy:
+            log.info("waiting for running tasks", count=len(busy), grace_s=self.settings.shutdown_grace_s)
+            _, late = await asyncio.wait(busy, timeout=self.settings.shutdown_grace_s)
+            for slot in late:  # their deliveries stay unacked and return to the queue on close
+                slot.cancel()
+        await asyncio.gather(*slots, return_exceptions=True)
+        log.info("worker stopped", component=self.options.component)
+
+
+async def run_worker(settings: Settings, options: WorkerOptions, stop: asyncio.Event) -> None:
+    await Worker(settings, options).run(stop)
+
+
