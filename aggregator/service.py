@@ -12,7 +12,7 @@ from aio_pika.abc import AbstractIncomingMessage
 from redis.asyncio import Redis
 
 from aggregator.explain import explain
-from aggregator.fanin import Recorded, UnknownSession, finalize_overdue, record_result
+from aggregator.fanin import Explain, Recorded, UnknownSession, finalize_overdue, record_result
 from shared import db as database
 from shared import live, metrics
 from shared.broker import Publisher, connect
@@ -29,9 +29,10 @@ DB_RETRY_S = 1.0
 
 
 class Aggregator:
-    def __init__(self, settings: Settings, prefetch: int = 10) -> None:
+    def __init__(self, settings: Settings, prefetch: int = 10, explain: Explain = explain) -> None:
         self.settings = settings
         self.prefetch = prefetch
+        self.explain = explain
         self.names = Names(settings.topology_prefix)
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -66,7 +67,7 @@ class Aggregator:
             return
         while True:
             try:
-                recorded = await record_result(self.pool, result, self.settings.verdict_weights, explain)
+                recorded = await record_result(self.pool, result, self.settings.verdict_weights, self.explain)
                 break
             except UnknownSession:
                 await self._dead_letter(delivery, f"unknown session {result.session_id}")
@@ -99,7 +100,7 @@ class Aggregator:
         """Every session ends: finalize those past their deadline from what they have."""
         while not stop.is_set():
             try:
-                for recorded in await finalize_overdue(self.pool, self.settings.verdict_weights, explain):
+                for recorded in await finalize_overdue(self.pool, self.settings.verdict_weights, self.explain):
                     log.warning("session finalized at its deadline", session_id=recorded.session_id)
                     await self._announce(recorded)
             except _DB_DOWN as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -66,6 +67,7 @@ class Supervisor:
         self.plan = plan
         self.log_dir = log_dir
         self._stopping = False
+        self._children: list[Child] = []
 
     def run(self) -> int:
         """Run the one-shots, then every replica until SIGTERM/SIGINT; the exit status."""
@@ -79,6 +81,7 @@ class Supervisor:
                 _say(f"{job.name} failed with exit status {code}")
                 return code
         children = [Child(s, i) for s in self.plan.services for i in range(1, s.replicas + 1)]
+        self._children = children
         for child in children:
             self._start(child)
         _say(f"running {len(children)} processes: {', '.join(c.label for c in children)}")
@@ -99,6 +102,13 @@ class Supervisor:
         # Own process group: a terminal's Ctrl-C reaches only the supervisor, which then
         # stops the children in order.
         child.process = subprocess.Popen(child.service.argv, stdout=out, stderr=out, start_new_session=True)
+        self._write_pids()
+
+    def _write_pids(self) -> None:
+        """`pids.json` in the log folder: which pid runs which replica (for operators and chaos)."""
+        if self.log_dir and self._children:
+            pids = {c.label: c.process.pid for c in self._children if c.process}
+            (self.log_dir / "pids.json").write_text(json.dumps(pids, indent=1))
 
     def _restart_if_dead(self, child: Child) -> None:
         assert child.process is not None

@@ -20,7 +20,7 @@ from shared.constants import PLANS
 from shared.heartbeat import Heartbeat
 from shared.settings import Settings
 from topology.spec import Names
-from workers.executor import ExecutorContext, executor_for
+from workers.executor import Executor, ExecutorContext, executor_for
 from workers.handling import TaskHandler
 from workers.scheduling import FifoQueue, TierQueue
 
@@ -38,9 +38,10 @@ class WorkerOptions:
 class Worker:
     """Consumes `{prefix}.{component}.{1..6}`; free slots take the highest effective priority."""
 
-    def __init__(self, settings: Settings, options: WorkerOptions) -> None:
+    def __init__(self, settings: Settings, options: WorkerOptions, executor: Executor | None = None) -> None:
         self.settings = settings
         self.options = options
+        self._executor = executor or executor_for(options.component)
         self.names = Names(settings.topology_prefix)
         self._buffer: TierQueue[AbstractIncomingMessage] | FifoQueue[AbstractIncomingMessage] = (
             TierQueue(settings.aging_per_s) if settings.scheduler_enabled else FifoQueue()
@@ -62,7 +63,7 @@ class Worker:
             context = ExecutorContext(self.settings, redis, pool, http, publisher.task, opts.worker_id)
             handler = TaskHandler(
                 self.settings, opts.component, publisher, redis, pool, context,
-                executor_for(opts.component), opts.worker_id,
+                self._executor, opts.worker_id,
             )
             await self._consume(connection)
             heartbeat = Heartbeat(redis, self.settings.key_prefix, opts.worker_id, opts.component, opts.concurrency)
@@ -128,9 +129,5 @@ class Worker:
                 slot.cancel()
         await asyncio.gather(*slots, return_exceptions=True)
         log.info("worker stopped", component=self.options.component)
-
-
-async def run_worker(settings: Settings, options: WorkerOptions, stop: asyncio.Event) -> None:
-    await Worker(settings, options).run(stop)
 
 

@@ -1,0 +1,129 @@
+"""The HTTP API against real services: submit, poll, result, tenants, errors, sync, backpressure."""
+
+import contextlib
+import uuid
+
+import httpx
+import pytest
+
+from aggregator.service import Aggregator
+from dispatcher.app import create_app
+from shared.constants import ANALYSIS_COMPONENTS
+from tests.integration.conftest import eventually, running
+from workers.executor import Analysis
+from workers.runtime import Worker, WorkerOptions
+
+pytestmark = pytest.mark.integration
+
+API = "/api/v3/pipeline"
+ENTERPRISE = {"X-API-Key": "test-enterprise"}
+OTHER_TENANT = {"X-API-Key": "test-freemium"}
+
+
+def explain(verdict, results):
+    return {"en": verdict.label, "ro": verdict.label}
+
+
+async def length_score(task, ctx):
+    return Analysis(min(100.0, len(task.input.content or "") / 10))
+
+
+@contextlib.asynccontextmanager
+async def client_for(settings):
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        state = app.state.pipeline
+        await eventually(lambda: _true(state.publisher is not None or settings.amqp_url.endswith(":1/")), 10)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as client:
+            yield client
+
+
+async def _true(value):
+    return value
+
+
+async def test_submit_poll_and_result_for_the_callers_own_session(settings):
+    """202 with links; queue-status and result follow the session to its verdict; 404 for others."""
+    services = [Worker(settings, WorkerOptions(c, 2, 2), length_score).run for c in ANALYSIS_COMPONENTS]
+    async with running(*services, Aggregator(settings, explain=explain).run), client_for(settings) as api:
+        response = await api.post(f"{API}/analyze-async", json={"content": "a" * 500, "plan_type": 5},
+                                  headers=ENTERPRISE)
+        assert response.status_code == 202, response.text
+        body = response.json()
+        sid = body["session_id"]
+        assert body["poll_url"] == f"{API}/{sid}/queue-status"
+        assert body["result_url"] == f"{API}/{sid}/result"
+
+        async def final():
+            r = await api.get(body["result_url"], headers=ENTERPRISE)
+            return r if r.status_code == 200 else None
+
+        result = (await eventually(final)).json()
+        status = (await api.get(body["poll_url"], headers=ENTERPRISE)).json()
+        assert (await api.get(body["result_url"], headers=OTHER_TENANT)).status_code == 404
+        assert (await api.get(body["poll_url"], headers=OTHER_TENANT)).status_code == 404
+    assert result["status"] == "completed" and result["plan_type"] == 5 and result["mode"] == "async"
+    assert result["verdict"]["score"] == pytest.approx(50)
+    assert set(result["components"]) == set(ANALYSIS_COMPONENTS)
+    assert status["progress"] == 100 and status["pending_components"] == []
+
+
+async def test_processing_sessions_answer_202_and_unknown_ones_404(settings):
+    """With no workers running the result is 202 (processing); a random id is 404."""
+    async with client_for(settings) as api:
+        sid = (await api.post(f"{API}/analyze-async", json={"text": "hello"}, headers=ENTERPRISE)).json()["session_id"]
+        pending = await api.get(f"{API}/{sid}/result", headers=ENTERPRISE)
+        status = await api.get(f"{API}/{sid}/queue-status", headers=ENTERPRISE)
+        missing = await api.get(f"{API}/{uuid.uuid4()}/result", headers=ENTERPRISE)
+    assert pending.status_code == 202 and pending.json()["status"] == "processing"
+    assert status.json()["progress"] == 0 and len(status.json()["pending_components"]) == 4
+    assert missing.status_code == 404
+
+
+async def test_requests_are_checked_before_anything_is_queued(settings):
+    """401 without a key, 403 above the key's plan, 422 with a readable message, 413 when too big."""
+    async with client_for(settings) as api:
+        no_key = await api.post(f"{API}/analyze-async", json={"text": "x"})
+        too_high = await api.post(f"{API}/analyze-async", json={"text": "x", "plan_type": 6}, headers=OTHER_TENANT)
+        invalid = await api.post(f"{API}/analyze-async", json={"input_type": "url"}, headers=ENTERPRISE)
+        huge = await api.post(f"{API}/analyze-async", json={"text": "x" * (settings.max_content_chars + 1)},
+                              headers=ENTERPRISE)
+    assert no_key.status_code == 401
+    assert too_high.status_code == 403 and "may only lower" in too_high.json()["detail"]
+    assert invalid.status_code == 422 and "needs a url" in invalid.json()["detail"]
+    assert huge.status_code == 413
+
+
+async def test_same_idempotency_key_returns_the_same_session(settings):
+    """A retried POST with the same Idempotency-Key does not start a second session."""
+    headers = {**ENTERPRISE, "Idempotency-Key": f"k-{uuid.uuid4()}"}
+    async with client_for(settings) as api:
+        first = await api.post(f"{API}/analyze-async", json={"text": "once"}, headers=headers)
+        second = await api.post(f"{API}/analyze-async", json={"text": "once"}, headers=headers)
+    assert first.status_code == second.status_code == 202
+    assert first.json()["session_id"] == second.json()["session_id"]
+
+
+async def test_unreachable_broker_means_synchronous_analysis(world):
+    """No RabbitMQ: the API analyses in-process and answers 200 with the verdict, mode sync."""
+    settings = await world()
+    offline = settings.model_copy(update={"amqp_url": "amqp://guest:guest@127.0.0.1:1/"})
+    async with client_for(offline) as api:
+        response = await api.post(f"{API}/analyze-async", json={"text": "Read this NOW!!! https://bit.ly/x"},
+                                  headers=ENTERPRISE)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["mode"] == "sync" and body["status"] == "completed"
+    assert body["verdict"]["label"] and set(body["components"]) == set(ANALYSIS_COMPONENTS)
+
+
+async def test_full_queues_answer_503_and_leave_no_session_behind(world, pool):
+    """Length cap reached: 503 with Retry-After, and no session row claims the refused work."""
+    settings = await world(queue_max_length=1)
+    async with client_for(settings) as api:
+        accepted = await api.post(f"{API}/analyze-async", json={"text": "first"}, headers=ENTERPRISE)
+        refused = await api.post(f"{API}/analyze-async", json={"text": "second"}, headers=ENTERPRISE)
+    assert accepted.status_code == 202
+    assert refused.status_code == 503 and int(refused.headers["Retry-After"]) > 0
+    count = await pool.fetchval("SELECT count(*) FROM sessions WHERE input->>'content' = 'second'")
+    assert count == 0

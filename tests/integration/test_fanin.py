@@ -1,0 +1,96 @@
+"""The aggregator's fan-in on real Postgres: exactly one verdict, exact progress, deadlines."""
+
+import asyncio
+import uuid
+
+import pytest
+
+from aggregator.fanin import UnknownSession, finalize_overdue, record_result
+from shared import sessions
+from shared.messages import Result
+from shared.sessions import NewSession
+
+pytestmark = pytest.mark.integration
+
+WEIGHTS = {"techniques": 0.3, "ai_tampered": 0.2, "claims": 0.3, "domain": 0.2}
+COMPONENTS = ("techniques", "ai_tampered", "claims", "domain")
+
+
+def explain(verdict, results):
+    return {"en": f"{verdict.label} from {sorted(results)}", "ro": verdict.label}
+
+
+async def new_session(pool, deadline_s: float = 60) -> str:
+    sid = sessions.new_session_id()
+    await sessions.create(pool, NewSession(sid, "tenant-a", 3, "text", {"content": "x"}, deadline_s))
+    return sid
+
+
+def result(sid: str, component: str, score: float = 40, success: bool = True) -> Result:
+    return Result(session_id=sid, component=component, success=success, score=score, timestamp=1,
+                  error=None if success else "boom")
+
+
+async def test_duplicated_results_give_one_verdict_and_exact_progress(pool):
+    """Every result delivered three times, concurrently: one verdict, one row per component."""
+    sid = await new_session(pool)
+    copies = [result(sid, c, score=20 * i) for i, c in enumerate(COMPONENTS) for _ in range(3)]
+    recorded = await asyncio.gather(*(record_result(pool, r, WEIGHTS, explain) for r in copies))
+    assert sum(1 for r in recorded if r.verdict is not None) == 1
+    assert sum(1 for r in recorded if r.duplicate) == 8
+    view = await sessions.load(pool, sid)
+    assert view.status == "completed"
+    assert view.progress()["progress"] == 100
+    assert await pool.fetchval("SELECT count(*) FROM verdicts WHERE session_id = $1", uuid.UUID(sid)) == 1
+    assert await pool.fetchval("SELECT count(*) FROM component_results WHERE session_id = $1", uuid.UUID(sid)) == 4
+
+
+async def test_progress_is_not_inflated_by_a_redelivery(pool):
+    """Two deliveries of the same component leave progress at 25 %."""
+    sid = await new_session(pool)
+    await record_result(pool, result(sid, "claims"), WEIGHTS, explain)
+    again = await record_result(pool, result(sid, "claims", score=99), WEIGHTS, explain)
+    assert again.duplicate and again.progress["progress"] == 25
+    view = await sessions.load(pool, sid)
+    assert view.results["claims"]["score"] == 40  # the first result stands
+
+
+async def test_failure_results_finalize_a_partial_session(pool):
+    """One failed component: the session ends `partial` with the others' weighted score."""
+    sid = await new_session(pool)
+    for c in COMPONENTS:
+        await record_result(pool, result(sid, c, 60, success=c != "domain"), WEIGHTS, explain)
+    view = await sessions.load(pool, sid)
+    assert view.status == "partial"
+    assert view.verdict["score"] == pytest.approx(60)
+    assert view.verdict["confidence"] == pytest.approx(0.8)
+    assert view.progress()["failed_components"] == ["domain"]
+
+
+async def test_a_result_for_an_unknown_session_is_refused(pool):
+    """Results of withdrawn sessions do not create rows."""
+    with pytest.raises(UnknownSession):
+        await record_result(pool, result(str(uuid.uuid4()), "claims"), WEIGHTS, explain)
+
+
+async def test_overdue_sessions_are_finalized_with_missing_components_timed_out(pool):
+    """Past its deadline a session ends from what it has; the rest is marked `timeout`."""
+    sid = await new_session(pool, deadline_s=0.01)
+    await record_result(pool, result(sid, "techniques", 80), WEIGHTS, explain)
+    await asyncio.sleep(0.05)
+    finished = await finalize_overdue(pool, WEIGHTS, explain)
+    assert sid in [f.session_id for f in finished]
+    view = await sessions.load(pool, sid)
+    assert view.status == "partial"
+    assert {c: r["status"] for c, r in view.results.items()} == {
+        "techniques": "ok", "ai_tampered": "timeout", "claims": "timeout", "domain": "timeout"}
+    late = await record_result(pool, result(sid, "claims", 10), WEIGHTS, explain)
+    assert late.duplicate and late.verdict is None  # a late result changes nothing
+
+
+async def test_a_session_is_visible_only_to_its_tenant(pool):
+    """Another tenant sees nothing, not even that the session exists."""
+    sid = await new_session(pool)
+    assert await sessions.load(pool, sid, "tenant-a") is not None
+    assert await sessions.load(pool, sid, "tenant-b") is None
+    assert await sessions.load(pool, "not-a-uuid") is None

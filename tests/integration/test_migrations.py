@@ -1,0 +1,33 @@
+"""Numbered migrations: applied once, safe to run twice and from two processes at once."""
+
+import asyncio
+
+import asyncpg
+import pytest
+
+from shared.db import migrate, migration_files
+from tests import services as svc
+
+pytestmark = pytest.mark.integration
+
+
+async def test_migrations_apply_once_even_when_run_twice_concurrently(services):
+    """Two concurrent migrators plus a third run: every migration is recorded exactly once."""
+    name = svc.unique("verdict_mig_")
+    url = await svc.create_database(services.database_admin_url, name)
+    try:
+        first, second = await asyncio.gather(migrate(url), migrate(url))
+        third = await migrate(url)
+        shipped = [n for _, n, _ in migration_files()]
+        assert sorted(first + second) == shipped  # each applied by exactly one of the two
+        assert third == []
+        conn = await asyncpg.connect(url)
+        try:
+            versions = await conn.fetch("SELECT version FROM schema_migrations ORDER BY version")
+            tables = {r["tablename"] for r in await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname='public'")}
+        finally:
+            await conn.close()
+        assert [r["version"] for r in versions] == [v for v, _, _ in migration_files()]
+        assert {"sessions", "component_results", "verdicts"} <= tables
+    finally:
+        await svc.drop_database(services.database_admin_url, name)

@@ -1,0 +1,216 @@
+"""Tasks through real workers and the aggregator: results, poison, retries, lock contention."""
+
+import asyncio
+import json
+import uuid
+
+import aio_pika
+import pytest
+
+from aggregator.service import Aggregator
+from dispatcher.submit import first_tasks
+from shared import sessions
+from shared.broker import connect
+from shared.constants import ANALYSIS_COMPONENTS, ATTEMPT_HEADER, REASON_HEADER
+from shared.errors import MediaUnavailable, RetryableAnalysisError
+from shared.locks import lock_key
+from shared.sessions import NewSession
+from tests.integration.conftest import eventually, queue_depths, running
+from workers.executor import Analysis
+from workers.runtime import Worker, WorkerOptions
+
+pytestmark = pytest.mark.integration
+
+
+def explain(verdict, results):
+    return {"en": verdict.label, "ro": verdict.label}
+
+
+async def scored(task, ctx):
+    return Analysis(min(100.0, len(task.input.content or "")), {"length": len(task.input.content or "")})
+
+
+def workers_for(settings, executor=scored, components=ANALYSIS_COMPONENTS):
+    return [Worker(settings, WorkerOptions(c, concurrency=2, prefetch=2), executor).run for c in components]
+
+
+async def submit(pool, publisher, plan=3, content="some text to analyse", input_type="text", media_path=None):
+    sid = sessions.new_session_id()
+    new = NewSession(sid, "tenant-a", plan, input_type,
+                     {"content": content, "inputType": input_type, "mediaPath": media_path}, 60)
+    await sessions.create(pool, new)
+    for task in first_tasks(new, None):
+        await publisher.task(task)
+    return sid
+
+
+async def final_view(pool, sid, timeout=20):
+    async def check():
+        view = await sessions.load(pool, sid)
+        return view if view and view.final else None
+    return await eventually(check, timeout)
+
+
+async def dlq_messages(settings):
+    connection = await connect(settings.amqp_url, "test-dlq")
+    found = []
+    try:
+        channel = await connection.channel()
+        queue = await channel.get_queue(f"{settings.topology_prefix}_dlq")
+        while (message := await queue.get(fail=False, no_ack=True)) is not None:
+            found.append(message)
+    finally:
+        await connection.close()
+    return found
+
+
+async def test_sessions_on_three_plans_complete_through_real_workers(settings, pool, publisher):
+    """Tasks on plans 1, 4 and 6 are analysed, aggregated and leave every queue empty."""
+    async with running(*workers_for(settings), Aggregator(settings, explain=explain).run):
+        sids = [await submit(pool, publisher, plan=p, content="x" * (10 * p)) for p in (1, 4, 6)]
+        views = [await final_view(pool, sid) for sid in sids]
+    for plan, view in zip((1, 4, 6), views, strict=True):
+        assert view.status == "completed"
+        assert view.results["techniques"]["score"] == 10 * plan
+        assert view.verdict["score"] == pytest.approx(10 * plan)
+    assert set((await queue_depths(settings)).values()) == {0}
+
+
+async def test_poison_messages_are_dead_lettered_and_the_worker_keeps_going(settings, pool, publisher):
+    """Garbage, a wrong schema and a misrouted task go to the DLQ with a reason; work continues."""
+    prefix = settings.topology_prefix
+    poison = [
+        (f"{prefix}.claims.2", b"\x00not json"),
+        (f"{prefix}.claims.2", json.dumps({"sessionId": "x", "component": "claims"}).encode()),
+        (f"{prefix}.claims.5", json.dumps({"sessionId": str(uuid.uuid4()), "component": "domain", "planType": 5,
+                                            "priority": 8, "input": {}, "timestamp": 1}).encode()),
+    ]
+    for key, body in poison:
+        await publisher.send(prefix, key, aio_pika.Message(body))
+    async with running(*workers_for(settings), Aggregator(settings, explain=explain).run):
+        sid = await submit(pool, publisher, plan=2)
+        assert (await final_view(pool, sid)).status == "completed"
+        dead: list = []
+
+        async def three_dead():
+            dead.extend(await dlq_messages(settings))
+            return len(dead) >= 3
+
+        await eventually(three_dead)
+    reasons = sorted(m.headers[REASON_HEADER] for m in dead)
+    assert len(dead) == 3
+    assert any("invalid task" in r for r in reasons)
+    assert any("arrived on" in r for r in reasons)
+    assert sorted(m.body for m in dead) == sorted(body for _, body in poison)
+
+
+async def test_retryable_failures_back_off_and_then_succeed(world, pool):
+    """Two failures, then success: attempts 1..3 through the retry tiers, one completed session."""
+    settings = await world(retry_base_ms=100, max_attempts=3)
+    attempts: list[int] = []
+
+    async def flaky(task, ctx):
+        if task.component == "claims":
+            attempts.append(task.retry_count)
+        if task.component == "claims" and task.retry_count < 2:
+            raise RetryableAnalysisError("upstream 503")
+        return Analysis(10)
+
+    from shared.broker import Publisher
+    from topology.spec import Names
+    connection = await connect(settings.amqp_url, "test")
+    publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
+    try:
+        async with running(*workers_for(settings, flaky), Aggregator(settings, explain=explain).run):
+            sid = await submit(pool, publisher)
+            view = await final_view(pool, sid)
+    finally:
+        await connection.close()
+    assert view.status == "completed"
+    assert view.results["claims"]["attempt"] == 3
+    assert attempts == [0, 1, 2]
+
+
+async def test_exhausted_retries_give_a_failure_result_and_a_dead_letter(world, pool):
+    """Always failing: after max attempts the session ends partial and the task sits in the DLQ."""
+    settings = await world(retry_base_ms=50, max_attempts=2)
+
+    async def broken_claims(task, ctx):
+        if task.component == "claims":
+            raise RetryableAnalysisError("still down")
+        return Analysis(30)
+
+    from shared.broker import Publisher
+    from topology.spec import Names
+    connection = await connect(settings.amqp_url, "test")
+    publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
+    try:
+        async with running(*workers_for(settings, broken_claims), Aggregator(settings, explain=explain).run):
+            sid = await submit(pool, publisher)
+            view = await final_view(pool, sid)
+            dead = await eventually(lambda: dlq_messages(settings))
+    finally:
+        await connection.close()
+    assert view.status == "partial"
+    assert "2 attempts" in view.results["claims"]["error"]
+    assert len(dead) == 1
+    assert dead[0].headers[ATTEMPT_HEADER] == 2
+    assert "still down" in dead[0].headers[REASON_HEADER]
+
+
+async def test_media_without_a_service_fails_clearly_and_the_session_ends(settings, pool, publisher):
+    """Video with no transcription service: every component fails with the reason, session `failed`."""
+
+    async def no_service(task, ctx):
+        raise MediaUnavailable("no transcription service configured")
+
+    workers = [Worker(settings, WorkerOptions("media_preprocess", 1, 1), no_service).run]
+    async with running(*workers, Aggregator(settings, explain=explain).run):
+        sid = await submit(pool, publisher, input_type="video", content=None, media_path="clip.mp4")
+        view = await final_view(pool, sid)
+    assert view.status == "failed"
+    assert all("no transcription service" in r["error"] for r in view.results.values())
+
+
+async def test_a_task_whose_lock_is_held_waits_without_spending_an_attempt(settings, pool, publisher, redis):
+    """Lock held elsewhere: the task comes back through the short tier, still attempt 1."""
+    sid = sessions.new_session_id()
+    key = lock_key(settings.key_prefix, sid, "domain")
+    await redis.set(key, "someone-else", px=1500)
+    seen: list[int] = []
+
+    async def record(task, ctx):
+        seen.append(task.retry_count)
+        return Analysis(5)
+
+    new = NewSession(sid, "tenant-a", 6, "text", {"content": "hello"}, 60)
+    await sessions.create(pool, new)
+    async with running(*workers_for(settings, record), Aggregator(settings, explain=explain).run):
+        for task in first_tasks(new, None):
+            await publisher.task(task)
+        view = await final_view(pool, sid)
+    assert view.status == "completed"
+    assert view.results["domain"]["attempt"] == 1
+    assert seen.count(0) == 4  # each component executed once, none as a retry
+
+
+async def test_one_task_runs_once_even_when_delivered_twice_at_once(settings, pool, publisher):
+    """Two copies of the same task on two workers: the lock lets one run, the other skips."""
+    runs: list[str] = []
+
+    async def slow(task, ctx):
+        runs.append(task.component)
+        await asyncio.sleep(0.5)
+        return Analysis(1)
+
+    sid = sessions.new_session_id()
+    new = NewSession(sid, "tenant-a", 3, "text", {"content": "dup"}, 60)
+    await sessions.create(pool, new)
+    workers = [Worker(settings, WorkerOptions(c, 2, 2), slow).run for c in ANALYSIS_COMPONENTS for _ in range(2)]
+    async with running(*workers, Aggregator(settings, explain=explain).run):
+        for task in first_tasks(new, None):
+            await publisher.task(task)
+            await publisher.task(task)
+        await final_view(pool, sid)
+        await asyncio.sleep(1.0)  # let the second copies come back from the lock tier
+    assert sorted(runs) == sorted(ANALYSIS_COMPONENTS)
