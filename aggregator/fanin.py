@@ -50,9 +50,15 @@ async def record_result(
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
             ON CONFLICT (session_id, component) DO NOTHING
             """,
-            sid, result.component, "ok" if result.success else "failed",
-            result.score if result.success else None, result.data, result.error,
-            result.attempt, result.worker_id, result.processing_time,
+            sid,
+            result.component,
+            "ok" if result.success else "failed",
+            result.score if result.success else None,
+            result.data,
+            result.error,
+            result.attempt,
+            result.worker_id,
+            result.processing_time,
         )
         duplicate = status.endswith(" 0")
         return await _settle(conn, sid, session, weights, explain, duplicate)
@@ -81,7 +87,8 @@ async def finalize_overdue(
                 FROM unnest($2::text[]) AS c
                 ON CONFLICT (session_id, component) DO NOTHING
                 """,
-                session["id"], session["components"],
+                session["id"],
+                session["components"],
             )
             finished.append(await _settle(conn, session["id"], session, weights, explain, False))
     return finished
@@ -113,12 +120,17 @@ async def _settle(
             INSERT INTO verdicts (session_id, score, label, confidence, explanation)
             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (session_id) DO NOTHING
             """,
-            sid, verdict.score, verdict.label, verdict.confidence, explain(verdict, results),
+            sid,
+            verdict.score,
+            verdict.label,
+            verdict.confidence,
+            explain(verdict, results),
         )
         await conn.execute(
             "UPDATE sessions SET status = $2, finished_at = now()"
             " WHERE id = $1 AND status = 'processing'",
-            sid, verdict.session_status,
+            sid,
+            verdict.session_status,
         )
         state = verdict.session_status
     return Recorded(

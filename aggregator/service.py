@@ -23,7 +23,12 @@ from topology.spec import Names
 
 log = structlog.get_logger(__name__)
 
-_DB_DOWN = (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError, asyncpg.CannotConnectNowError)
+_DB_DOWN = (
+    OSError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.CannotConnectNowError,
+)
 # Back-off while Postgres is away; the result stays unacked meanwhile, so nothing is lost.
 DB_RETRY_S = 1.0
 
@@ -38,9 +43,13 @@ class Aggregator:
     async def run(self, stop: asyncio.Event) -> None:
         connection = await connect(self.settings.amqp_url, "aggregator")
         self.redis = Redis.from_url(self.settings.redis_url)
-        self.pool = await database.create_pool(self.settings.database_url, max_size=self.prefetch + 2)
+        self.pool = await database.create_pool(
+            self.settings.database_url, max_size=self.prefetch + 2
+        )
         try:
-            self.publisher = await Publisher(connection, self.names, self.settings.publish_timeout_s).open()
+            self.publisher = await Publisher(
+                connection, self.names, self.settings.publish_timeout_s
+            ).open()
             channel = await connection.channel()
             await channel.set_qos(prefetch_count=self.prefetch)
             queue = await channel.get_queue(self.names.results, ensure=False)
@@ -67,7 +76,9 @@ class Aggregator:
             return
         while True:
             try:
-                recorded = await record_result(self.pool, result, self.settings.verdict_weights, self.explain)
+                recorded = await record_result(
+                    self.pool, result, self.settings.verdict_weights, self.explain
+                )
                 break
             except UnknownSession:
                 await self._dead_letter(delivery, f"unknown session {result.session_id}")
@@ -83,16 +94,24 @@ class Aggregator:
         """Live state for pollers; Postgres already holds the truth, so Redis may fail."""
         state = {**recorded.progress, "tenant": recorded.tenant}
         try:
-            await live.publish_state(self.redis, self.settings.key_prefix, recorded.session_id, state)
+            await live.publish_state(
+                self.redis, self.settings.key_prefix, recorded.session_id, state
+            )
         except Exception as exc:
             log.warning("live state not updated", session_id=recorded.session_id, error=repr(exc))
         if recorded.verdict is not None:
-            log.info("session finalized", session_id=recorded.session_id,
-                     status=recorded.verdict.session_status, label=recorded.verdict.label)
+            log.info(
+                "session finalized",
+                session_id=recorded.session_id,
+                status=recorded.verdict.session_status,
+                label=recorded.verdict.label,
+            )
 
     async def _dead_letter(self, delivery: AbstractIncomingMessage, reason: str) -> None:
         log.warning("dead-lettering result", reason=reason)
-        await self.publisher.dead_letter(delivery.body, dict(delivery.headers or {}), reason, self.names.results)
+        await self.publisher.dead_letter(
+            delivery.body, dict(delivery.headers or {}), reason, self.names.results
+        )
         metrics.DEAD_LETTERS.labels("aggregator").inc()
         await delivery.ack()
 
@@ -100,7 +119,9 @@ class Aggregator:
         """Every session ends: finalize those past their deadline from what they have."""
         while not stop.is_set():
             try:
-                for recorded in await finalize_overdue(self.pool, self.settings.verdict_weights, self.explain):
+                for recorded in await finalize_overdue(
+                    self.pool, self.settings.verdict_weights, self.explain
+                ):
                     log.warning("session finalized at its deadline", session_id=recorded.session_id)
                     await self._announce(recorded)
             except _DB_DOWN as exc:

@@ -57,7 +57,10 @@ def _install_limits(app: FastAPI, settings: Settings) -> None:
     async def bound_body(request: Request, call_next: Any) -> Any:
         length = request.headers.get("content-length")
         if length and length.isdigit() and int(length) > limit:
-            return JSONResponse({"detail": f"request body over {limit} bytes"}, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+            return JSONResponse(
+                {"detail": f"request body over {limit} bytes"},
+                status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            )
         return await call_next(request)
 
     @app.exception_handler(RequestValidationError)
@@ -66,7 +69,10 @@ def _install_limits(app: FastAPI, settings: Settings) -> None:
             f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'body'}: {e['msg']}"
             for e in exc.errors()
         ]
-        return JSONResponse({"detail": "; ".join(problems), "errors": problems}, status.HTTP_422_UNPROCESSABLE_CONTENT)
+        return JSONResponse(
+            {"detail": "; ".join(problems), "errors": problems},
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+        )
 
 
 def pipeline(request: Request) -> AppState:
@@ -109,13 +115,21 @@ def _install_routes(app: FastAPI) -> None:
     ) -> JSONResponse:
         settings = state.settings
         if body.body and len(body.body) > settings.max_content_chars:
-            raise HTTPException(413, f"content has {len(body.body)} characters; the limit is {settings.max_content_chars}")
+            raise HTTPException(
+                413,
+                f"content has {len(body.body)} characters; limit {settings.max_content_chars}",
+            )
         if body.url and len(body.url) > settings.max_url_chars:
             raise HTTPException(413, f"url longer than {settings.max_url_chars} characters")
         new = NewSession(
-            id=sessions.new_session_id(), tenant=who.tenant, plan=effective_plan(who, body.plan_type),
-            input_type=body.input_type, input=body.task_input(), deadline_s=settings.session_deadline_s,
-            user_id=body.user_id, idempotency_key=idempotency_key,
+            id=sessions.new_session_id(),
+            tenant=who.tenant,
+            plan=effective_plan(who, body.plan_type),
+            input_type=body.input_type,
+            input=body.task_input(),
+            deadline_s=settings.session_deadline_s,
+            user_id=body.user_id,
+            idempotency_key=idempotency_key,
         )
         try:
             accepted = await accept(state, new)
@@ -129,14 +143,25 @@ def _install_routes(app: FastAPI) -> None:
             view = await sessions.load(state.pool, accepted.session_id, who.tenant)
             assert view is not None
             return JSONResponse({**_result_body(view), **_links(view.id)}, status.HTTP_200_OK)
-        return JSONResponse({"session_id": accepted.session_id, "status": "processing", **_links(accepted.session_id)}, 202)
+        return JSONResponse(
+            {
+                "session_id": accepted.session_id,
+                "status": "processing",
+                **_links(accepted.session_id),
+            },
+            202,
+        )
 
     @app.get(f"{API}/{{session_id}}/queue-status")
-    async def queue_status(session_id: str, who: Caller = Depends(caller), state: AppState = Depends(pipeline)) -> dict[str, Any]:
+    async def queue_status(
+        session_id: str, who: Caller = Depends(caller), state: AppState = Depends(pipeline)
+    ) -> dict[str, Any]:
         return {"session_id": session_id, **await _progress(state, session_id, who)}
 
     @app.get(f"{API}/{{session_id}}/result")
-    async def result(session_id: str, who: Caller = Depends(caller), state: AppState = Depends(pipeline)) -> JSONResponse:
+    async def result(
+        session_id: str, who: Caller = Depends(caller), state: AppState = Depends(pipeline)
+    ) -> JSONResponse:
         view = await sessions.load(state.pool, session_id, who.tenant)
         if view is None:
             raise HTTPException(404, "no such session")
@@ -144,9 +169,13 @@ def _install_routes(app: FastAPI) -> None:
         return JSONResponse(_result_body(view), code)
 
     @app.get(f"{API}/{{session_id}}/events")
-    async def events(session_id: str, who: Caller = Depends(caller), state: AppState = Depends(pipeline)) -> StreamingResponse:
+    async def events(
+        session_id: str, who: Caller = Depends(caller), state: AppState = Depends(pipeline)
+    ) -> StreamingResponse:
         await _progress(state, session_id, who)  # 404 before the stream starts
-        return StreamingResponse(_event_stream(state, session_id, who), media_type="text/event-stream")
+        return StreamingResponse(
+            _event_stream(state, session_id, who), media_type="text/event-stream"
+        )
 
     @app.get("/healthz")
     async def healthz(state: AppState = Depends(pipeline)) -> JSONResponse:
@@ -159,7 +188,9 @@ def _install_routes(app: FastAPI) -> None:
             checks["redis"] = bool(await state.redis.ping())
         except Exception:
             checks["redis"] = False
-        healthy = checks["postgres"]  # without the broker or Redis the API still serves (sync, Postgres)
+        healthy = checks[
+            "postgres"
+        ]  # without the broker or Redis the API still serves (sync, Postgres)
         return JSONResponse({"ok": healthy, **checks}, 200 if healthy else 503)
 
 
@@ -199,7 +230,8 @@ async def _event_stream(state: AppState, session_id: str, who: Caller) -> AsyncI
             if progress["status"] != "processing":
                 view = await sessions.load(state.pool, session_id, who.tenant)
                 if view is not None and view.final:
-                    yield f"event: result\ndata: {json.dumps(_result_body(view), default=str)}\n\n".encode()
+                    final = json.dumps(_result_body(view), default=str)
+                    yield f"event: result\ndata: {final}\n\n".encode()
                     return
             await _wait_for_news(pubsub)
     finally:

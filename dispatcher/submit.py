@@ -24,7 +24,7 @@ class Accepted:
     mode: str  # "async": tasks confirmed by the broker; "sync": analysed in-process
 
 
-class Backpressure(Exception):  # noqa: N818 - a control-flow signal, not an error
+class Backpressure(Exception):
     """Raised when the broker refused the session's tasks; the client should retry later."""
 
     def __init__(self, reason: str, retry_after_s: int) -> None:
@@ -39,12 +39,18 @@ UNROUTABLE_RETRY_AFTER_S = 30
 
 def first_tasks(session: NewSession, user_id: str | None) -> list[Task]:
     """Media input goes through media_preprocess first; everything else straight to the four."""
-    components = (MEDIA_PREPROCESS,) if session.input_type in MEDIA_INPUT_TYPES else ANALYSIS_COMPONENTS
+    components = (
+        (MEDIA_PREPROCESS,) if session.input_type in MEDIA_INPUT_TYPES else ANALYSIS_COMPONENTS
+    )
     return [
         Task(
-            session_id=session.id, component=c, plan_type=session.plan,
-            priority=priority_of(session.plan), input=TaskInput.model_validate(session.input),
-            user_id=user_id, timestamp=now_ms(),
+            session_id=session.id,
+            component=c,
+            plan_type=session.plan,
+            priority=priority_of(session.plan),
+            input=TaskInput.model_validate(session.input),
+            user_id=user_id,
+            timestamp=now_ms(),
         )
         for c in components
     ]
@@ -60,8 +66,12 @@ async def accept(state: AppState, session: NewSession) -> Accepted:
     try:
         await _publish_all(state, tasks)
     except BrokerUnavailable as exc:
-        log.warning("broker unavailable, analysing synchronously", session_id=session.id, error=str(exc))
-        await state.pool.execute("UPDATE sessions SET mode = 'sync' WHERE id = $1::uuid", session.id)
+        log.warning(
+            "broker unavailable, analysing synchronously", session_id=session.id, error=str(exc)
+        )
+        await state.pool.execute(
+            "UPDATE sessions SET mode = 'sync' WHERE id = $1::uuid", session.id
+        )
         await analyse_inline(tasks, state.settings, state.pool, state.redis, state.http)
         metrics.SESSIONS.labels("sync").inc()
         return Accepted(session.id, "sync")

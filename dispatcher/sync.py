@@ -25,7 +25,7 @@ log = structlog.get_logger(__name__)
 async def analyse_inline(
     tasks: list[Task], settings: Settings, pool: asyncpg.Pool, redis: Redis, http: httpx.AsyncClient
 ) -> None:
-    """Run a session's first tasks (and, for media, the tasks they dispatch); record every result."""
+    """Run a session's first tasks (and for media the tasks they dispatch); record each result."""
     follow_ups: list[Task] = []
 
     async def collect(task: Task) -> None:
@@ -54,8 +54,12 @@ async def _run(task: Task, context: ExecutorContext, timeout_s: float) -> str | 
 
 async def _run_to_result(task: Task, context: ExecutorContext, settings: Settings) -> Result:
     started = time.perf_counter()
-    base = {"session_id": task.session_id, "component": task.component, "timestamp": now_ms(),
-            "worker_id": "api-sync"}
+    base = {
+        "session_id": task.session_id,
+        "component": task.component,
+        "timestamp": now_ms(),
+        "worker_id": "api-sync",
+    }
     try:
         analysis = await asyncio.wait_for(
             executor_for(task.component)(task, context), settings.sync_timeout_s
@@ -64,11 +68,20 @@ async def _run_to_result(task: Task, context: ExecutorContext, settings: Setting
         log.warning("sync analysis failed", component=task.component, error=describe(exc))
         return Result(**base, success=False, score=0, error=describe(exc))
     elapsed = int((time.perf_counter() - started) * 1000)
-    return Result(**base, success=True, score=analysis.score, data=analysis.data, processing_time=elapsed)
+    return Result(
+        **base, success=True, score=analysis.score, data=analysis.data, processing_time=elapsed
+    )
 
 
 async def _record_failures(task: Task, reason: str, settings: Settings, pool: asyncpg.Pool) -> None:
     for component in failed_components(task):
-        failure = Result(session_id=task.session_id, component=component, success=False, score=0,
-                         error=reason, timestamp=now_ms(), worker_id="api-sync")
+        failure = Result(
+            session_id=task.session_id,
+            component=component,
+            success=False,
+            score=0,
+            error=reason,
+            timestamp=now_ms(),
+            worker_id="api-sync",
+        )
         await record_result(pool, failure, settings.verdict_weights, explain)

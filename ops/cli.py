@@ -80,7 +80,9 @@ def topology_verify() -> None:
 
     settings = _settings()
     try:
-        drift = asyncio.run(verify(from_settings(settings), settings.amqp_url, settings.rabbitmq_management_url))
+        drift = asyncio.run(
+            verify(from_settings(settings), settings.amqp_url, settings.rabbitmq_management_url)
+        )
     except VerdictError as exc:
         raise click.ClickException(str(exc)) from exc
     for line in drift:
@@ -91,7 +93,9 @@ def topology_verify() -> None:
 
 
 @topology.command("export")
-@click.option("--output", "-o", type=click.Path(path_type=Path), help="file to write (default: stdout)")
+@click.option(
+    "--output", "-o", type=click.Path(path_type=Path), help="file to write (default: stdout)"
+)
 @click.option("--vhost", default="/", show_default=True)
 def topology_export(output: Path | None, vhost: str) -> None:
     """Write a definitions file RabbitMQ can load at boot (load_definitions)."""
@@ -130,8 +134,12 @@ def api(host: str | None, port: int | None) -> None:
 
     settings = _settings()
     uvicorn.run(
-        create_app(settings), host=host or settings.api_host, port=port or settings.api_port,
-        log_level=settings.log_level.lower(), access_log=False, timeout_graceful_shutdown=10,
+        create_app(settings),
+        host=host or settings.api_host,
+        port=port or settings.api_port,
+        log_level=settings.log_level.lower(),
+        access_log=False,
+        timeout_graceful_shutdown=10,
     )
 
 
@@ -147,7 +155,9 @@ def worker(component: str, concurrency: int | None, prefetch: int | None) -> Non
     settings = _settings()
     metrics.serve(settings.metrics_port)
     default_concurrency, default_prefetch = WORKER_DEFAULTS[component]
-    options = WorkerOptions(component, concurrency or default_concurrency, prefetch or default_prefetch)
+    options = WorkerOptions(
+        component, concurrency or default_concurrency, prefetch or default_prefetch
+    )
     run_until_signalled(Worker(settings, options).run)
 
 
@@ -164,10 +174,19 @@ def aggregator(prefetch: int) -> None:
 
 
 @main.command()
-@click.option("--compose", "compose_file", type=click.Path(exists=True, path_type=Path),
-              default=Path("compose.yaml"), show_default=True)
-@click.option("--log-dir", type=click.Path(path_type=Path), default=None,
-              help="write each process's log to a file here instead of the terminal")
+@click.option(
+    "--compose",
+    "compose_file",
+    type=click.Path(exists=True, path_type=Path),
+    default=Path("compose.yaml"),
+    show_default=True,
+)
+@click.option(
+    "--log-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="write each process's log to a file here instead of the terminal",
+)
 def up(compose_file: Path, log_dir: Path | None) -> None:
     """Run the application services of compose.yaml as local processes, replicas included."""
     from ops.supervisor import Supervisor, plan_from_compose

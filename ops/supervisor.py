@@ -101,7 +101,9 @@ class Supervisor:
             out = child.log
         # Own process group: a terminal's Ctrl-C reaches only the supervisor, which then
         # stops the children in order.
-        child.process = subprocess.Popen(child.service.argv, stdout=out, stderr=out, start_new_session=True)
+        child.process = subprocess.Popen(
+            child.service.argv, stdout=out, stderr=out, start_new_session=True
+        )
         self._write_pids()
 
     def _write_pids(self) -> None:

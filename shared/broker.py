@@ -35,7 +35,9 @@ async def connect(url: str, name: str) -> AbstractRobustConnection:
         raise BrokerUnavailable(f"cannot connect to RabbitMQ: {exc}") from exc
 
 
-def task_message(task: Task, attempt: int = 1, headers: dict[str, Any] | None = None) -> aio_pika.Message:
+def task_message(
+    task: Task, attempt: int = 1, headers: dict[str, Any] | None = None
+) -> aio_pika.Message:
     """The AMQP message of a task with the properties of SPEC §5."""
     return aio_pika.Message(
         encode(task),
@@ -67,7 +69,9 @@ def result_message(result: Result) -> aio_pika.Message:
 class Publisher:
     """Publishes with confirms and `mandatory` on one channel; every send awaits its confirm."""
 
-    def __init__(self, connection: AbstractRobustConnection, names: Names, timeout_s: float) -> None:
+    def __init__(
+        self, connection: AbstractRobustConnection, names: Names, timeout_s: float
+    ) -> None:
         self._connection = connection
         self.names = names
         self._timeout = timeout_s
@@ -75,7 +79,9 @@ class Publisher:
         self._exchanges: dict[str, AbstractExchange] = {}
 
     async def open(self) -> Publisher:
-        self._channel = await self._connection.channel(publisher_confirms=True, on_return_raises=True)
+        self._channel = await self._connection.channel(
+            publisher_confirms=True, on_return_raises=True
+        )
         return self
 
     async def _exchange(self, name: str) -> AbstractExchange:
@@ -111,7 +117,9 @@ class Publisher:
         """Park a copy in the retry tier of `delay_ms`; it comes back to `routing_key`."""
         await self.send(self.names.retry_tier(delay_ms), routing_key, message)
 
-    async def dead_letter(self, body: bytes, headers: dict[str, Any], reason: str, origin: str) -> None:
+    async def dead_letter(
+        self, body: bytes, headers: dict[str, Any], reason: str, origin: str
+    ) -> None:
         """Send a message to the DLQ with the reason in its headers, for inspection and replay."""
         message = aio_pika.Message(
             body,

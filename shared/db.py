@@ -16,7 +16,9 @@ log = structlog.get_logger(__name__)
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
     for jtype in ("json", "jsonb"):
-        await conn.set_type_codec(jtype, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+        await conn.set_type_codec(
+            jtype, encoder=json.dumps, decoder=json.loads, schema="pg_catalog"
+        )
 
 
 async def create_pool(database_url: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:

@@ -52,7 +52,7 @@ class MediaUnavailable(AnalysisError):
 # Control flow, not failures: the worker runtime turns these into broker actions.
 
 
-class Retry(Exception):  # noqa: N818 - a control-flow signal, not an error
+class Retry(Exception):
     """Raised to re-queue the current task after `delay_ms` without counting an attempt."""
 
     def __init__(self, delay_ms: int, reason: str) -> None:
@@ -61,7 +61,7 @@ class Retry(Exception):  # noqa: N818 - a control-flow signal, not an error
         self.reason = reason
 
 
-class Reject(Exception):  # noqa: N818 - a control-flow signal, not an error
+class Reject(Exception):
     """Raised to dead-letter the current message at once with `reason`."""
 
     def __init__(self, reason: str) -> None:

@@ -20,7 +20,9 @@ def worker_key(prefix: str, worker_id: str) -> str:
 
 
 class Heartbeat:
-    def __init__(self, redis: Redis, prefix: str, worker_id: str, component: str, concurrency: int) -> None:
+    def __init__(
+        self, redis: Redis, prefix: str, worker_id: str, component: str, concurrency: int
+    ) -> None:
         self._redis = redis
         self._key = worker_key(prefix, worker_id)
         self._info = {"worker_id": worker_id, "component": component, "concurrency": concurrency}

@@ -37,8 +37,14 @@ async def publish_state(redis: Redis, prefix: str, session_id: str, state: dict[
     """Store the live state (24 h TTL) and announce it, unless a newer state is already there."""
     body = json.dumps(state, default=str)
     await redis.eval(
-        _NEWER_WINS, 2, state_key(prefix, session_id), events_channel(prefix, session_id),
-        body, state["status"], state["progress"], LIVE_STATE_TTL_S,
+        _NEWER_WINS,
+        2,
+        state_key(prefix, session_id),
+        events_channel(prefix, session_id),
+        body,
+        state["status"],
+        state["progress"],
+        LIVE_STATE_TTL_S,
     )
 
 

@@ -2,11 +2,17 @@
 
 from prometheus_client import Counter, Histogram, start_http_server
 
-JOBS = Counter("verdict_jobs_total", "Tasks handled, by component and outcome", ["component", "outcome"])
+JOBS = Counter(
+    "verdict_jobs_total", "Tasks handled, by component and outcome", ["component", "outcome"]
+)
 JOB_SECONDS = Histogram("verdict_job_seconds", "Executor run time", ["component"])
-RETRIES = Counter("verdict_retries_total", "Tasks re-queued through a retry tier", ["component", "reason"])
+RETRIES = Counter(
+    "verdict_retries_total", "Tasks re-queued through a retry tier", ["component", "reason"]
+)
 DEAD_LETTERS = Counter("verdict_dead_letters_total", "Messages sent to the DLQ", ["source"])
-LOCK_CONTENTION = Counter("verdict_lock_contention_total", "Tasks whose lock was held elsewhere", ["component"])
+LOCK_CONTENTION = Counter(
+    "verdict_lock_contention_total", "Tasks whose lock was held elsewhere", ["component"]
+)
 RESULTS = Counter("verdict_results_total", "Results applied by the aggregator", ["outcome"])
 SESSIONS = Counter("verdict_sessions_total", "Sessions accepted by the API", ["mode"])
 

@@ -57,7 +57,11 @@ def progress_of(
     done = [c for c in components if results.get(c, {}).get("status") == "ok"]
     failed = [c for c in components if c in results and results[c]["status"] != "ok"]
     pending = [c for c in components if c not in results]
-    progress = 100 if status != "processing" else round(100 * (len(components) - len(pending)) / len(components))
+    progress = (
+        100
+        if status != "processing"
+        else round(100 * (len(components) - len(pending)) / len(components))
+    )
     return {
         "status": status,
         "progress": progress,
@@ -81,8 +85,16 @@ async def create(conn: asyncpg.Connection | asyncpg.Pool, s: NewSession) -> str:
         ON CONFLICT (tenant, idempotency_key) DO UPDATE SET tenant = EXCLUDED.tenant
         RETURNING id
         """,
-        uuid.UUID(s.id), s.tenant, s.user_id, s.plan, s.input_type, s.input,
-        list(s.components), s.mode, s.idempotency_key, s.deadline_s,
+        uuid.UUID(s.id),
+        s.tenant,
+        s.user_id,
+        s.plan,
+        s.input_type,
+        s.input,
+        list(s.components),
+        s.mode,
+        s.idempotency_key,
+        s.deadline_s,
     )
     return str(row["id"])
 
@@ -118,11 +130,20 @@ async def load(
     verdict = None
     if row["v_label"] is not None:
         verdict = {
-            "score": row["v_score"], "label": row["v_label"],
-            "confidence": row["v_confidence"], "explanation": row["v_explanation"],
+            "score": row["v_score"],
+            "label": row["v_label"],
+            "confidence": row["v_confidence"],
+            "explanation": row["v_explanation"],
         }
     return SessionView(
-        id=str(row["id"]), tenant=row["tenant"], status=row["status"], plan=row["plan"],
-        mode=row["mode"], components=tuple(row["components"]), results=row["results"],
-        verdict=verdict, created_at=row["created_at"], finished_at=row["finished_at"],
+        id=str(row["id"]),
+        tenant=row["tenant"],
+        status=row["status"],
+        plan=row["plan"],
+        mode=row["mode"],
+        components=tuple(row["components"]),
+        results=row["results"],
+        verdict=verdict,
+        created_at=row["created_at"],
+        finished_at=row["finished_at"],
     )

@@ -63,7 +63,12 @@ class Settings(BaseSettings):
     janitor_interval_s: float = Field(5.0, gt=0)
 
     verdict_weights: dict[str, float] = Field(
-        default_factory=lambda: {"techniques": 0.3, "ai_tampered": 0.2, "claims": 0.3, "domain": 0.2}
+        default_factory=lambda: {
+            "techniques": 0.3,
+            "ai_tampered": 0.2,
+            "claims": 0.3,
+            "domain": 0.2,
+        }
     )
 
     # External services (all optional).
@@ -71,6 +76,7 @@ class Settings(BaseSettings):
     llm_model: str = "gpt-4o-mini"
     llm_api_key: str | None = None
     transcription_url: str | None = None
+    transcription_model: str = "whisper-1"
     transcription_api_key: str | None = None
     ocr_url: str | None = None
     evidence_url: str | None = None

@@ -44,7 +44,9 @@ def run_prefix() -> str:
     return svc.unique("t")
 
 
-def make_settings(services: svc.Services, database_url: str, prefix: str, **overrides: object) -> Settings:
+def make_settings(
+    services: svc.Services, database_url: str, prefix: str, **overrides: object
+) -> Settings:
     """Settings for a test world; overrides shrink delays and limits as tests need."""
     values: dict[str, object] = {
         "amqp_url": services.amqp_url,

@@ -34,9 +34,13 @@ class Services:
 
 def reachable(url: str) -> bool:
     parts = urlsplit(url)
-    default_port = {"amqp": 5672, "redis": 6379, "postgresql": 5432, "postgres": 5432}.get(parts.scheme, 80)
+    default_port = {"amqp": 5672, "redis": 6379, "postgresql": 5432, "postgres": 5432}.get(
+        parts.scheme, 80
+    )
     try:
-        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or default_port), timeout=2):
+        with socket.create_connection(
+            (parts.hostname or "127.0.0.1", parts.port or default_port), timeout=2
+        ):
             return True
     except OSError:
         return False
@@ -59,8 +63,12 @@ def discover() -> Iterator[Services]:
     """The services to test against; raises RuntimeError when none can be had."""
     urls = {name: os.environ.get(name, default) for name, default in LOOPBACK.items()}
     if all(reachable(u) for u in urls.values()):
-        yield Services(urls["AMQP_URL"], urls["REDIS_URL"], urls["DATABASE_URL"],
-                       os.environ.get("RABBITMQ_MANAGEMENT_URL"))
+        yield Services(
+            urls["AMQP_URL"],
+            urls["REDIS_URL"],
+            urls["DATABASE_URL"],
+            os.environ.get("RABBITMQ_MANAGEMENT_URL"),
+        )
         return
     missing = [n for n, u in urls.items() if not reachable(u)]
     if not docker_available():
@@ -78,9 +86,14 @@ def _containers() -> Iterator[Services]:  # pragma: no cover - only where Docker
     from testcontainers.rabbitmq import RabbitMqContainer
     from testcontainers.redis import RedisContainer
 
-    with RabbitMqContainer("rabbitmq:3.12-management-alpine") as rabbit, RedisContainer() as redis, \
-            PostgresContainer("postgres:15-alpine", driver=None) as pg:
-        amqp = f"amqp://guest:guest@{rabbit.get_container_host_ip()}:{rabbit.get_exposed_port(5672)}/"
+    with (
+        RabbitMqContainer("rabbitmq:3.12-management-alpine") as rabbit,
+        RedisContainer() as redis,
+        PostgresContainer("postgres:15-alpine", driver=None) as pg,
+    ):
+        amqp = (
+            f"amqp://guest:guest@{rabbit.get_container_host_ip()}:{rabbit.get_exposed_port(5672)}/"
+        )
         redis_url = f"redis://{redis.get_container_host_ip()}:{redis.get_exposed_port(6379)}/0"
         mgmt = f"http://{rabbit.get_container_host_ip()}:{rabbit.get_exposed_port(15672)}"
         yield Services(amqp, redis_url, pg.get_connection_url(), mgmt)

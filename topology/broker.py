@@ -40,7 +40,9 @@ def management_url(amqp_url: str, explicit: str | None) -> tuple[str, str, tuple
         mparts = urlsplit(explicit)
         if mparts.username:
             auth = (unquote(mparts.username), unquote(mparts.password or ""))
-        base = f"{mparts.scheme}://{mparts.hostname}:{mparts.port or 15672}{mparts.path.rstrip('/')}"
+        base = (
+            f"{mparts.scheme}://{mparts.hostname}:{mparts.port or 15672}{mparts.path.rstrip('/')}"
+        )
     else:
         scheme = "https" if parts.scheme == "amqps" else "http"
         base = f"{scheme}://{parts.hostname}:15672"
@@ -82,7 +84,9 @@ def _exchange_drift(topology: Topology, live: dict[str, dict[str, Any]]) -> list
         if got is None:
             drift.append(f"exchange {ex.name}: missing")
         elif (got["type"], got["durable"]) != (ex.type, ex.durable):
-            drift.append(f"exchange {ex.name}: {got['type']}/durable={got['durable']}, want {ex.type}")
+            drift.append(
+                f"exchange {ex.name}: {got['type']}/durable={got['durable']}, want {ex.type}"
+            )
     return drift
 
 
@@ -113,18 +117,36 @@ def definitions(topology: Topology, vhost: str = "/") -> dict[str, Any]:
     """A RabbitMQ definitions document (no users: credentials never leave the environment)."""
     return {
         "exchanges": [
-            {"name": e.name, "vhost": vhost, "type": e.type, "durable": e.durable,
-             "auto_delete": False, "internal": False, "arguments": {}}
+            {
+                "name": e.name,
+                "vhost": vhost,
+                "type": e.type,
+                "durable": e.durable,
+                "auto_delete": False,
+                "internal": False,
+                "arguments": {},
+            }
             for e in topology.exchanges
         ],
         "queues": [
-            {"name": q.name, "vhost": vhost, "durable": q.durable, "auto_delete": False,
-             "arguments": q.arguments}
+            {
+                "name": q.name,
+                "vhost": vhost,
+                "durable": q.durable,
+                "auto_delete": False,
+                "arguments": q.arguments,
+            }
             for q in topology.queues
         ],
         "bindings": [
-            {"source": b.exchange, "vhost": vhost, "destination": b.queue,
-             "destination_type": "queue", "routing_key": b.routing_key, "arguments": {}}
+            {
+                "source": b.exchange,
+                "vhost": vhost,
+                "destination": b.queue,
+                "destination_type": "queue",
+                "routing_key": b.routing_key,
+                "arguments": {},
+            }
             for b in topology.bindings
         ],
     }

@@ -117,7 +117,10 @@ def build(
         names.results, {"x-dead-letter-exchange": "", "x-dead-letter-routing-key": names.dlq}
     )
     tiers = [
-        (Exchange(names.retry_tier(d), "fanout"), Queue(names.retry_tier(d), retry_queue_arguments(names, d)))
+        (
+            Exchange(names.retry_tier(d), "fanout"),
+            Queue(names.retry_tier(d), retry_queue_arguments(names, d)),
+        )
         for d in sorted(set(retry_delays_ms))
     ]
     bindings = [Binding(names.exchange, q.name, q.name) for q in task_queues]
@@ -138,4 +141,3 @@ def from_settings(settings: Any) -> Topology:
         max_length=settings.queue_max_length,
         retry_delays_ms=settings.retry_delays_ms(),
     )
-

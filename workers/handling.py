@@ -26,7 +26,7 @@ from workers.retry import GiveUp, RetryLater, decide, describe
 log = structlog.get_logger(__name__)
 
 
-class LockLost(Exception):  # noqa: N818 - a control-flow signal, not an error
+class LockLost(Exception):
     """Raised when the watchdog could not renew the lock: another worker may own the task now."""
 
 
@@ -64,7 +64,9 @@ class TaskHandler:
             raise Reject(str(exc)) from exc
         expected = self.publisher.names.task_queue(task.component, task.plan_type)
         if task.component != self.component or delivery.routing_key != expected:
-            raise Reject(f"task for {task.component}/plan {task.plan_type} arrived on {delivery.routing_key}")
+            raise Reject(
+                f"task for {task.component}/plan {task.plan_type} arrived on {delivery.routing_key}"
+            )
         return task
 
     async def _process(self, task: Task, attempt: int, delivery: AbstractIncomingMessage) -> None:
@@ -72,7 +74,11 @@ class TaskHandler:
             log.info("session final, withdrawn or already has this result: skipping")
             await delivery.ack()
             return
-        lock = ComponentLock(self.redis, lock_key(self.settings.key_prefix, task.session_id, task.component), self.settings.lock_ttl_ms)
+        lock = ComponentLock(
+            self.redis,
+            lock_key(self.settings.key_prefix, task.session_id, task.component),
+            self.settings.lock_ttl_ms,
+        )
         if not await self._acquire(lock):
             metrics.LOCK_CONTENTION.labels(task.component).inc()
             raise Retry(self.settings.lock_retry_ms, "lock held by another worker")
@@ -91,7 +97,8 @@ class TaskHandler:
                 LEFT JOIN component_results r ON r.session_id = s.id AND r.component = $2
                 WHERE s.id = $1
                 """,
-                uuid.UUID(task.session_id), task.component,
+                uuid.UUID(task.session_id),
+                task.component,
             )
         except ValueError as exc:
             raise Reject(f"session id {task.session_id!r} is not a UUID") from exc
@@ -133,7 +140,8 @@ class TaskHandler:
         lost = asyncio.ensure_future(lock.lost.wait())
         try:
             done, _ = await asyncio.wait(
-                {run, lost}, timeout=task_timeout_s(task, self.settings),
+                {run, lost},
+                timeout=task_timeout_s(task, self.settings),
                 return_when=asyncio.FIRST_COMPLETED,
             )
         finally:
@@ -143,7 +151,7 @@ class TaskHandler:
         run.cancel()
         if lost in done:
             raise LockLost()
-        raise asyncio.TimeoutError()
+        raise TimeoutError()
 
     async def _fail(
         self, task: Task, attempt: int, error: BaseException, delivery: AbstractIncomingMessage
@@ -154,7 +162,9 @@ class TaskHandler:
             metrics.RETRIES.labels(task.component, "failure").inc()
             retry_task = task.model_copy(update={"retry_count": decision.attempt - 1})
             await self.publisher.retry(
-                task_message(retry_task, decision.attempt), delivery.routing_key or "", decision.delay_ms
+                task_message(retry_task, decision.attempt),
+                delivery.routing_key or "",
+                decision.delay_ms,
             )
             await delivery.ack()
             return
@@ -162,8 +172,14 @@ class TaskHandler:
         log.error("task failed for good", reason=decision.reason)
         for component in failed_components(task):
             failure = Result(
-                session_id=task.session_id, component=component, success=False, score=0,
-                error=decision.reason, timestamp=now_ms(), attempt=attempt, worker_id=self.worker_id,
+                session_id=task.session_id,
+                component=component,
+                success=False,
+                score=0,
+                error=decision.reason,
+                timestamp=now_ms(),
+                attempt=attempt,
+                worker_id=self.worker_id,
             )
             await self.publisher.result(failure)
         metrics.JOBS.labels(task.component, "failed").inc()
@@ -171,9 +187,15 @@ class TaskHandler:
 
     def _result(self, task: Task, attempt: int, analysis: Analysis, elapsed_ms: int) -> Result:
         return Result(
-            session_id=task.session_id, component=task.component, success=True,
-            score=analysis.score, data=analysis.data, processing_time=elapsed_ms,
-            timestamp=now_ms(), attempt=attempt, worker_id=self.worker_id,
+            session_id=task.session_id,
+            component=task.component,
+            success=True,
+            score=analysis.score,
+            data=analysis.data,
+            processing_time=elapsed_ms,
+            timestamp=now_ms(),
+            attempt=attempt,
+            worker_id=self.worker_id,
         )
 
     async def _dead_letter(self, delivery: AbstractIncomingMessage, reason: str) -> None:

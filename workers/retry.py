@@ -36,7 +36,9 @@ def is_retryable(error: BaseException) -> bool:
     return True
 
 
-def decide(error: BaseException, attempt: int, max_attempts: int, base_ms: int) -> RetryLater | GiveUp:
+def decide(
+    error: BaseException, attempt: int, max_attempts: int, base_ms: int
+) -> RetryLater | GiveUp:
     """Retry with backoff while attempts remain and the error may pass; else give up."""
     reason = describe(error)
     if not is_retryable(error):

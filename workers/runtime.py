@@ -38,7 +38,9 @@ class WorkerOptions:
 class Worker:
     """Consumes `{prefix}.{component}.{1..6}`; free slots take the highest effective priority."""
 
-    def __init__(self, settings: Settings, options: WorkerOptions, executor: Executor | None = None) -> None:
+    def __init__(
+        self, settings: Settings, options: WorkerOptions, executor: Executor | None = None
+    ) -> None:
         self.settings = settings
         self.options = options
         self._executor = executor or executor_for(options.component)
@@ -54,21 +56,42 @@ class Worker:
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until `stop` is set, then drain gracefully."""
         opts = self.options
-        connection = await connect(self.settings.amqp_url, f"worker:{opts.component}:{opts.worker_id}")
+        connection = await connect(
+            self.settings.amqp_url, f"worker:{opts.component}:{opts.worker_id}"
+        )
         redis = Redis.from_url(self.settings.redis_url)
-        pool = await database.create_pool(self.settings.database_url, max_size=max(2, opts.concurrency))
+        pool = await database.create_pool(
+            self.settings.database_url, max_size=max(2, opts.concurrency)
+        )
         http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
         try:
-            publisher = await Publisher(connection, self.names, self.settings.publish_timeout_s).open()
-            context = ExecutorContext(self.settings, redis, pool, http, publisher.task, opts.worker_id)
+            publisher = await Publisher(
+                connection, self.names, self.settings.publish_timeout_s
+            ).open()
+            context = ExecutorContext(
+                self.settings, redis, pool, http, publisher.task, opts.worker_id
+            )
             handler = TaskHandler(
-                self.settings, opts.component, publisher, redis, pool, context,
-                self._executor, opts.worker_id,
+                self.settings,
+                opts.component,
+                publisher,
+                redis,
+                pool,
+                context,
+                self._executor,
+                opts.worker_id,
             )
             await self._consume(connection)
-            heartbeat = Heartbeat(redis, self.settings.key_prefix, opts.worker_id, opts.component, opts.concurrency)
+            heartbeat = Heartbeat(
+                redis, self.settings.key_prefix, opts.worker_id, opts.component, opts.concurrency
+            )
             slots = [asyncio.create_task(self._slot(handler)) for _ in range(opts.concurrency)]
-            log.info("worker ready", component=opts.component, concurrency=opts.concurrency, prefetch=opts.prefetch)
+            log.info(
+                "worker ready",
+                component=opts.component,
+                concurrency=opts.concurrency,
+                prefetch=opts.prefetch,
+            )
             async with heartbeat.running():
                 await stop.wait()
             await self._shutdown(slots)
@@ -84,7 +107,9 @@ class Worker:
         # arrived enterprise task is delivered even while freemium deliveries fill theirs.
         await channel.set_qos(prefetch_count=self.options.prefetch)
         for plan in PLANS:
-            queue = await channel.get_queue(self.names.task_queue(self.options.component, plan), ensure=False)
+            queue = await channel.get_queue(
+                self.names.task_queue(self.options.component, plan), ensure=False
+            )
             tag = await queue.consume(self._on_delivery)
             self._consumers.append((queue, tag))
 
@@ -123,11 +148,11 @@ class Worker:
             slot.cancel()
         busy = [s for s in slots if s in self._running]
         if busy:
-            log.info("waiting for running tasks", count=len(busy), grace_s=self.settings.shutdown_grace_s)
+            log.info(
+                "waiting for running tasks", count=len(busy), grace_s=self.settings.shutdown_grace_s
+            )
             _, late = await asyncio.wait(busy, timeout=self.settings.shutdown_grace_s)
             for slot in late:  # their deliveries stay unacked and return to the queue on close
                 slot.cancel()
         await asyncio.gather(*slots, return_exceptions=True)
         log.info("worker stopped", component=self.options.component)
-
-

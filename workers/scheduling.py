@@ -23,7 +23,9 @@ def effective_priority(priority: int, waited_s: float, aging_per_s: float) -> fl
     return priority + aging_per_s * waited_s
 
 
-def schedule_key(priority: int, arrived_s: float, aging_per_s: float, seq: int) -> tuple[float, int]:
+def schedule_key(
+    priority: int, arrived_s: float, aging_per_s: float, seq: int
+) -> tuple[float, int]:
     """Heap key: smallest first = highest effective priority; ties go to the earlier arrival."""
     return (-(priority - aging_per_s * arrived_s), seq)
 

@@ -41,17 +41,32 @@ def pipeline(services, database_url, tmp_path):
     port = free_port()
     env = {
         **os.environ,
-        "AMQP_URL": services.amqp_url, "REDIS_URL": services.redis_url, "DATABASE_URL": database_url,
-        "TOPOLOGY_PREFIX": prefix, "API_PORT": str(port), "API_KEYS": json.dumps(TEST_API_KEYS),
-        "LOG_JSON": "true", "LOG_LEVEL": "INFO",
+        "AMQP_URL": services.amqp_url,
+        "REDIS_URL": services.redis_url,
+        "DATABASE_URL": database_url,
+        "TOPOLOGY_PREFIX": prefix,
+        "API_PORT": str(port),
+        "API_KEYS": json.dumps(TEST_API_KEYS),
+        "LOG_JSON": "true",
+        "LOG_LEVEL": "INFO",
     }
     if services.management_url:
         env["RABBITMQ_MANAGEMENT_URL"] = services.management_url
     up_log = open(tmp_path / "up.log", "wb")  # noqa: SIM115 - closed in the finally below
     process = subprocess.Popen(
-        [sys.executable, "-m", "ops.cli", "up", "--compose", str(ROOT / "compose.yaml"),
-         "--log-dir", str(tmp_path / "logs")],
-        cwd=ROOT, env=env, stderr=up_log,
+        [
+            sys.executable,
+            "-m",
+            "ops.cli",
+            "up",
+            "--compose",
+            str(ROOT / "compose.yaml"),
+            "--log-dir",
+            str(tmp_path / "logs"),
+        ],
+        cwd=ROOT,
+        env=env,
+        stderr=up_log,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -97,7 +112,9 @@ def test_sessions_on_three_plans_reach_a_verdict(pipeline, database_url, service
     with httpx.Client(base_url=base, timeout=10) as client:
         for plan in (1, 3, 6):
             for text in texts:
-                r = client.post(f"{API}/analyze-async", json={"content": text, "plan_type": plan}, headers=key)
+                r = client.post(
+                    f"{API}/analyze-async", json={"content": text, "plan_type": plan}, headers=key
+                )
                 assert r.status_code == 202, r.text
                 submitted[r.json()["session_id"]] = plan
         results = {sid: _poll(client, sid, key) for sid in submitted}
@@ -116,7 +133,9 @@ def test_sigterm_stops_every_process_cleanly(pipeline):
     """`verdict up` stops its children on SIGTERM and exits 0."""
     process = pipeline["process"]
     children = json.loads((pipeline["logs"] / "logs" / "pids.json").read_text())
-    assert len(children) == 14  # api 1, media 2, techniques 2, ai_tampered 2, claims 3, domain 2, aggregator 2
+    assert (
+        len(children) == 14
+    )  # api 1, media 2, techniques 2, ai_tampered 2, claims 3, domain 2, aggregator 2
     process.send_signal(signal.SIGTERM)
     assert process.wait(60) == 0
     still_running = [label for label, pid in children.items() if _alive(pid)]
@@ -147,8 +166,10 @@ def _poll(client: httpx.Client, sid: str, key: dict[str, str], timeout: float = 
 async def _verdict_rows(database_url: str, sids: list[str]) -> int:
     conn = await asyncpg.connect(database_url)
     try:
-        return await conn.fetchval("SELECT count(*) FROM verdicts WHERE session_id = ANY($1::uuid[])",
-                                   [uuid.UUID(s) for s in sids])
+        return await conn.fetchval(
+            "SELECT count(*) FROM verdicts WHERE session_id = ANY($1::uuid[])",
+            [uuid.UUID(s) for s in sids],
+        )
     finally:
         await conn.close()
 

@@ -71,7 +71,9 @@ async def publisher(settings: Settings) -> AsyncIterator[Publisher]:
 
 
 @contextlib.asynccontextmanager
-async def running(*services: Callable[[asyncio.Event], Awaitable[None]]) -> AsyncIterator[asyncio.Event]:
+async def running(
+    *services: Callable[[asyncio.Event], Awaitable[None]],
+) -> AsyncIterator[asyncio.Event]:
     """Run service coroutines (workers, aggregators) until the block ends, then stop them."""
     stop = asyncio.Event()
     tasks = [asyncio.create_task(run(stop)) for run in services]
@@ -86,7 +88,9 @@ async def running(*services: Callable[[asyncio.Event], Awaitable[None]]) -> Asyn
         await asyncio.wait_for(asyncio.gather(*tasks), 30)
 
 
-async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 20.0, every: float = 0.1) -> Any:
+async def eventually(
+    check: Callable[[], Awaitable[Any]], timeout: float = 20.0, every: float = 0.1
+) -> Any:
     """Poll `check` until it returns something truthy; fail with the last value on timeout."""
     deadline = asyncio.get_running_loop().time() + timeout
     value = None

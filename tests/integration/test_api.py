@@ -33,8 +33,12 @@ async def client_for(settings):
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         state = app.state.pipeline
-        await eventually(lambda: _true(state.publisher is not None or settings.amqp_url.endswith(":1/")), 10)
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as client:
+        await eventually(
+            lambda: _true(state.publisher is not None or settings.amqp_url.endswith(":1/")), 10
+        )
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://api"
+        ) as client:
             yield client
 
 
@@ -44,10 +48,16 @@ async def _true(value):
 
 async def test_submit_poll_and_result_for_the_callers_own_session(settings):
     """202 with links; queue-status and result follow the session to its verdict; 404 for others."""
-    services = [Worker(settings, WorkerOptions(c, 2, 2), length_score).run for c in ANALYSIS_COMPONENTS]
-    async with running(*services, Aggregator(settings, explain=explain).run), client_for(settings) as api:
-        response = await api.post(f"{API}/analyze-async", json={"content": "a" * 500, "plan_type": 5},
-                                  headers=ENTERPRISE)
+    services = [
+        Worker(settings, WorkerOptions(c, 2, 2), length_score).run for c in ANALYSIS_COMPONENTS
+    ]
+    async with (
+        running(*services, Aggregator(settings, explain=explain).run),
+        client_for(settings) as api,
+    ):
+        response = await api.post(
+            f"{API}/analyze-async", json={"content": "a" * 500, "plan_type": 5}, headers=ENTERPRISE
+        )
         assert response.status_code == 202, response.text
         body = response.json()
         sid = body["session_id"]
@@ -62,7 +72,9 @@ async def test_submit_poll_and_result_for_the_callers_own_session(settings):
         status = (await api.get(body["poll_url"], headers=ENTERPRISE)).json()
         assert (await api.get(body["result_url"], headers=OTHER_TENANT)).status_code == 404
         assert (await api.get(body["poll_url"], headers=OTHER_TENANT)).status_code == 404
-    assert result["status"] == "completed" and result["plan_type"] == 5 and result["mode"] == "async"
+    assert (
+        result["status"] == "completed" and result["plan_type"] == 5 and result["mode"] == "async"
+    )
     assert result["verdict"]["score"] == pytest.approx(50)
     assert set(result["components"]) == set(ANALYSIS_COMPONENTS)
     assert status["progress"] == 100 and status["pending_components"] == []
@@ -71,7 +83,9 @@ async def test_submit_poll_and_result_for_the_callers_own_session(settings):
 async def test_processing_sessions_answer_202_and_unknown_ones_404(settings):
     """With no workers running the result is 202 (processing); a random id is 404."""
     async with client_for(settings) as api:
-        sid = (await api.post(f"{API}/analyze-async", json={"text": "hello"}, headers=ENTERPRISE)).json()["session_id"]
+        sid = (
+            await api.post(f"{API}/analyze-async", json={"text": "hello"}, headers=ENTERPRISE)
+        ).json()["session_id"]
         pending = await api.get(f"{API}/{sid}/result", headers=ENTERPRISE)
         status = await api.get(f"{API}/{sid}/queue-status", headers=ENTERPRISE)
         missing = await api.get(f"{API}/{uuid.uuid4()}/result", headers=ENTERPRISE)
@@ -81,13 +95,20 @@ async def test_processing_sessions_answer_202_and_unknown_ones_404(settings):
 
 
 async def test_requests_are_checked_before_anything_is_queued(settings):
-    """401 without a key, 403 above the key's plan, 422 with a readable message, 413 when too big."""
+    """401 without a key, 403 above the key's plan, 422 with a readable reason, 413 if too big."""
     async with client_for(settings) as api:
         no_key = await api.post(f"{API}/analyze-async", json={"text": "x"})
-        too_high = await api.post(f"{API}/analyze-async", json={"text": "x", "plan_type": 6}, headers=OTHER_TENANT)
-        invalid = await api.post(f"{API}/analyze-async", json={"input_type": "url"}, headers=ENTERPRISE)
-        huge = await api.post(f"{API}/analyze-async", json={"text": "x" * (settings.max_content_chars + 1)},
-                              headers=ENTERPRISE)
+        too_high = await api.post(
+            f"{API}/analyze-async", json={"text": "x", "plan_type": 6}, headers=OTHER_TENANT
+        )
+        invalid = await api.post(
+            f"{API}/analyze-async", json={"input_type": "url"}, headers=ENTERPRISE
+        )
+        huge = await api.post(
+            f"{API}/analyze-async",
+            json={"text": "x" * (settings.max_content_chars + 1)},
+            headers=ENTERPRISE,
+        )
     assert no_key.status_code == 401
     assert too_high.status_code == 403 and "may only lower" in too_high.json()["detail"]
     assert invalid.status_code == 422 and "needs a url" in invalid.json()["detail"]
@@ -109,8 +130,11 @@ async def test_unreachable_broker_means_synchronous_analysis(world):
     settings = await world()
     offline = settings.model_copy(update={"amqp_url": "amqp://guest:guest@127.0.0.1:1/"})
     async with client_for(offline) as api:
-        response = await api.post(f"{API}/analyze-async", json={"text": "Read this NOW!!! https://bit.ly/x"},
-                                  headers=ENTERPRISE)
+        response = await api.post(
+            f"{API}/analyze-async",
+            json={"text": "Read this NOW!!! https://bit.ly/x"},
+            headers=ENTERPRISE,
+        )
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["mode"] == "sync" and body["status"] == "completed"
@@ -121,8 +145,12 @@ async def test_full_queues_answer_503_and_leave_no_session_behind(world, pool):
     """Length cap reached: 503 with Retry-After, and no session row claims the refused work."""
     settings = await world(queue_max_length=1)
     async with client_for(settings) as api:
-        accepted = await api.post(f"{API}/analyze-async", json={"text": "first"}, headers=ENTERPRISE)
-        refused = await api.post(f"{API}/analyze-async", json={"text": "second"}, headers=ENTERPRISE)
+        accepted = await api.post(
+            f"{API}/analyze-async", json={"text": "first"}, headers=ENTERPRISE
+        )
+        refused = await api.post(
+            f"{API}/analyze-async", json={"text": "second"}, headers=ENTERPRISE
+        )
     assert accepted.status_code == 202
     assert refused.status_code == 503 and int(refused.headers["Retry-After"]) > 0
     count = await pool.fetchval("SELECT count(*) FROM sessions WHERE input->>'content' = 'second'")

@@ -22,13 +22,21 @@ def explain(verdict, results):
 
 async def new_session(pool, deadline_s: float = 60) -> str:
     sid = sessions.new_session_id()
-    await sessions.create(pool, NewSession(sid, "tenant-a", 3, "text", {"content": "x"}, deadline_s))
+    await sessions.create(
+        pool, NewSession(sid, "tenant-a", 3, "text", {"content": "x"}, deadline_s)
+    )
     return sid
 
 
 def result(sid: str, component: str, score: float = 40, success: bool = True) -> Result:
-    return Result(session_id=sid, component=component, success=success, score=score, timestamp=1,
-                  error=None if success else "boom")
+    return Result(
+        session_id=sid,
+        component=component,
+        success=success,
+        score=score,
+        timestamp=1,
+        error=None if success else "boom",
+    )
 
 
 async def test_duplicated_results_give_one_verdict_and_exact_progress(pool):
@@ -41,8 +49,16 @@ async def test_duplicated_results_give_one_verdict_and_exact_progress(pool):
     view = await sessions.load(pool, sid)
     assert view.status == "completed"
     assert view.progress()["progress"] == 100
-    assert await pool.fetchval("SELECT count(*) FROM verdicts WHERE session_id = $1", uuid.UUID(sid)) == 1
-    assert await pool.fetchval("SELECT count(*) FROM component_results WHERE session_id = $1", uuid.UUID(sid)) == 4
+    assert (
+        await pool.fetchval("SELECT count(*) FROM verdicts WHERE session_id = $1", uuid.UUID(sid))
+        == 1
+    )
+    assert (
+        await pool.fetchval(
+            "SELECT count(*) FROM component_results WHERE session_id = $1", uuid.UUID(sid)
+        )
+        == 4
+    )
 
 
 async def test_progress_is_not_inflated_by_a_redelivery(pool):
@@ -83,7 +99,11 @@ async def test_overdue_sessions_are_finalized_with_missing_components_timed_out(
     view = await sessions.load(pool, sid)
     assert view.status == "partial"
     assert {c: r["status"] for c, r in view.results.items()} == {
-        "techniques": "ok", "ai_tampered": "timeout", "claims": "timeout", "domain": "timeout"}
+        "techniques": "ok",
+        "ai_tampered": "timeout",
+        "claims": "timeout",
+        "domain": "timeout",
+    }
     late = await record_result(pool, result(sid, "claims", 10), WEIGHTS, explain)
     assert late.duplicate and late.verdict is None  # a late result changes nothing
 

@@ -24,7 +24,12 @@ async def test_migrations_apply_once_even_when_run_twice_concurrently(services):
         conn = await asyncpg.connect(url)
         try:
             versions = await conn.fetch("SELECT version FROM schema_migrations ORDER BY version")
-            tables = {r["tablename"] for r in await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname='public'")}
+            tables = {
+                r["tablename"]
+                for r in await conn.fetch(
+                    "SELECT tablename FROM pg_tables WHERE schemaname='public'"
+                )
+            }
         finally:
             await conn.close()
         assert [r["version"] for r in versions] == [v for v, _, _ in migration_files()]

@@ -26,20 +26,29 @@ async def test_declare_is_idempotent_and_verify_finds_no_drift(world):
         await declare(await connection.channel(), from_settings(settings))
     finally:
         await connection.close()
-    assert await verify(from_settings(settings), settings.amqp_url, settings.rabbitmq_management_url) == []
+    assert (
+        await verify(from_settings(settings), settings.amqp_url, settings.rabbitmq_management_url)
+        == []
+    )
 
 
-async def test_verify_reports_missing_objects_and_differing_arguments(world, services, database_url):
+async def test_verify_reports_missing_objects_and_differing_arguments(
+    world, services, database_url
+):
     """A deleted queue and a queue declared with other arguments are both reported."""
     settings = await world()
     base, vhost, auth = management_url(settings.amqp_url, settings.rabbitmq_management_url)
     async with httpx.AsyncClient(base_url=f"{base}/api", auth=auth) as http:
         v = quote(vhost, safe="")
         await http.delete(f"/queues/{v}/{settings.topology_prefix}.claims.3")
-        await http.put(f"/queues/{v}/{settings.topology_prefix}.claims.3",
-                       json={"durable": True, "arguments": {"x-max-priority": 5}})
+        await http.put(
+            f"/queues/{v}/{settings.topology_prefix}.claims.3",
+            json={"durable": True, "arguments": {"x-max-priority": 5}},
+        )
         await http.delete(f"/queues/{v}/{settings.topology_prefix}.domain.1")
-    drift = await verify(from_settings(settings), settings.amqp_url, settings.rabbitmq_management_url)
+    drift = await verify(
+        from_settings(settings), settings.amqp_url, settings.rabbitmq_management_url
+    )
     assert any(f"{settings.topology_prefix}.claims.3: arguments" in d for d in drift)
     assert any(f"{settings.topology_prefix}.domain.1: missing" in d for d in drift)
     with pytest.raises(TopologyError, match="arguments differ"):
@@ -53,12 +62,23 @@ async def test_verify_reports_missing_objects_and_differing_arguments(world, ser
 def test_verify_command_exits_non_zero_on_drift(services, database_url):
     """`verdict topology verify` fails the shell when the broker lacks the topology."""
     prefix = svc.unique("t")
-    env = {**os.environ, "AMQP_URL": services.amqp_url, "REDIS_URL": services.redis_url,
-           "DATABASE_URL": database_url, "TOPOLOGY_PREFIX": prefix, "LOG_JSON": "false"}
+    env = {
+        **os.environ,
+        "AMQP_URL": services.amqp_url,
+        "REDIS_URL": services.redis_url,
+        "DATABASE_URL": database_url,
+        "TOPOLOGY_PREFIX": prefix,
+        "LOG_JSON": "false",
+    }
     if services.management_url:
         env["RABBITMQ_MANAGEMENT_URL"] = services.management_url
-    run = subprocess.run([sys.executable, "-m", "ops.cli", "topology", "verify"],
-                         env=env, capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "ops.cli", "topology", "verify"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 1
     assert f"queue {prefix}.techniques.1: missing" in run.stdout
 
@@ -69,9 +89,18 @@ async def test_exported_definitions_load_into_the_broker_as_the_spec(services, d
     base, vhost, auth = management_url(settings.amqp_url, settings.rabbitmq_management_url)
     try:
         async with httpx.AsyncClient(auth=auth) as http:
-            response = await http.post(f"{base}/api/definitions/{quote(vhost, safe='')}",
-                                       json=definitions(from_settings(settings), vhost))
+            response = await http.post(
+                f"{base}/api/definitions/{quote(vhost, safe='')}",
+                json=definitions(from_settings(settings), vhost),
+            )
             assert response.status_code in (200, 201, 204), response.text
-        assert await verify(from_settings(settings), settings.amqp_url, settings.rabbitmq_management_url) == []
+        assert (
+            await verify(
+                from_settings(settings), settings.amqp_url, settings.rabbitmq_management_url
+            )
+            == []
+        )
     finally:
-        await svc.delete_broker_objects(services.amqp_url, services.management_url, settings.topology_prefix)
+        await svc.delete_broker_objects(
+            services.amqp_url, services.management_url, settings.topology_prefix
+        )

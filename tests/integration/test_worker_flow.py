@@ -27,17 +27,30 @@ def explain(verdict, results):
 
 
 async def scored(task, ctx):
-    return Analysis(min(100.0, len(task.input.content or "")), {"length": len(task.input.content or "")})
+    return Analysis(
+        min(100.0, len(task.input.content or "")), {"length": len(task.input.content or "")}
+    )
 
 
 def workers_for(settings, executor=scored, components=ANALYSIS_COMPONENTS):
-    return [Worker(settings, WorkerOptions(c, concurrency=2, prefetch=2), executor).run for c in components]
+    return [
+        Worker(settings, WorkerOptions(c, concurrency=2, prefetch=2), executor).run
+        for c in components
+    ]
 
 
-async def submit(pool, publisher, plan=3, content="some text to analyse", input_type="text", media_path=None):
+async def submit(
+    pool, publisher, plan=3, content="some text to analyse", input_type="text", media_path=None
+):
     sid = sessions.new_session_id()
-    new = NewSession(sid, "tenant-a", plan, input_type,
-                     {"content": content, "inputType": input_type, "mediaPath": media_path}, 60)
+    new = NewSession(
+        sid,
+        "tenant-a",
+        plan,
+        input_type,
+        {"content": content, "inputType": input_type, "mediaPath": media_path},
+        60,
+    )
     await sessions.create(pool, new)
     for task in first_tasks(new, None):
         await publisher.task(task)
@@ -48,6 +61,7 @@ async def final_view(pool, sid, timeout=20):
     async def check():
         view = await sessions.load(pool, sid)
         return view if view and view.final else None
+
     return await eventually(check, timeout)
 
 
@@ -76,14 +90,27 @@ async def test_sessions_on_three_plans_complete_through_real_workers(settings, p
     assert set((await queue_depths(settings)).values()) == {0}
 
 
-async def test_poison_messages_are_dead_lettered_and_the_worker_keeps_going(settings, pool, publisher):
+async def test_poison_messages_are_dead_lettered_and_the_worker_keeps_going(
+    settings, pool, publisher
+):
     """Garbage, a wrong schema and a misrouted task go to the DLQ with a reason; work continues."""
     prefix = settings.topology_prefix
     poison = [
         (f"{prefix}.claims.2", b"\x00not json"),
         (f"{prefix}.claims.2", json.dumps({"sessionId": "x", "component": "claims"}).encode()),
-        (f"{prefix}.claims.5", json.dumps({"sessionId": str(uuid.uuid4()), "component": "domain", "planType": 5,
-                                            "priority": 8, "input": {}, "timestamp": 1}).encode()),
+        (
+            f"{prefix}.claims.5",
+            json.dumps(
+                {
+                    "sessionId": str(uuid.uuid4()),
+                    "component": "domain",
+                    "planType": 5,
+                    "priority": 8,
+                    "input": {},
+                    "timestamp": 1,
+                }
+            ).encode(),
+        ),
     ]
     for key, body in poison:
         await publisher.send(prefix, key, aio_pika.Message(body))
@@ -118,10 +145,13 @@ async def test_retryable_failures_back_off_and_then_succeed(world, pool):
 
     from shared.broker import Publisher
     from topology.spec import Names
+
     connection = await connect(settings.amqp_url, "test")
     publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
     try:
-        async with running(*workers_for(settings, flaky), Aggregator(settings, explain=explain).run):
+        async with running(
+            *workers_for(settings, flaky), Aggregator(settings, explain=explain).run
+        ):
             sid = await submit(pool, publisher)
             view = await final_view(pool, sid)
     finally:
@@ -142,10 +172,13 @@ async def test_exhausted_retries_give_a_failure_result_and_a_dead_letter(world, 
 
     from shared.broker import Publisher
     from topology.spec import Names
+
     connection = await connect(settings.amqp_url, "test")
     publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
     try:
-        async with running(*workers_for(settings, broken_claims), Aggregator(settings, explain=explain).run):
+        async with running(
+            *workers_for(settings, broken_claims), Aggregator(settings, explain=explain).run
+        ):
             sid = await submit(pool, publisher)
             view = await final_view(pool, sid)
             dead = await eventually(lambda: dlq_messages(settings))
@@ -158,8 +191,10 @@ async def test_exhausted_retries_give_a_failure_result_and_a_dead_letter(world, 
     assert "still down" in dead[0].headers[REASON_HEADER]
 
 
-async def test_media_without_a_service_fails_clearly_and_the_session_ends(settings, pool, publisher):
-    """Video with no transcription service: every component fails with the reason, session `failed`."""
+async def test_media_without_a_service_fails_clearly_and_the_session_ends(
+    settings, pool, publisher
+):
+    """Video, no transcription service: each component fails with the reason; session `failed`."""
 
     async def no_service(task, ctx):
         raise MediaUnavailable("no transcription service configured")
@@ -172,7 +207,9 @@ async def test_media_without_a_service_fails_clearly_and_the_session_ends(settin
     assert all("no transcription service" in r["error"] for r in view.results.values())
 
 
-async def test_a_task_whose_lock_is_held_waits_without_spending_an_attempt(settings, pool, publisher, redis):
+async def test_a_task_whose_lock_is_held_waits_without_spending_an_attempt(
+    settings, pool, publisher, redis
+):
     """Lock held elsewhere: the task comes back through the short tier, still attempt 1."""
     sid = sessions.new_session_id()
     key = lock_key(settings.key_prefix, sid, "domain")
@@ -206,7 +243,11 @@ async def test_one_task_runs_once_even_when_delivered_twice_at_once(settings, po
     sid = sessions.new_session_id()
     new = NewSession(sid, "tenant-a", 3, "text", {"content": "dup"}, 60)
     await sessions.create(pool, new)
-    workers = [Worker(settings, WorkerOptions(c, 2, 2), slow).run for c in ANALYSIS_COMPONENTS for _ in range(2)]
+    workers = [
+        Worker(settings, WorkerOptions(c, 2, 2), slow).run
+        for c in ANALYSIS_COMPONENTS
+        for _ in range(2)
+    ]
     async with running(*workers, Aggregator(settings, explain=explain).run):
         for task in first_tasks(new, None):
             await publisher.task(task)

@@ -4,12 +4,27 @@ import pytest
 
 from shared.constants import PLAN_PRIORITY
 from shared.errors import InvalidMessage
-from shared.messages import MAX_MESSAGE_BYTES, Result, Task, TaskInput, decode_result, decode_task, encode, priority_of
+from shared.messages import (
+    MAX_MESSAGE_BYTES,
+    Result,
+    Task,
+    TaskInput,
+    decode_result,
+    decode_task,
+    encode,
+    priority_of,
+)
 
 
 def a_task(**changes) -> Task:
-    base = dict(session_id="s-1", component="claims", plan_type=4, priority=6,
-                input=TaskInput(content="hello", input_type="text"), timestamp=1)
+    base = dict(
+        session_id="s-1",
+        component="claims",
+        plan_type=4,
+        priority=6,
+        input=TaskInput(content="hello", input_type="text"),
+        timestamp=1,
+    )
     base.update(changes)
     return Task(**base)
 
@@ -17,16 +32,27 @@ def a_task(**changes) -> Task:
 def test_task_round_trips_with_the_seed_field_names():
     """Encoded tasks use sessionId/planType/inputType and decode to the same task."""
     body = encode(a_task())
-    assert b'"sessionId":"s-1"' in body and b'"planType":4' in body and b'"inputType":"text"' in body
+    assert (
+        b'"sessionId":"s-1"' in body and b'"planType":4' in body and b'"inputType":"text"' in body
+    )
     assert decode_task(body) == a_task()
 
 
-@pytest.mark.parametrize(("body", "says"), [
-    (b"not json", "invalid task"),
-    (b'{"sessionId": "s"}', "component"),
-    (b'{"sessionId":"s","component":"astrology","planType":1,"priority":1,"input":{},"timestamp":1}', "component"),
-    (b'{"sessionId":"s","component":"claims","planType":9,"priority":1,"input":{},"timestamp":1}', "planType"),
-])
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (b"not json", "invalid task"),
+        (b'{"sessionId": "s"}', "component"),
+        (
+            b'{"sessionId":"s","component":"astrology","planType":1,"priority":1,"input":{},"timestamp":1}',
+            "component",
+        ),
+        (
+            b'{"sessionId":"s","component":"claims","planType":9,"priority":1,"input":{},"timestamp":1}',
+            "planType",
+        ),
+    ],
+)
 def test_malformed_tasks_raise_invalid_message_naming_the_problem(body, says):
     """Poison is recognised, with a reason fit for a DLQ header."""
     with pytest.raises(InvalidMessage, match=says):
@@ -44,9 +70,13 @@ def test_results_bound_the_score_and_name_only_analysis_components():
     ok = Result(session_id="s", component="domain", success=True, score=12.5, timestamp=1)
     assert decode_result(encode(ok)) == ok
     with pytest.raises(InvalidMessage):
-        decode_result(b'{"sessionId":"s","component":"domain","success":true,"score":101,"timestamp":1}')
+        decode_result(
+            b'{"sessionId":"s","component":"domain","success":true,"score":101,"timestamp":1}'
+        )
     with pytest.raises(InvalidMessage):
-        decode_result(b'{"sessionId":"s","component":"media_preprocess","success":true,"score":1,"timestamp":1}')
+        decode_result(
+            b'{"sessionId":"s","component":"media_preprocess","success":true,"score":1,"timestamp":1}'
+        )
 
 
 def test_plan_priorities_follow_the_spec():

@@ -15,7 +15,11 @@ COMPONENTS = ("techniques", "ai_tampered", "claims", "domain")
 
 def test_progress_counts_each_component_once_and_separates_failures():
     """Three of four recorded (one failed) is 75 %, whatever the delivery count was."""
-    results = {"techniques": {"status": "ok"}, "claims": {"status": "failed"}, "domain": {"status": "ok"}}
+    results = {
+        "techniques": {"status": "ok"},
+        "claims": {"status": "failed"},
+        "domain": {"status": "ok"},
+    }
     view = progress_of("processing", COMPONENTS, results)
     assert view["progress"] == 75
     assert view["completed_components"] == ["techniques", "domain"]
@@ -25,17 +29,22 @@ def test_progress_counts_each_component_once_and_separates_failures():
 
 def test_final_sessions_report_full_progress():
     """A session finalized at its deadline is 100 % done even with components missing."""
-    assert progress_of("partial", COMPONENTS, {"techniques": {"status": "timeout"}})["progress"] == 100
+    assert (
+        progress_of("partial", COMPONENTS, {"techniques": {"status": "timeout"}})["progress"] == 100
+    )
 
 
-@pytest.mark.parametrize(("body", "says"), [
-    ({"input_type": "text"}, "needs a non-empty content"),
-    ({"input_type": "url", "content": "x"}, "needs a url"),
-    ({"input_type": "video", "content": "x"}, "needs a media_path"),
-    ({"content": "x", "plan_type": 7}, "less than or equal to 6"),
-    ({"content": "x", "url": "javascript:alert(1)"}, "should match pattern"),
-    ({"content": "x", "colour": "red"}, "Extra inputs"),
-])
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ({"input_type": "text"}, "needs a non-empty content"),
+        ({"input_type": "url", "content": "x"}, "needs a url"),
+        ({"input_type": "video", "content": "x"}, "needs a media_path"),
+        ({"content": "x", "plan_type": 7}, "less than or equal to 6"),
+        ({"content": "x", "url": "javascript:alert(1)"}, "should match pattern"),
+        ({"content": "x", "colour": "red"}, "Extra inputs"),
+    ],
+)
 def test_bad_requests_are_refused_with_a_readable_reason(body, says):
     """Each malformed body names what is wrong."""
     with pytest.raises(ValidationError, match=says):
@@ -59,8 +68,12 @@ def test_a_body_plan_may_lower_but_never_raise_the_keys_plan():
 
 def test_unknown_or_missing_keys_are_unauthorised():
     """Only configured keys map to a tenant."""
-    settings = Settings(amqp_url="a", redis_url="r", database_url="d",
-                        api_keys={"good": ApiKey(tenant="acme", plan=3)})
+    settings = Settings(
+        amqp_url="a",
+        redis_url="r",
+        database_url="d",
+        api_keys={"good": ApiKey(tenant="acme", plan=3)},
+    )
     assert authenticate(settings, "good") == Caller("acme", 3)
     for key in (None, "", "bad"):
         with pytest.raises(HTTPException) as refused:
@@ -70,12 +83,19 @@ def test_unknown_or_missing_keys_are_unauthorised():
 
 def test_compose_plan_takes_verdict_services_with_their_replicas():
     """Infrastructure is skipped, one-shots run first, replicas come from deploy.replicas."""
-    plan = plan_from_document({"services": {
-        "rabbitmq": {"image": "rabbitmq"},
-        "migrate": {"command": ["verdict", "db", "migrate"], "restart": "no"},
-        "worker-claims": {"command": ["verdict", "worker", "claims", "--prefetch", "3"], "deploy": {"replicas": 3}},
-        "api": {"command": ["verdict", "api"]},
-    }})
+    plan = plan_from_document(
+        {
+            "services": {
+                "rabbitmq": {"image": "rabbitmq"},
+                "migrate": {"command": ["verdict", "db", "migrate"], "restart": "no"},
+                "worker-claims": {
+                    "command": ["verdict", "worker", "claims", "--prefetch", "3"],
+                    "deploy": {"replicas": 3},
+                },
+                "api": {"command": ["verdict", "api"]},
+            }
+        }
+    )
     assert [s.name for s in plan.one_shots] == ["migrate"]
     assert {s.name: s.replicas for s in plan.services} == {"worker-claims": 3, "api": 1}
     assert plan.services[0].argv[-4:] == ("worker", "claims", "--prefetch", "3")

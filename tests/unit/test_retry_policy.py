@@ -1,6 +1,5 @@
 """Retry decisions: exponential backoff, attempt limits, non-retryable errors."""
 
-import asyncio
 
 from shared.errors import AnalysisError, MediaUnavailable, RetryableAnalysisError
 from workers.retry import GiveUp, RetryLater, backoff_ms, decide
@@ -14,7 +13,7 @@ def test_backoff_doubles_from_the_base():
 def test_retryable_failure_retries_with_the_next_attempt():
     """Attempt 1 of 3 fails → attempt 2 after base delay."""
     assert decide(RetryableAnalysisError("503"), 1, 3, 100) == RetryLater(2, 100)
-    assert decide(asyncio.TimeoutError(), 2, 3, 100) == RetryLater(3, 200)
+    assert decide(TimeoutError(), 2, 3, 100) == RetryLater(3, 200)
 
 
 def test_exhausted_attempts_give_up_with_the_reason():

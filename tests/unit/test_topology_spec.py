@@ -6,7 +6,7 @@ from topology.spec import Names, build, format_delay
 
 
 def test_thirty_plan_queues_with_the_spec_arguments():
-    """5 components × 6 plans, each with priority, 24 h TTL, DLQ routing and a reject-publish cap."""
+    """5 components × 6 plans, each with priority, 24 h TTL, DLQ routing, a reject-publish cap."""
     topology = build("analysis", max_length=500)
     plan_queues = [q for q in topology.queues if q.name.count(".") == 2 and ".retry." not in q.name]
     assert len(plan_queues) == 30
@@ -41,7 +41,9 @@ def test_dlq_has_no_ttl_and_results_dead_letter_to_it():
     """The DLQ keeps messages for inspection; the results queue dead-letters into it."""
     topology = build("analysis")
     assert topology.queue("analysis_dlq").arguments == {}
-    assert topology.queue("analysis.results").arguments["x-dead-letter-routing-key"] == "analysis_dlq"
+    assert (
+        topology.queue("analysis.results").arguments["x-dead-letter-routing-key"] == "analysis_dlq"
+    )
 
 
 def test_every_name_derives_from_the_prefix():

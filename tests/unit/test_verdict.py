@@ -13,15 +13,24 @@ def ok(score: float) -> ComponentOutcome:
 
 def test_all_components_give_the_weighted_mean_with_full_confidence():
     """Every component in: completed, weighted mean, confidence 1."""
-    v = compute({"techniques": ok(80), "ai_tampered": ok(20), "claims": ok(60), "domain": ok(0)}, WEIGHTS)
+    v = compute(
+        {"techniques": ok(80), "ai_tampered": ok(20), "claims": ok(60), "domain": ok(0)}, WEIGHTS
+    )
     assert v.score == pytest.approx(0.3 * 80 + 0.2 * 20 + 0.3 * 60)
     assert (v.label, v.confidence, v.session_status) == ("moderate_risk", 1.0, "completed")
 
 
 def test_missing_components_renormalise_weights_and_lower_confidence():
     """A failed component drops out of the mean; confidence is the weight that remains."""
-    v = compute({"techniques": ok(80), "ai_tampered": ComponentOutcome("failed"),
-                 "claims": ok(80), "domain": ComponentOutcome("timeout")}, WEIGHTS)
+    v = compute(
+        {
+            "techniques": ok(80),
+            "ai_tampered": ComponentOutcome("failed"),
+            "claims": ok(80),
+            "domain": ComponentOutcome("timeout"),
+        },
+        WEIGHTS,
+    )
     assert v.score == 80
     assert v.confidence == pytest.approx(0.6)
     assert v.session_status == "partial"
@@ -30,7 +39,12 @@ def test_missing_components_renormalise_weights_and_lower_confidence():
 def test_no_successful_component_fails_the_session_without_a_score():
     """Nothing to judge: failed, inconclusive, confidence 0."""
     v = compute({c: ComponentOutcome("failed") for c in WEIGHTS}, WEIGHTS)
-    assert (v.score, v.label, v.confidence, v.session_status) == (None, "inconclusive", 0.0, "failed")
+    assert (v.score, v.label, v.confidence, v.session_status) == (
+        None,
+        "inconclusive",
+        0.0,
+        "failed",
+    )
 
 
 def test_zero_weights_fall_back_to_a_plain_mean():
@@ -39,8 +53,17 @@ def test_zero_weights_fall_back_to_a_plain_mean():
     assert v.score == 50
 
 
-@pytest.mark.parametrize(("score", "label"), [(0, "low_risk"), (24.99, "low_risk"), (25, "moderate_risk"),
-                                              (50, "high_risk"), (75, "critical_risk"), (100, "critical_risk")])
+@pytest.mark.parametrize(
+    ("score", "label"),
+    [
+        (0, "low_risk"),
+        (24.99, "low_risk"),
+        (25, "moderate_risk"),
+        (50, "high_risk"),
+        (75, "critical_risk"),
+        (100, "critical_risk"),
+    ],
+)
 def test_labels_follow_the_thresholds(score, label):
     """Band edges belong to the higher band."""
     assert label_for(score) == label
