@@ -121,13 +121,14 @@ def _install_routes(app: FastAPI) -> None:
             )
         if body.url and len(body.url) > settings.max_url_chars:
             raise HTTPException(413, f"url longer than {settings.max_url_chars} characters")
+        plan = effective_plan(who, body.plan_type)
         new = NewSession(
             id=sessions.new_session_id(),
             tenant=who.tenant,
-            plan=effective_plan(who, body.plan_type),
+            plan=plan,
             input_type=body.input_type,
             input=body.task_input(),
-            deadline_s=settings.session_deadline_s,
+            deadline_s=settings.deadline_s(plan),
             user_id=body.user_id,
             idempotency_key=idempotency_key,
         )

@@ -49,7 +49,9 @@ class Settings(BaseSettings):
     # The shortest tier: a task whose lock is held elsewhere waits this long.
     lock_retry_ms: int = Field(1_000, ge=1)
 
-    lock_ttl_ms: int = Field(300_000, ge=100)
+    # The watchdog renews the lock every third of this while a task runs, so the TTL need not
+    # cover the longest task; it bounds how long a crashed worker's lock delays a redelivery.
+    lock_ttl_ms: int = Field(30_000, ge=100)
     task_timeout_s: float = Field(120.0, gt=0)
     video_timeout_s: float = Field(600.0, gt=0)
     shutdown_grace_s: float = Field(30.0, ge=0)
@@ -60,6 +62,8 @@ class Settings(BaseSettings):
     aging_per_s: float = Field(0.2, ge=0)
 
     session_deadline_s: float = Field(900.0, gt=0)
+    # Per-plan overrides of the deadline, JSON {"6": 300}.
+    session_deadline_by_plan: dict[int, float] = Field(default_factory=dict)
     janitor_interval_s: float = Field(5.0, gt=0)
 
     verdict_weights: dict[str, float] = Field(
@@ -98,6 +102,10 @@ class Settings(BaseSettings):
     def key_prefix(self) -> str:
         """Namespace of every Redis key of this deployment."""
         return self.redis_prefix or self.topology_prefix
+
+    def deadline_s(self, plan: int) -> float:
+        """How long a session on `plan` may stay processing before the janitor ends it."""
+        return self.session_deadline_by_plan.get(plan, self.session_deadline_s)
 
     def retry_delays_ms(self) -> tuple[int, ...]:
         """The delay tiers: lock contention first, then the backoff of each retryable attempt."""

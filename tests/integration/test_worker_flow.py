@@ -32,6 +32,9 @@ async def scored(task, ctx):
     )
 
 
+UNKNOWN_PLAN = {"component": "claims", "planType": 9, "priority": 1, "input": {}, "timestamp": 1}
+
+
 def workers_for(settings, executor=scored, components=ANALYSIS_COMPONENTS):
     return [
         Worker(settings, WorkerOptions(c, concurrency=2, prefetch=2), executor).run
@@ -93,11 +96,16 @@ async def test_sessions_on_three_plans_complete_through_real_workers(settings, p
 async def test_poison_messages_are_dead_lettered_and_the_worker_keeps_going(
     settings, pool, publisher
 ):
-    """Garbage, a wrong schema and a misrouted task go to the DLQ with a reason; work continues."""
+    """Garbage, oversized, wrong schema, unknown plan, misrouted: to the DLQ with a reason."""
     prefix = settings.topology_prefix
     poison = [
         (f"{prefix}.claims.2", b"\x00not json"),
         (f"{prefix}.claims.2", json.dumps({"sessionId": "x", "component": "claims"}).encode()),
+        (f"{prefix}.claims.2", b'{"sessionId":"x","pad":"' + b"x" * 1_100_000 + b'"}'),
+        (
+            f"{prefix}.claims.2",
+            json.dumps({**UNKNOWN_PLAN, "sessionId": str(uuid.uuid4())}).encode(),
+        ),
         (
             f"{prefix}.claims.5",
             json.dumps(
@@ -119,14 +127,16 @@ async def test_poison_messages_are_dead_lettered_and_the_worker_keeps_going(
         assert (await final_view(pool, sid)).status == "completed"
         dead: list = []
 
-        async def three_dead():
+        async def all_dead():
             dead.extend(await dlq_messages(settings))
-            return len(dead) >= 3
+            return len(dead) >= len(poison)
 
-        await eventually(three_dead)
+        await eventually(all_dead)
     reasons = sorted(m.headers[REASON_HEADER] for m in dead)
-    assert len(dead) == 3
+    assert len(dead) == len(poison)
     assert any("invalid task" in r for r in reasons)
+    assert any("exceeds" in r for r in reasons)
+    assert any("planType" in r for r in reasons)
     assert any("arrived on" in r for r in reasons)
     assert sorted(m.body for m in dead) == sorted(body for _, body in poison)
 

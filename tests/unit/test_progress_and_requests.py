@@ -107,3 +107,10 @@ def test_settings_have_no_credential_defaults(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(ValidationError, match="amqp_url"):
         Settings()
+
+
+def test_deadlines_can_differ_per_plan():
+    """A per-plan deadline overrides the default for that plan only."""
+    settings = Settings(amqp_url="a", redis_url="r", database_url="d",
+                        session_deadline_s=900, session_deadline_by_plan={6: 120})
+    assert (settings.deadline_s(6), settings.deadline_s(1)) == (120, 900)

@@ -1,0 +1,220 @@
+"""Nothing lost, every session ends: TTL expiry, lock watchdog, lost locks, shutdown, outages."""
+
+import asyncio
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from aggregator.service import Aggregator
+from dispatcher.submit import first_tasks
+from shared import live, sessions
+from shared.constants import ANALYSIS_COMPONENTS
+from shared.locks import lock_key
+from shared.sessions import NewSession
+from tests.integration.conftest import eventually, queue_depths, running
+from tests.integration.test_worker_flow import dlq_messages, explain, final_view, submit
+from tests.proxy import Proxy
+from workers.executor import Analysis
+from workers.runtime import Worker, WorkerOptions
+
+pytestmark = pytest.mark.integration
+
+
+async def quick(task, ctx):
+    return Analysis(20)
+
+
+async def test_expired_tasks_reach_the_dlq_and_the_session_still_ends(world, pool, publisher):
+    """Tasks nobody consumed within their TTL are dead-lettered; the janitor ends the session."""
+    settings = await world(queue_message_ttl_ms=1000, session_deadline_s=2)
+    from shared.broker import Publisher, connect
+    from topology.spec import Names
+
+    connection = await connect(settings.amqp_url, "test")
+    try:
+        own = await Publisher(connection, Names(settings.topology_prefix), 5).open()
+        new = NewSession(sessions.new_session_id(), "tenant-a", 2, "text", {"content": "x"}, 2)
+        await sessions.create(pool, new)
+        for task in first_tasks(new, None):
+            await own.task(task)
+    finally:
+        await connection.close()
+    dead: list = []
+
+    async def four_expired():
+        dead.extend(await dlq_messages(settings))
+        return len(dead) >= 4
+
+    await eventually(four_expired, timeout=15)
+    assert {m.headers["x-death"][0]["reason"] for m in dead} == {"expired"}
+    async with running(Aggregator(settings, explain=explain).run):
+        view = await final_view(pool, new.id, timeout=10)
+    assert view.status == "failed"
+    assert {r["status"] for r in view.results.values()} == {"timeout"}
+
+
+async def test_a_task_longer_than_its_lock_ttl_keeps_the_lock_and_runs_once(world, pool):
+    """Lock TTL 300 ms, task 1.5 s, a second copy waiting: the watchdog renews, one execution."""
+    settings = await world(lock_ttl_ms=300, lock_retry_ms=100)
+    runs: list[str] = []
+
+    async def slow(task, ctx):
+        runs.append(task.component)
+        await asyncio.sleep(1.5 if task.component == "claims" else 0)
+        return Analysis(1)
+
+    from shared.broker import Publisher, connect
+    from topology.spec import Names
+
+    connection = await connect(settings.amqp_url, "test")
+    publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
+    workers = [Worker(settings, WorkerOptions(c, 2, 2), slow).run for c in ANALYSIS_COMPONENTS]
+    try:
+        async with running(*workers, Aggregator(settings, explain=explain).run):
+            new = NewSession(sessions.new_session_id(), "tenant-a", 3, "text", {"content": "x"}, 60)
+            await sessions.create(pool, new)
+            claims = next(t for t in first_tasks(new, None) if t.component == "claims")
+            for task in first_tasks(new, None):
+                await publisher.task(task)
+            await publisher.task(claims)  # a duplicate delivery of the long task
+            view = await final_view(pool, new.id)
+            await asyncio.sleep(0.5)
+    finally:
+        await connection.close()
+    assert view.status == "completed"
+    assert runs.count("claims") == 1
+
+
+async def test_a_worker_that_lost_its_lock_does_not_report_a_result(world, pool, redis):
+    """Lock taken over mid-run: the run is dropped, no result over the new owner's; retried."""
+    settings = await world(lock_ttl_ms=300, lock_retry_ms=200)
+    started = asyncio.Event()
+    runs: list[int] = []
+
+    async def slow(task, ctx):
+        runs.append(1)
+        started.set()
+        await asyncio.sleep(1.0)
+        return Analysis(77)
+
+    from shared.broker import Publisher, connect
+    from topology.spec import Names
+
+    connection = await connect(settings.amqp_url, "test")
+    publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
+    try:
+        async with running(Worker(settings, WorkerOptions("domain", 1, 1), slow).run):
+            new = NewSession(sessions.new_session_id(), "tenant-a", 3, "text", {"content": "x"}, 60)
+            await sessions.create(pool, new)
+            await publisher.task(next(t for t in first_tasks(new, None) if t.component == "domain"))
+            await asyncio.wait_for(started.wait(), 10)
+            key = lock_key(settings.key_prefix, new.id, "domain")
+            await redis.set(key, "another-worker", px=1500)  # expired and taken over elsewhere
+            await asyncio.sleep(1.2)
+            results_while_stolen = await queue_depths(settings)
+            await eventually(lambda: _true(len(runs) >= 2), timeout=10)
+            await asyncio.sleep(1.2)
+            results_after = await queue_depths(settings)
+    finally:
+        await connection.close()
+    assert results_while_stolen[f"{settings.topology_prefix}.results"] == 0
+    assert results_after[f"{settings.topology_prefix}.results"] == 1
+
+
+async def _true(value):
+    return value
+
+
+async def test_sigterm_lets_running_tasks_finish_and_requeues_the_rest(world, pool):
+    """Stop mid-backlog: the running task reports, buffered deliveries return to their queue."""
+    settings = await world(shutdown_grace_s=5)
+    started = asyncio.Event()
+
+    async def slow(task, ctx):
+        started.set()
+        await asyncio.sleep(0.8)
+        return Analysis(5)
+
+    from shared.broker import Publisher, connect
+    from topology.spec import Names
+
+    connection = await connect(settings.amqp_url, "test")
+    publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
+    try:
+        sids = []
+        for _ in range(6):
+            new = NewSession(sessions.new_session_id(), "tenant-a", 4, "text", {"content": "x"}, 60)
+            await sessions.create(pool, new)
+            await publisher.task(next(t for t in first_tasks(new, None) if t.component == "claims"))
+            sids.append(new.id)
+        stop = asyncio.Event()
+        worker = asyncio.create_task(
+            Worker(settings, WorkerOptions("claims", 1, 5), slow).run(stop)
+        )
+        await asyncio.wait_for(started.wait(), 10)
+        stop.set()
+        await asyncio.wait_for(worker, 10)
+    finally:
+        await connection.close()
+    depths = await queue_depths(settings)
+    assert depths[f"{settings.topology_prefix}.results"] == 1  # the running task finished
+    assert depths[f"{settings.topology_prefix}.claims.4"] == 5  # the rest went back, none lost
+
+
+async def test_a_postgres_outage_holds_results_until_it_returns(
+    world, pool, publisher, database_url
+):
+    """The aggregator loses Postgres for 2 s: results wait unacked, then every session completes."""
+    parts = urlsplit(database_url)
+    proxy = await Proxy(parts.hostname or "127.0.0.1", parts.port or 5432).start()
+    settings = await world()
+    via_proxy = settings.model_copy(
+        update={
+            "database_url": urlunsplit(
+                parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}")
+            )
+        }
+    )
+    workers = [Worker(settings, WorkerOptions(c, 2, 2), quick).run for c in ANALYSIS_COMPONENTS]
+    from shared.broker import Publisher, connect
+    from topology.spec import Names
+
+    connection = await connect(settings.amqp_url, "test")
+    own = await Publisher(connection, Names(settings.topology_prefix), 5).open()
+    try:
+        async with running(*workers, Aggregator(via_proxy, explain=explain).run):
+            await proxy.cut()
+            sids = [await submit(pool, own, plan=p) for p in (1, 3, 6)]
+            await asyncio.sleep(2.0)
+            held = [await sessions.load(pool, s) for s in sids]
+            assert not any(v.final for v in held)
+            await proxy.restore()
+            views = [await final_view(pool, s, timeout=30) for s in sids]
+    finally:
+        await connection.close()
+        await proxy.cut()
+    assert [v.status for v in views] == ["completed"] * 3
+
+
+async def test_status_falls_back_to_postgres_when_redis_loses_the_live_state(
+    settings, pool, publisher, redis
+):
+    """Live state flushed mid-session: the session still finishes and its status is still served."""
+    workers = [Worker(settings, WorkerOptions(c, 2, 2), quick).run for c in ANALYSIS_COMPONENTS]
+    async with running(*workers, Aggregator(settings, explain=explain).run):
+        sid = await submit(pool, publisher, plan=5)
+        async for key in redis.scan_iter(match=f"{settings.key_prefix}:*"):
+            await redis.delete(key)
+        view = await final_view(pool, sid)
+    assert view.status == "completed"
+    assert view.progress()["progress"] == 100
+    await redis.delete(live.state_key(settings.key_prefix, sid))
+    from dispatcher.app import _progress
+    from dispatcher.auth import Caller
+
+    class State:
+        pass
+
+    state = State()
+    state.redis, state.pool, state.settings = redis, pool, settings
+    assert (await _progress(state, sid, Caller("tenant-a", 6)))["status"] == "completed"
