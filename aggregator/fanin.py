@@ -29,6 +29,7 @@ class Recorded:
     progress: dict[str, Any]
     verdict: Verdict | None  # set only by the call that finalized the session
     duplicate: bool
+    results: dict[str, dict[str, Any]]
 
 
 async def record_result(
@@ -139,4 +140,5 @@ async def _settle(
         progress=progress_of(state, components, results),
         verdict=verdict,
         duplicate=duplicate,
+        results=results,
     )

@@ -7,16 +7,18 @@ import contextlib
 import uuid
 
 import asyncpg
+import httpx
 import structlog
 from aio_pika.abc import AbstractIncomingMessage
 from redis.asyncio import Redis
 
-from aggregator.explain import explain
+from aggregator.explain import explain, explain_by_llm
 from aggregator.fanin import Explain, Recorded, UnknownSession, finalize_overdue, record_result
 from shared import db as database
 from shared import live, metrics
 from shared.broker import Publisher, connect
 from shared.errors import InvalidMessage
+from shared.heartbeat import Heartbeat, worker_id
 from shared.messages import decode_result
 from shared.settings import Settings
 from topology.spec import Names
@@ -46,22 +48,29 @@ class Aggregator:
         self.pool = await database.create_pool(
             self.settings.database_url, max_size=self.prefetch + 2
         )
+        self.http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
+        heartbeat = Heartbeat(
+            self.redis, self.settings.key_prefix, worker_id(), "aggregator", self.prefetch
+        )
         try:
             self.publisher = await Publisher(
                 connection, self.names, self.settings.publish_timeout_s
             ).open()
             channel = await connection.channel()
             await channel.set_qos(prefetch_count=self.prefetch)
-            queue = await channel.get_queue(self.names.results, ensure=False)
+            # A passive declare registers the queue, so the consumer is restored on reconnect.
+            queue = await channel.declare_queue(self.names.results, passive=True)
             tag = await queue.consume(self._on_result)
             janitor = asyncio.create_task(self._janitor(stop))
             log.info("aggregator ready", prefetch=self.prefetch)
-            await stop.wait()
+            async with heartbeat.running():
+                await stop.wait()
             await queue.cancel(tag)
             janitor.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await janitor
         finally:
+            await self.http.aclose()
             await self.pool.close()
             await self.redis.aclose()
             await connection.close()
@@ -99,6 +108,8 @@ class Aggregator:
             )
         except Exception as exc:
             log.warning("live state not updated", session_id=recorded.session_id, error=repr(exc))
+        if recorded.verdict is not None and self.settings.llm_url:
+            await self._rewrite_explanation(recorded)
         if recorded.verdict is not None:
             log.info(
                 "session finalized",
@@ -106,6 +117,19 @@ class Aggregator:
                 status=recorded.verdict.session_status,
                 label=recorded.verdict.label,
             )
+
+    async def _rewrite_explanation(self, recorded: Recorded) -> None:
+        """Replace the template with the LLM's explanation, outside the fan-in transaction."""
+        assert recorded.verdict is not None
+        text = await explain_by_llm(self.http, self.settings, recorded.verdict, recorded.results)
+        try:
+            await self.pool.execute(
+                "UPDATE verdicts SET explanation = $2 WHERE session_id = $1::uuid",
+                recorded.session_id,
+                text,
+            )
+        except _DB_DOWN as exc:  # the template explanation already stands
+            log.warning("llm explanation not stored", error=repr(exc))
 
     async def _dead_letter(self, delivery: AbstractIncomingMessage, reason: str) -> None:
         log.warning("dead-lettering result", reason=reason)

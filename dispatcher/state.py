@@ -21,6 +21,8 @@ log = structlog.get_logger(__name__)
 
 # While the broker is down at start-up, try again this often in the background.
 BROKER_RETRY_S = 2.0
+# How long a request waits for a recovering channel before it is analysed synchronously.
+API_RECONNECT_WAIT_S = 1.0
 
 
 @dataclass
@@ -42,8 +44,9 @@ class AppState:
         while True:
             try:
                 self.connection = await connect(self.settings.amqp_url, "api")
+                # A short wait for a recovering channel: past it the API analyses in-process.
                 self.publisher = await Publisher(
-                    self.connection, names, self.settings.publish_timeout_s
+                    self.connection, names, self.settings.publish_timeout_s, API_RECONNECT_WAIT_S
                 ).open()
                 log.info("api connected to rabbitmq")
                 return

@@ -15,6 +15,7 @@ from shared.constants import AGGREGATOR_PREFETCH, QUEUE_COMPONENTS, WORKER_DEFAU
 from shared.errors import VerdictError
 from shared.logging import configure
 from shared.settings import Settings, load_settings
+from workers.analysis.cli import factchecks
 
 
 def _settings() -> Settings:
@@ -174,6 +175,18 @@ def aggregator(prefetch: int) -> None:
 
 
 @main.command()
+@click.option("--heartbeat", is_flag=True, help="also require a heartbeat from a process on this host")
+def health(heartbeat: bool) -> None:
+    """Exit 0 when RabbitMQ, Redis and PostgreSQL answer (compose health checks use this)."""
+    from ops.health import check
+
+    problems = asyncio.run(check(_settings(), heartbeat))
+    for problem in problems:
+        click.echo(problem, err=True)
+    sys.exit(1 if problems else 0)
+
+
+@main.command()
 @click.option(
     "--compose",
     "compose_file",
@@ -196,15 +209,7 @@ def up(compose_file: Path, log_dir: Path | None) -> None:
     sys.exit(supervisor.run())
 
 
-def _register_optional() -> None:
-    try:
-        from workers.analysis.cli import factchecks
-    except ImportError:
-        return
-    main.add_command(factchecks)
-
-
-_register_optional()
+main.add_command(factchecks)
 
 
 if __name__ == "__main__":

@@ -70,11 +70,16 @@ class Publisher:
     """Publishes with confirms and `mandatory` on one channel; every send awaits its confirm."""
 
     def __init__(
-        self, connection: AbstractRobustConnection, names: Names, timeout_s: float
+        self,
+        connection: AbstractRobustConnection,
+        names: Names,
+        timeout_s: float,
+        reconnect_wait_s: float | None = None,
     ) -> None:
         self._connection = connection
         self.names = names
         self._timeout = timeout_s
+        self._reconnect_wait = timeout_s if reconnect_wait_s is None else reconnect_wait_s
         self._channel: AbstractChannel | None = None
         self._exchanges: dict[str, AbstractExchange] = {}
 
@@ -94,16 +99,38 @@ class Publisher:
         return self._exchanges[name]
 
     async def send(self, exchange: str, routing_key: str, message: aio_pika.Message) -> None:
-        """Publish and wait for the broker's confirm, or raise QueueFull / PublishError."""
+        """Publish and wait for the broker's confirm, or raise QueueFull / PublishError.
+
+        A channel caught mid-recovery is waited for once (up to `reconnect_wait_s`), then the
+        publish is retried: a duplicate is harmless downstream, a lost task is not.
+        """
+        for last_try in (False, True):
+            try:
+                ex = await self._exchange(exchange)
+                await ex.publish(message, routing_key, mandatory=True, timeout=self._timeout)
+                return
+            except aiormq.exceptions.PublishError as exc:
+                raise PublishError(
+                    f"no queue is bound for {routing_key!r} on {exchange!r}"
+                ) from exc
+            except aiormq.exceptions.DeliveryError as exc:
+                raise QueueFull(
+                    f"broker refused a message for {routing_key!r}: queue full"
+                ) from exc
+            except _CONNECTION_ERRORS as exc:
+                if last_try or not await self._recovered():
+                    raise BrokerUnavailable(
+                        f"publishing to {routing_key!r} failed: {exc!r}"
+                    ) from exc
+
+    async def _recovered(self) -> bool:
+        """Wait for the robust channel to be restored after a connection loss."""
+        assert self._channel is not None
         try:
-            ex = await self._exchange(exchange)
-            await ex.publish(message, routing_key, mandatory=True, timeout=self._timeout)
-        except aiormq.exceptions.PublishError as exc:
-            raise PublishError(f"no queue is bound for {routing_key!r} on {exchange!r}") from exc
-        except aiormq.exceptions.DeliveryError as exc:
-            raise QueueFull(f"broker refused a message for {routing_key!r}: queue full") from exc
-        except _CONNECTION_ERRORS as exc:
-            raise BrokerUnavailable(f"publishing to {routing_key!r} failed: {exc!r}") from exc
+            await asyncio.wait_for(self._channel.ready(), self._reconnect_wait)  # type: ignore[attr-defined]
+        except _CONNECTION_ERRORS:  # includes the wait's own timeout
+            return False
+        return True
 
     async def task(self, task: Task, attempt: int = 1) -> None:
         queue = self.names.task_queue(task.component, task.plan_type)

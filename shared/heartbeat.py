@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import socket
 import time
 from collections.abc import AsyncIterator
 
@@ -17,6 +19,11 @@ OFFLINE_AFTER_S = 90
 
 def worker_key(prefix: str, worker_id: str) -> str:
     return f"{prefix}:workers:{worker_id}"
+
+
+def worker_id() -> str:
+    """This process's identity: host (the container, under compose) and pid."""
+    return f"{socket.gethostname()}-{os.getpid()}"
 
 
 class Heartbeat:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
 import time
 from dataclasses import dataclass, field
 
@@ -17,7 +15,7 @@ from redis.asyncio import Redis
 from shared import db as database
 from shared.broker import Publisher, connect
 from shared.constants import PLANS
-from shared.heartbeat import Heartbeat
+from shared.heartbeat import Heartbeat, worker_id
 from shared.settings import Settings
 from topology.spec import Names
 from workers.executor import Executor, ExecutorContext, executor_for
@@ -32,7 +30,7 @@ class WorkerOptions:
     component: str
     concurrency: int = 4
     prefetch: int = 5
-    worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}")
+    worker_id: str = field(default_factory=worker_id)
 
 
 class Worker:
@@ -107,8 +105,10 @@ class Worker:
         # arrived enterprise task is delivered even while freemium deliveries fill theirs.
         await channel.set_qos(prefetch_count=self.options.prefetch)
         for plan in PLANS:
-            queue = await channel.get_queue(
-                self.names.task_queue(self.options.component, plan), ensure=False
+            # A passive declare registers the queue with the robust channel, which then
+            # re-creates the consumer after a reconnect (get_queue(ensure=False) would not).
+            queue = await channel.declare_queue(
+                self.names.task_queue(self.options.component, plan), passive=True
             )
             tag = await queue.consume(self._on_delivery)
             self._consumers.append((queue, tag))
@@ -123,14 +123,19 @@ class Worker:
             if self._stopping:
                 return
             delivery = self._buffer.pop()
+            if delivery.channel.is_closed:
+                continue  # its channel died with a broker restart: the broker redelivers it
             job = asyncio.current_task()
             assert job is not None
             self._running.add(job)
             try:
                 await handler.handle(delivery)
             except Exception as exc:
-                # Broker or storage gone mid-task: the unacked delivery is redelivered later.
+                # Broker or storage gone mid-task: hand the delivery back. If its channel is
+                # gone the nack fails, and the broker redelivers it anyway.
                 log.error("task interrupted", error=repr(exc), routing_key=delivery.routing_key)
+                with contextlib.suppress(Exception):
+                    await delivery.nack(requeue=True)
             finally:
                 self._running.discard(job)
 

@@ -1,0 +1,40 @@
+"""Health of a process's dependencies, for container health checks."""
+
+from __future__ import annotations
+
+import socket
+
+import asyncpg
+from redis.asyncio import Redis
+
+from shared.broker import connect
+from shared.heartbeat import live_workers
+from shared.settings import Settings
+
+
+async def check(settings: Settings, heartbeat: bool) -> list[str]:
+    """What is wrong; an empty list means healthy."""
+    problems = []
+    try:
+        connection = await connect(settings.amqp_url, "health")
+        await connection.close()
+    except Exception as exc:
+        problems.append(f"rabbitmq: {exc}")
+    redis = Redis.from_url(settings.redis_url)
+    try:
+        await redis.ping()
+        if heartbeat:
+            host = socket.gethostname()
+            beats = await live_workers(redis, settings.key_prefix)
+            if not any(str(b.get("worker_id", "")).startswith(f"{host}-") for b in beats):
+                problems.append(f"no heartbeat from a process on {host} in the last 90 s")
+    except Exception as exc:
+        problems.append(f"redis: {exc}")
+    finally:
+        await redis.aclose()
+    try:
+        conn = await asyncpg.connect(settings.database_url, timeout=5)
+        await conn.close()
+    except Exception as exc:
+        problems.append(f"postgres: {exc}")
+    return problems

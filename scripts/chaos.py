@@ -1,0 +1,445 @@
+#!/usr/bin/env python3
+"""Chaos scenario: sessions keep flowing while processes and services are knocked over.
+
+Runs `verdict up` (compose.yaml's replicas) on a fresh topology prefix, database and Redis
+database, submits sessions over HTTP on every plan, and meanwhile:
+  - kills -9 a random worker of every component and the aggregator, repeatedly
+    (the supervisor restarts them, like compose's `restart: unless-stopped`),
+  - restarts RabbitMQ once (`rabbitmqctl stop_app` / `start_app`),
+  - flushes the run's Redis database once,
+  - injects poison messages into plan queues.
+Then it checks: every accepted session is final, no session has two verdicts, every verdict
+agrees with its component rows, and the DLQ holds exactly the injected poison. It prints the
+counts as JSON and exits 1 when a check fails.
+
+    scripts/chaos.py --sessions 300 --poison 6
+
+Loopback services only (AMQP_URL, REDIS_URL, DATABASE_URL or the local defaults); bounded
+by --sessions and --timeout; it removes its database, queues and processes afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import aio_pika
+import asyncpg
+import httpx
+from redis.asyncio import Redis
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from aggregator.verdict import ComponentOutcome, compute  # noqa: E402
+from shared.settings import Settings  # noqa: E402
+from tests import services as svc  # noqa: E402
+from topology.spec import Names, from_settings  # noqa: E402
+
+API = "/api/v3/pipeline"
+KEY = "chaos-enterprise"
+# The Redis database the scenario may flush: never the default one of a developer.
+CHAOS_REDIS_DB = 11
+TEXTS = [
+    "Guvernul a anunțat bugetul pe 2025: investițiile cresc cu 3%, potrivit ministerului.",
+    "SHOCKING!!! They HIDE the truth from you. Share before it's deleted: https://bit.ly/x1",
+    "The council met on Tuesday to discuss bus routes; minutes at https://www.reuters.com/a",
+    "URGENT! Doar azi: medicii nu vor să știi acest leac minune. Distribuie acum!!!",
+]
+
+
+@dataclass
+class Tally:
+    sent: int = 0
+    accepted_async: list[str] = field(default_factory=list)
+    finished_sync: list[str] = field(default_factory=list)
+    refused_503: int = 0
+    errors: list[str] = field(default_factory=list)
+    poison: list[bytes] = field(default_factory=list)
+    kills: dict[str, int] = field(default_factory=dict)
+    events: dict[str, float] = field(default_factory=dict)
+    accepted_at: list[float] = field(default_factory=list)
+    broker_back_at: float | None = None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def with_db(url: str, db: str) -> str:
+    return urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
+
+
+async def main(args: argparse.Namespace) -> int:
+    amqp = os.environ.get("AMQP_URL", svc.LOOPBACK["AMQP_URL"])
+    redis_url = with_db(os.environ.get("REDIS_URL", svc.LOOPBACK["REDIS_URL"]), str(CHAOS_REDIS_DB))
+    admin_db = os.environ.get("DATABASE_URL", svc.LOOPBACK["DATABASE_URL"])
+    prefix, db_name = svc.unique("chaos"), svc.unique("verdict_chaos_")
+    database_url = await svc.create_database(with_db(admin_db, "postgres"), db_name)
+    port = free_port()
+    logs = Path(tempfile.mkdtemp(prefix="verdict-chaos-"))
+    env = {
+        **os.environ,
+        "AMQP_URL": amqp,
+        "REDIS_URL": redis_url,
+        "DATABASE_URL": database_url,
+        "TOPOLOGY_PREFIX": prefix,
+        "API_PORT": str(port),
+        "API_KEYS": json.dumps({KEY: {"tenant": "chaos", "plan": 6}}),
+        # A killed worker's lock must not hold its task for long; the watchdog renews it.
+        "LOCK_TTL_MS": "3000",
+        "LOCK_RETRY_MS": "500",
+        "RETRY_BASE_MS": "500",
+        "SESSION_DEADLINE_S": str(args.timeout),
+        "JANITOR_INTERVAL_S": "2",
+        "SHUTDOWN_GRACE_S": "5",
+        "LOG_JSON": "true",
+    }
+    settings = Settings(
+        amqp_url=amqp, redis_url=redis_url, database_url=database_url, topology_prefix=prefix
+    )
+    up = subprocess.Popen(
+        [sys.executable, "-m", "ops.cli", "up", "--log-dir", str(logs)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(logs / "up.log", "wb"),  # noqa: SIM115
+        start_new_session=True,
+    )
+    tally = Tally()
+    try:
+        base = f"http://127.0.0.1:{port}"
+        await wait_ready(base, up, logs)
+        started = time.monotonic()
+        await asyncio.gather(submit_all(base, args, tally), make_chaos(args, settings, logs, tally))
+        tally.events["submitted_s"] = round(time.monotonic() - started, 1)
+        report = await settle_and_check(settings, tally, args.timeout, started)
+    finally:
+        stop(up)
+        await cleanup(amqp, admin_db, db_name, prefix, redis_url)
+    report["logs"] = str(logs)
+    print(json.dumps(report, indent=2))
+    return 0 if report["ok"] else 1
+
+
+async def wait_ready(base: str, up: subprocess.Popen, logs: Path, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    async with httpx.AsyncClient(timeout=2) as client:
+        while time.monotonic() < deadline:
+            if up.poll() is not None:
+                raise SystemExit(f"verdict up exited:\n{(logs / 'up.log').read_text()}")
+            try:
+                health = (await client.get(f"{base}/healthz")).json()
+                if health.get("rabbitmq"):
+                    await asyncio.sleep(3)  # consumers registered
+                    return
+            except (httpx.HTTPError, ValueError):
+                pass
+            await asyncio.sleep(0.5)
+    raise SystemExit("pipeline not ready")
+
+
+async def submit_all(base: str, args: argparse.Namespace, tally: Tally) -> None:
+    """POST sessions over plans 1..6 at a steady pace; a 503 is retried after Retry-After."""
+    gate = asyncio.Semaphore(8)
+    interval = args.duration / args.sessions
+
+    async def one(i: int, client: httpx.AsyncClient) -> None:
+        body = {"content": f"{TEXTS[i % len(TEXTS)]} #{i}", "plan_type": 1 + i % 6}
+        async with gate:
+            tally.sent += 1
+            for _ in range(20):
+                try:
+                    r = await client.post(
+                        f"{API}/analyze-async", json=body, headers={"X-API-Key": KEY}
+                    )
+                except httpx.HTTPError as exc:
+                    tally.errors.append(f"POST: {exc!r}")
+                    return
+                if r.status_code == 202:
+                    tally.accepted_async.append(r.json()["session_id"])
+                    tally.accepted_at.append(time.monotonic())
+                    return
+                if r.status_code == 200 and r.json().get("mode") == "sync":
+                    tally.finished_sync.append(r.json()["session_id"])
+                    return
+                if r.status_code == 503:
+                    tally.refused_503 += 1
+                    await asyncio.sleep(min(2.0, float(r.headers.get("Retry-After", "1"))))
+                    continue
+                tally.errors.append(f"POST {r.status_code}: {r.text[:200]}")
+                return
+
+    async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+        pending = []
+        for i in range(args.sessions):
+            pending.append(asyncio.create_task(one(i, client)))
+            await asyncio.sleep(interval)
+        await asyncio.gather(*pending)
+
+
+async def make_chaos(
+    args: argparse.Namespace, settings: Settings, logs: Path, tally: Tally
+) -> None:
+    """Kill every kind of process at least once, restart RabbitMQ once, flush Redis once."""
+    groups = [
+        "worker-media-preprocess",
+        "worker-techniques",
+        "worker-ai-tampered",
+        "worker-claims",
+        "worker-domain",
+        "aggregator",
+    ]
+    plan = [*random.sample(groups, len(groups)), *random.choices(groups, k=args.extra_kills)]
+    step = args.duration / (len(plan) + 2)
+    for n, group in enumerate(plan):
+        await asyncio.sleep(step)
+        kill_one(group, logs, tally)
+        if n == len(plan) // 3:
+            await restart_rabbitmq(tally)
+            await inject_poison(settings, args.poison, tally)
+        if n == 2 * len(plan) // 3:
+            await flush_redis(settings, tally)
+
+
+def kill_one(group: str, logs: Path, tally: Tally) -> None:
+    pids = json.loads((logs / "pids.json").read_text())
+    victims = [(label, pid) for label, pid in pids.items() if label.rsplit("-", 1)[0] == group]
+    _, pid = random.choice(victims)
+    try:
+        os.kill(pid, signal.SIGKILL)
+        tally.kills[group] = tally.kills.get(group, 0) + 1
+    except ProcessLookupError:
+        pass
+
+
+async def restart_rabbitmq(tally: Tally) -> None:
+    started = time.monotonic()
+    await run("rabbitmqctl", "stop_app")
+    await asyncio.sleep(3)
+    await run("rabbitmqctl", "start_app")
+    tally.broker_back_at = time.monotonic()
+    tally.events["rabbitmq_down_s"] = round(time.monotonic() - started, 1)
+
+
+async def flush_redis(settings: Settings, tally: Tally) -> None:
+    redis = Redis.from_url(settings.redis_url)
+    try:
+        await redis.flushdb()
+    finally:
+        await redis.aclose()
+    tally.events["redis_flushed"] = 1
+
+
+async def inject_poison(settings: Settings, count: int, tally: Tally) -> None:
+    names = Names(settings.topology_prefix)
+    connection = await aio_pika.connect_robust(settings.amqp_url)
+    try:
+        channel = await connection.channel(publisher_confirms=True)
+        exchange = await channel.get_exchange(names.exchange)
+        for i in range(count):
+            body = json.dumps({"poison": i, "nonce": uuid.uuid4().hex}).encode()
+            key = names.task_queue(random.choice(["techniques", "claims", "domain"]), 1 + i % 6)
+            await exchange.publish(aio_pika.Message(body, delivery_mode=2), key)
+            tally.poison.append(body)
+    finally:
+        await connection.close()
+
+
+async def run(*argv: str) -> None:
+    process = await asyncio.create_subprocess_exec(
+        *argv, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+    )
+    await asyncio.wait_for(process.wait(), 120)
+
+
+async def settle_and_check(
+    settings: Settings, tally: Tally, timeout: float, started: float
+) -> dict:
+    """Wait for every accepted session to be final, then check what the pipeline claims."""
+    accepted = tally.accepted_async + tally.finished_sync
+    conn = await asyncpg.connect(settings.database_url)
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            open_ = await conn.fetchval(
+                "SELECT count(*) FROM sessions"
+                " WHERE status = 'processing' AND id = ANY($1::uuid[])",
+                accepted,
+            )
+            if open_ == 0:
+                break
+            await asyncio.sleep(0.5)
+        tally.events["all_final_s"] = round(time.monotonic() - started, 1)
+        statuses = dict(
+            await conn.fetch(
+                "SELECT status, count(*) FROM sessions WHERE id = ANY($1::uuid[]) GROUP BY status",
+                accepted,
+            )
+        )
+        mismatches = await verdict_mismatches(conn, accepted, settings)
+        timed_out = await conn.fetchval(
+            "SELECT count(DISTINCT session_id) FROM component_results WHERE status = 'timeout'"
+        )
+        orphans = await conn.fetchval(
+            "SELECT count(*) FROM sessions s WHERE NOT (s.id = ANY($1::uuid[]))", accepted
+        )
+    finally:
+        await conn.close()
+    await wait_for_queues(settings, len(tally.poison), deadline=time.monotonic() + 60)
+    dlq = await drain_dlq(settings)
+    if tally.broker_back_at is not None:
+        after = [t for t in tally.accepted_at if t >= tally.broker_back_at]
+        if after:
+            tally.events["first_202_after_rabbitmq_restart_s"] = round(
+                min(after) - tally.broker_back_at, 2
+            )
+    final = sum(n for status, n in statuses.items() if status != "processing")
+    report = {
+        "sessions_sent": tally.sent,
+        "accepted_202": len(tally.accepted_async),
+        "finished_sync_200": len(tally.finished_sync),
+        "retried_after_503": tally.refused_503,
+        "finished": final,
+        "lost": len(accepted) - final,
+        "by_status": statuses,
+        "finalized_by_deadline": timed_out,
+        "duplicated_verdicts": 0,  # verdicts.session_id is the primary key; checked below anyway
+        "verdicts_disagreeing_with_components": mismatches,
+        "sessions_not_acknowledged_to_client": orphans,
+        "poison_injected": len(tally.poison),
+        "dead_lettered": len(dlq),
+        "dead_letters_that_are_not_the_poison": len([b for b in dlq if b not in tally.poison]),
+        "kills": tally.kills,
+        "client_errors": tally.errors[:10],
+        "timings_s": tally.events,
+    }
+    report["ok"] = (
+        report["lost"] == 0
+        and not mismatches
+        and not tally.errors
+        and sorted(dlq) == sorted(tally.poison)
+    )
+    return report
+
+
+async def verdict_mismatches(conn: asyncpg.Connection, sids: list[str], settings: Settings) -> int:
+    """Sessions whose verdict differs from one recomputed from their component rows."""
+    rows = await conn.fetch(
+        """
+        SELECT s.id, s.status, v.score, v.label,
+               (SELECT count(*) FROM verdicts v2 WHERE v2.session_id = s.id) AS verdicts,
+               array_agg(r.component) AS components, array_agg(r.status) AS states,
+               array_agg(r.score) AS scores
+        FROM sessions s JOIN verdicts v ON v.session_id = s.id
+        JOIN component_results r ON r.session_id = s.id
+        WHERE s.id = ANY($1::uuid[]) GROUP BY s.id, s.status, v.score, v.label
+        """,
+        sids,
+    )
+    bad = 0
+    for row in rows:
+        outcomes = {
+            c: ComponentOutcome(st, sc)
+            for c, st, sc in zip(row["components"], row["states"], row["scores"], strict=True)
+        }
+        expected = compute(outcomes, settings.verdict_weights)
+        same_score = (expected.score is None and row["score"] is None) or (
+            expected.score is not None
+            and row["score"] is not None
+            and abs(expected.score - row["score"]) < 0.01
+        )
+        if (
+            row["verdicts"] != 1
+            or not same_score
+            or expected.label != row["label"]
+            or expected.session_status != row["status"]
+        ):
+            bad += 1
+    return bad + (len(sids) - len(rows))
+
+
+async def wait_for_queues(settings: Settings, poison: int, deadline: float) -> None:
+    """Until the plan queues are empty and the DLQ holds at least the injected poison."""
+    names = Names(settings.topology_prefix)
+    connection = await aio_pika.connect_robust(settings.amqp_url)
+    try:
+        channel = await connection.channel()
+        queues = [q.name for q in from_settings(settings).queues if ".retry." not in q.name]
+        while time.monotonic() < deadline:
+            depth = {}
+            for name in queues:
+                declared = await channel.declare_queue(name, passive=True)
+                depth[name] = declared.declaration_result.message_count or 0
+            dead = depth.pop(names.dlq)
+            if dead >= poison and not any(depth.values()):
+                return
+            await asyncio.sleep(0.5)
+    finally:
+        await connection.close()
+
+
+async def drain_dlq(settings: Settings) -> list[bytes]:
+    connection = await aio_pika.connect_robust(settings.amqp_url)
+    bodies = []
+    try:
+        channel = await connection.channel()
+        queue = await channel.get_queue(Names(settings.topology_prefix).dlq)
+        while (message := await queue.get(fail=False, no_ack=True)) is not None:
+            bodies.append(message.body)
+    finally:
+        await connection.close()
+    return bodies
+
+
+def stop(up: subprocess.Popen) -> None:
+    if up.poll() is None:
+        up.send_signal(signal.SIGTERM)
+        try:
+            up.wait(90)
+        except subprocess.TimeoutExpired:
+            os.killpg(up.pid, signal.SIGKILL)
+
+
+async def cleanup(amqp: str, admin_db: str, db_name: str, prefix: str, redis_url: str) -> None:
+    await svc.drop_database(with_db(admin_db, "postgres"), db_name)
+    await svc.delete_broker_objects(amqp, os.environ.get("RABBITMQ_MANAGEMENT_URL"), prefix)
+    redis = Redis.from_url(redis_url)
+    try:
+        await redis.flushdb()
+    finally:
+        await redis.aclose()
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--sessions", type=int, default=300, help="sessions to submit (default 300)")
+    p.add_argument("--duration", type=float, default=30.0, help="seconds to spread them over")
+    p.add_argument("--poison", type=int, default=6, help="poison messages to inject")
+    p.add_argument("--extra-kills", type=int, default=6, help="kills beyond one per process kind")
+    p.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for every session")
+    args = p.parse_args(argv)
+    if not 1 <= args.sessions <= 5000 or args.timeout > 1800:
+        p.error("keep it bounded: 1..5000 sessions, timeout up to 1800 s")
+    return args
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(parse())))

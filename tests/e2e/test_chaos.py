@@ -1,0 +1,54 @@
+"""The chaos scenario, small: kills, a RabbitMQ restart and a Redis flush lose no session."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.timeout(400)
+def test_chaos_loses_nothing_and_dead_letters_only_the_poison(services):
+    """Every session ends with a verdict that matches its rows; the DLQ holds just the poison."""
+    env_args = [
+        "--sessions",
+        "90",
+        "--duration",
+        "15",
+        "--poison",
+        "3",
+        "--extra-kills",
+        "3",
+        "--timeout",
+        "150",
+    ]
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "chaos.py"), *env_args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=380,
+    )
+    assert run.stdout.strip(), run.stderr[-3000:]
+    report = json.loads(run.stdout[run.stdout.index("{") :])
+    assert report["sessions_sent"] == 90
+    assert report["lost"] == 0, report
+    assert report["finished"] == report["accepted_202"] + report["finished_sync_200"] == 90
+    assert report["verdicts_disagreeing_with_components"] == 0
+    assert report["dead_lettered"] == report["poison_injected"] == 3
+    assert report["dead_letters_that_are_not_the_poison"] == 0
+    assert set(report["kills"]) == {
+        "worker-media-preprocess",
+        "worker-techniques",
+        "worker-ai-tampered",
+        "worker-claims",
+        "worker-domain",
+        "aggregator",
+    }
+    assert report["client_errors"] == []
+    assert report["ok"] and run.returncode == 0

@@ -1,0 +1,99 @@
+"""Claims: extraction of check-worthy sentences and the risk of what verification found."""
+
+import json
+
+import pytest
+
+from workers.analysis.claims import (
+    UNVERIFIABLE,
+    Verification,
+    extract_claims,
+    match_locally,
+    report_data,
+    score_claims,
+    sentence_cues,
+)
+from workers.analysis.factcheck_store import read_fact_checks
+
+
+@pytest.fixture(scope="module")
+def sample() -> list[dict]:
+    return [c.model_dump() for c in read_fact_checks()]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "cues"),
+    [
+        ("Inflația a urcat la 6,6% în martie 2024.", {"percentage", "number", "date"}),
+        ("This is the biggest drop on record.", {"superlative"}),
+        ("Vaccinurile provoacă autism.", {"causal"}),
+        (
+            "Guvernul a cheltuit 2 miliarde de lei, spune Marcel Popescu.",
+            {"number", "named_entity"},
+        ),
+        ("Pe 9 mai a fost frumos.", {"number", "date"}),
+        ("Este cel mai mare secret.", {"superlative"}),
+    ],
+)
+def test_sentence_cues(sentence: str, cues: set[str]) -> None:
+    """Numbers, percentages, dates, names, superlatives and causes are recognised in RO and EN."""
+    assert set(sentence_cues(sentence)) == cues
+
+
+def test_sentences_without_factual_cues_are_not_claims() -> None:
+    """Opinions and descriptions with no number, superlative or cause are not extracted."""
+    assert extract_claims("The weather was nice. We went for a walk with Maria in the park.") == []
+
+
+def test_false_claim_matches_its_fact_check_and_scores_high(sample: list[dict]) -> None:
+    """A post repeating a claim rated false is matched to it and raises the risk."""
+    claims = extract_claims("Experts now admit that new 5G networks are spreading the coronavirus.")
+    verifications = match_locally(claims, sample)
+    assert verifications[0].status == "matched"
+    assert verifications[0].rating == "false"
+    assert score_claims(claims, verifications) >= 85
+
+
+def test_romanian_claim_without_diacritics_matches(sample: list[dict]) -> None:
+    """Romanian typed without diacritics still meets its fact check."""
+    claims = extract_claims("De la 1 ianuarie pensiile se taie cu 40%, spun cei de la guvern!")
+    assert (
+        match_locally(claims, sample)[0].checked_claim
+        == "Pensiile vor fi tăiate cu 40% de la 1 ianuarie"
+    )
+
+
+def test_neutral_news_claims_are_unverifiable_and_score_low(sample: list[dict]) -> None:
+    """Honest figures nobody has checked are reported as unverifiable and add only caution."""
+    text = (
+        "Institutul Național de Statistică a anunțat că inflația a coborât la 6,6% în martie. "
+        "The central bank kept its main rate at 4.5% on Tuesday."
+    )
+    claims = extract_claims(text)
+    verifications = match_locally(claims, sample)
+    data = report_data(claims, verifications)
+    assert len(claims) == 2
+    assert data["unverifiable"] == 2
+    assert score_claims(claims, verifications) < 20
+    assert all("unverifiable" in s for s in data["summary"])
+
+
+def test_true_claims_add_no_risk(sample: list[dict]) -> None:
+    """A claim matched to a check rated true contributes nothing."""
+    claims = extract_claims("Smoking increases the risk of lung cancer, doctors say.")
+    assert score_claims(claims, match_locally(claims, sample)) == 0.0
+
+
+def test_unverifiable_caution_is_capped() -> None:
+    """However many unchecked numbers a text has, they alone stay below the high-risk band."""
+    text = " ".join(f"Valoarea {i} este cea mai mare din 2020." for i in range(10))
+    claims = extract_claims(text)
+    assert score_claims(claims, [UNVERIFIABLE] * len(claims)) <= 25
+
+
+def test_evidence_verdict_counts_like_a_fact_check() -> None:
+    """A provider's "misleading" answer raises the risk like a matched check."""
+    claims = extract_claims("Crime doubled last year because of migrants.")
+    evidence = Verification("evidence", "misleading", None, None, "provider", "https://x.example")
+    assert score_claims(claims, [evidence]) == 70.0
+    json.dumps(report_data(claims, [evidence]))

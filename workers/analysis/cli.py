@@ -1,0 +1,40 @@
+"""`factchecks` commands: load fact checks into the store (wired into the `verdict` CLI)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import asyncpg
+import click
+from pydantic import ValidationError
+
+from shared.errors import VerdictError
+from shared.settings import load_settings
+from workers.analysis.factcheck_store import SAMPLE_FILE, FactCheck, read_fact_checks, upsert
+
+factchecks = click.Group("factchecks", help="Manage the fact-check store of the claims component.")
+
+
+@factchecks.command("load")
+@click.argument(
+    "file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+def load_command(file: Path | None) -> None:
+    """Upsert the fact checks of FILE (JSON lines; default: the shipped sample)."""
+    path = file or SAMPLE_FILE
+    try:
+        checks = read_fact_checks(path)
+        written = asyncio.run(_load(load_settings().database_url, checks))
+    except (VerdictError, ValidationError, OSError, asyncpg.PostgresError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"loaded {written} fact checks from {path}")
+
+
+async def _load(database_url: str, checks: list[FactCheck]) -> int:
+    conn = await asyncpg.connect(database_url)
+    try:
+        async with conn.transaction():
+            return await upsert(conn, checks)
+    finally:
+        await conn.close()

@@ -1,0 +1,333 @@
+"""Reputation of the URLs and domains in an input: listed sources, lookalikes, risky hosts.
+
+Pure: nothing is fetched or resolved. The list and thresholds live in `data/domains.yaml`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlsplit
+
+from workers.analysis.datafiles import load
+
+# Two-label public suffixes we meet in practice, so "bbc.co.uk" has the name "bbc".
+SECOND_LEVEL_SUFFIXES = frozenset({"co.uk", "org.uk", "com.ro", "org.ro", "com.md", "co.md"})
+# Shorter registrable names collide by chance ("rt" is one edit from "at"): no typo check.
+MIN_LOOKALIKE_NAME = 5
+MAX_HOSTS = 20
+
+_URL = re.compile(r"(?i)\b(?:https?://|www\.)[^\s<>\"'()\[\]{}]+")
+_BARE = r"(?<![\w@./-])((?:[\w-]+\.)+(?:{tlds}))(?![\w-])(?!\.\w)"
+
+
+@dataclass(frozen=True)
+class Reputation:
+    """The shipped source list and risk levels, ready to query."""
+
+    domains: Mapping[str, Mapping[str, str]]
+    categories: Mapping[str, Mapping[str, Any]]
+    shorteners: frozenset[str]
+    risky_tlds: frozenset[str]
+    homoglyphs: Mapping[str, str]
+    risks: Mapping[str, float]
+    bare_domain: re.Pattern[str]
+
+
+@dataclass(frozen=True)
+class HostAssessment:
+    """One host: what we know of it, each reason with its risk, and the resulting risk."""
+
+    host: str
+    display: str
+    category: str | None = None
+    reasons: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def risk(self) -> float:
+        return max((r for _, r in self.reasons), default=0.0)
+
+
+@dataclass(frozen=True)
+class DomainReport:
+    """Every host found and the worst risk among them (0 when the input names none)."""
+
+    hosts: tuple[HostAssessment, ...] = field(default_factory=tuple)
+
+    @property
+    def score(self) -> float:
+        return max((h.risk for h in self.hosts), default=0.0)
+
+
+def reputation_from(spec: Mapping[str, Any]) -> Reputation:
+    """Build a Reputation from the structure of `data/domains.yaml`."""
+    tlds = "|".join(sorted(map(re.escape, spec["bare_domain_tlds"]), key=len, reverse=True))
+    risks = {
+        k: float(spec[f"{k}_risk"])
+        for k in ("shortener", "risky_tld", "raw_ip", "lookalike", "unknown")
+    }
+    return Reputation(
+        domains=spec["domains"],
+        categories=spec["categories"],
+        shorteners=frozenset(spec["shorteners"]),
+        risky_tlds=frozenset(spec["risky_tlds"]),
+        homoglyphs=spec["homoglyphs"],
+        risks=risks,
+        bare_domain=re.compile(_BARE.format(tlds=tlds), re.IGNORECASE),
+    )
+
+
+@lru_cache(maxsize=1)
+def default_reputation() -> Reputation:
+    """The shipped source list, parsed once per process."""
+    return reputation_from(load("domains.yaml"))
+
+
+def extract_hosts(
+    text: str, url: str | None = None, reputation: Reputation | None = None
+) -> list[str]:
+    """Normalised hosts of the input URL and of the URLs and bare domains in the text, in order."""
+    reputation = reputation or default_reputation()
+    raw = [url] if url else []
+    raw += [m.group(0).rstrip(".,;:!?") for m in _URL.finditer(text)]
+    without_urls = _URL.sub(" ", text)
+    raw += [m.group(1) for m in reputation.bare_domain.finditer(without_urls)]
+    hosts: list[str] = []
+    for item in raw:
+        host = normalise_host(item)
+        if host and host not in hosts:
+            hosts.append(host)
+    return hosts[:MAX_HOSTS]
+
+
+def normalise_host(raw: str) -> str | None:
+    """Lower-case ASCII (punycode) host of a URL or bare domain, without `www.` or port."""
+    candidate = raw.strip()
+    if "://" not in candidate:
+        candidate = "http://" + candidate
+    try:
+        host = urlsplit(candidate).hostname
+    except ValueError:
+        return None
+    if not host:
+        return None
+    host = host.rstrip(".").lower()
+    host = host.removeprefix("www.")
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host
+
+
+def unicode_host(host: str) -> str:
+    """The readable form of a punycode host (xn--…), or the host itself."""
+    try:
+        return host.encode("ascii").decode("idna")
+    except UnicodeError:
+        return host
+
+
+def registrable_name(host: str) -> tuple[str, str]:
+    """(name, suffix) of a host: ("digi24", "ro") for "stiri.digi24.ro"."""
+    labels = host.split(".")
+    cut = 3 if ".".join(labels[-2:]) in SECOND_LEVEL_SUFFIXES and len(labels) >= 3 else 2
+    if len(labels) < cut:
+        return host, ""
+    return labels[-cut], ".".join(labels[-cut + 1 :])
+
+
+def skeleton(text: str, homoglyphs: Mapping[str, str]) -> str:
+    """The text with look-alike characters replaced by the Latin letter they imitate."""
+    for fake, real in sorted(homoglyphs.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(fake, real)
+    return text
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Edit distance where swapping two neighbouring letters counts as one edit.
+
+    Optimal string alignment: typosquatters swap letters ("reutres") as often as they
+    replace them, and plain Levenshtein would count a swap twice.
+    """
+    rows = [list(range(len(b) + 1))]
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            row[j] = min(rows[i - 1][j] + 1, row[j - 1] + 1, rows[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], rows[i - 2][j - 2] + 1)
+        rows.append(row)
+    return rows[-1][-1]
+
+
+def listed_entry(host: str, reputation: Reputation) -> tuple[str, Mapping[str, str]] | None:
+    """The list entry of a host or of its nearest listed parent domain."""
+    labels = host.split(".")
+    for i in range(len(labels) - 1):
+        parent = ".".join(labels[i:])
+        if parent in reputation.domains:
+            return parent, reputation.domains[parent]
+    return None
+
+
+def imitated_domain(host: str, reputation: Reputation) -> tuple[str, str] | None:
+    """(listed domain, how) when an unlisted host imitates a listed one."""
+    display = unicode_host(host)
+    name, suffix = registrable_name(display)
+    name_skeleton = skeleton(name, reputation.homoglyphs)
+    for known in reputation.domains:
+        known_name, known_suffix = registrable_name(known)
+        if how := _imitation(name, name_skeleton, suffix, known_name, known_suffix, reputation):
+            return known, how
+        if _embeds(display, known):
+            return known, "embedded"
+    return None
+
+
+def _imitation(
+    name: str,
+    name_skeleton: str,
+    suffix: str,
+    known: str,
+    known_suffix: str,
+    reputation: Reputation,
+) -> str | None:
+    if name == known:
+        return "other_suffix" if suffix != known_suffix else None
+    if name_skeleton == skeleton(known, reputation.homoglyphs):
+        return "homoglyphs"
+    if len(known) >= MIN_LOOKALIKE_NAME:
+        limit = 1 if len(known) < 8 else 2
+        if edit_distance(name_skeleton, known) <= limit:
+            return "typo"
+        if known in name.split("-"):
+            return "added_words"
+    return None
+
+
+def _embeds(display: str, known: str) -> bool:
+    """Whether a host carries a listed domain inside it: digi24.ro.news.top, digi24-ro.live."""
+    if display.endswith(known):
+        return False
+    return f"{known}." in f"{display}." or known.replace(".", "-") in display
+
+
+# How a host imitates a listed domain, in English and Romanian.
+IMITATION_WAYS: Mapping[str, tuple[str, str]] = {
+    "other_suffix": ("same name under another suffix", "același nume cu altă terminație"),
+    "homoglyphs": ("look-alike characters", "caractere care arată la fel"),
+    "typo": ("one or two characters off", "diferă prin una-două litere"),
+    "added_words": ("the listed name with added words", "numele cunoscut cu alte cuvinte adăugate"),
+    "embedded": (
+        "the listed name inside another domain",
+        "numele cunoscut în interiorul altui domeniu",
+    ),
+}
+
+
+def assess_host(host: str, reputation: Reputation | None = None) -> HostAssessment:
+    """What the shipped list and the host's shape say about one host."""
+    reputation = reputation or default_reputation()
+    display = unicode_host(host)
+    if _is_ip(host):
+        return HostAssessment(
+            host, display, None, (("raw IP address", reputation.risks["raw_ip"]),)
+        )
+    entry = listed_entry(host, reputation)
+    if entry:
+        listed, info = entry
+        risk = float(reputation.categories[info["category"]]["risk"])
+        reason = f"listed as {info['category']} ({listed}): {info.get('note', '')}".rstrip(": ")
+        return HostAssessment(host, display, info["category"], ((reason, risk),))
+    return HostAssessment(host, display, None, tuple(_shape_reasons(host, display, reputation)))
+
+
+def _shape_reasons(host: str, display: str, reputation: Reputation) -> Iterable[tuple[str, float]]:
+    risks = reputation.risks
+    yield "not in the source list", risks["unknown"]
+    if host in reputation.shorteners:
+        yield "link shortener hides the destination", risks["shortener"]
+    if host.rsplit(".", 1)[-1] in reputation.risky_tlds:
+        yield f"top-level domain .{host.rsplit('.', 1)[-1]} is often abused", risks["risky_tld"]
+    if display != host:
+        yield f"internationalised name ({host})", risks["risky_tld"]
+    if imitation := imitated_domain(host, reputation):
+        known, how = imitation
+        yield f"imitates {known}: {IMITATION_WAYS[how][0]}", risks["lookalike"]
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def assess_domains(
+    text: str, url: str | None = None, reputation: Reputation | None = None
+) -> DomainReport:
+    """Assess every host named by the input."""
+    reputation = reputation or default_reputation()
+    hosts = extract_hosts(text, url, reputation)
+    return DomainReport(tuple(assess_host(h, reputation) for h in hosts))
+
+
+def report_data(report: DomainReport, reputation: Reputation | None = None) -> dict[str, Any]:
+    """JSON-ready evidence: each host with its category and reasons, worst first."""
+    reputation = reputation or default_reputation()
+    worst = sorted(report.hosts, key=lambda h: -h.risk)
+    return {
+        "hosts": [
+            {
+                "host": h.display,
+                "ascii": h.host,
+                "category": h.category,
+                "risk": h.risk,
+                "reasons": [r for r, _ in h.reasons],
+            }
+            for h in worst
+        ],
+        "summary": [_summary(h, "en", reputation) for h in worst[:5] if h.risk > 0 or h.category],
+        "summary_ro": [
+            _summary(h, "ro", reputation) for h in worst[:5] if h.risk > 0 or h.category
+        ],
+    }
+
+
+def _summary(host: HostAssessment, language: str, reputation: Reputation) -> str:
+    if host.category:
+        label = reputation.categories[host.category]["label"][language]
+        return f"{host.display}: {label}"
+    strongest = max(host.reasons, key=lambda r: r[1])[0]
+    if language == "ro":
+        strongest = _ro_reason(strongest)
+    return f"{host.display}: {strongest}"
+
+
+_RO_REASONS = (
+    ("not in the source list", "nu apare în lista de surse"),
+    ("link shortener hides the destination", "scurtător de link care ascunde destinația"),
+    ("raw IP address", "adresă IP în loc de domeniu"),
+    ("imitates", "imită"),
+    ("top-level domain", "domeniu de nivel superior des folosit abuziv"),
+    ("internationalised name", "nume internaționalizat"),
+)
+
+
+def _ro_reason(reason: str) -> str:
+    for en, ro in _RO_REASONS:
+        if reason.startswith(en):
+            return ro + _ro_ways(reason[len(en) :]) if en == "imitates" else ro
+    return reason
+
+
+def _ro_ways(text: str) -> str:
+    for en, ro in IMITATION_WAYS.values():
+        text = text.replace(en, ro)
+    return text

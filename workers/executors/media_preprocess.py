@@ -1,0 +1,58 @@
+"""media_preprocess: image, audio and video input into text, then the four analysis tasks."""
+
+import json
+
+from shared.constants import ANALYSIS_COMPONENTS, MEDIA_CACHE_TTL_S
+from shared.messages import Task, now_ms
+from workers.analysis.media import (
+    MediaText,
+    extract_text,
+    installed_tesseract,
+    media_cache_key,
+    resolve_media_path,
+)
+from workers.executor import Analysis, ExecutorContext, executor, task_timeout_s
+
+
+@executor("media_preprocess")
+async def run(task: Task, ctx: ExecutorContext) -> Analysis:
+    key = media_cache_key(task.session_id)
+    cached = await ctx.redis.get(key)
+    if cached:
+        media = MediaText(**json.loads(cached))
+    else:
+        media = await _extract(task, ctx)
+        await ctx.redis.set(key, json.dumps(media.__dict__), ex=MEDIA_CACHE_TTL_S)
+    for component in ANALYSIS_COMPONENTS:
+        await ctx.dispatch(follow_up(task, component, media.text))
+    return Analysis(
+        0.0,
+        {
+            "method": media.method,
+            "chars": len(media.text),
+            "cached": bool(cached),
+            "dispatched": list(ANALYSIS_COMPONENTS),
+        },
+    )
+
+
+async def _extract(task: Task, ctx: ExecutorContext) -> MediaText:
+    path = resolve_media_path(ctx.settings.media_root, task.input.media_path)
+    # Leave the runtime a margin to report the failure before its own timeout fires.
+    budget = task_timeout_s(task, ctx.settings) * 0.9
+    return await extract_text(
+        ctx.http, ctx.settings, task.input.input_type, path, budget, installed_tesseract()
+    )
+
+
+def follow_up(task: Task, component: str, extracted: str) -> Task:
+    """The analysis task of `component`: the media text added to any text the client sent."""
+    content = "\n\n".join(part for part in (task.input.content, extracted) if part)
+    return task.model_copy(
+        update={
+            "component": component,
+            "input": task.input.model_copy(update={"content": content}),
+            "timestamp": now_ms(),
+            "retry_count": 0,
+        }
+    )
