@@ -175,7 +175,9 @@ def aggregator(prefetch: int) -> None:
 
 
 @main.command()
-@click.option("--heartbeat", is_flag=True, help="also require a heartbeat from a process on this host")
+@click.option(
+    "--heartbeat", is_flag=True, help="also require a heartbeat from a process on this host"
+)
 def health(heartbeat: bool) -> None:
     """Exit 0 when RabbitMQ, Redis and PostgreSQL answer (compose health checks use this)."""
     from ops.health import check
