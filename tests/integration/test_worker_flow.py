@@ -265,3 +265,41 @@ async def test_one_task_runs_once_even_when_delivered_twice_at_once(settings, po
         await final_view(pool, sid)
         await asyncio.sleep(1.0)  # let the second copies come back from the lock tier
     assert sorted(runs) == sorted(ANALYSIS_COMPONENTS)
+
+
+async def test_audio_goes_through_media_preprocess_to_a_verdict(world, pool, tmp_path):
+    """Real executors: audio is transcribed by the service, then the four tasks reach a verdict."""
+    from tests.integration.test_analysis_services import FakeService, Reply
+    from workers.runtime import Worker as RealWorker
+
+    fake = FakeService()
+    fake.thread.start()
+    try:
+        (tmp_path / "clip.mp3").write_bytes(b"ID3 fake audio")
+        fake.on(
+            "/v1/audio/transcriptions",
+            Reply(200, {"text": "URGENT!!! Share now: they HIDE the truth about vaccines!"}),
+        )
+        settings = await world(transcription_url=fake.url, media_root=str(tmp_path))
+        from shared.broker import Publisher
+        from topology.spec import Names
+
+        connection = await connect(settings.amqp_url, "test")
+        publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
+        components = ("media_preprocess", *ANALYSIS_COMPONENTS)
+        workers = [RealWorker(settings, WorkerOptions(c, 2, 2)).run for c in components]
+        try:
+            async with running(*workers, Aggregator(settings).run):
+                sid = await submit(
+                    pool, publisher, input_type="audio", content=None, media_path="clip.mp3"
+                )
+                view = await final_view(pool, sid, timeout=30)
+        finally:
+            await connection.close()
+    finally:
+        fake.server.shutdown()
+        fake.server.server_close()
+    assert view.status == "completed"
+    assert fake.hits("/v1/audio/transcriptions") == 1
+    assert view.results["techniques"]["score"] > 0
+    assert view.verdict["explanation"]["en"] and view.verdict["explanation"]["ro"]
