@@ -170,17 +170,7 @@ class TaskHandler:
             return
         assert isinstance(decision, GiveUp)
         log.error("task failed for good", reason=decision.reason)
-        for component in failed_components(task):
-            failure = Result(
-                session_id=task.session_id,
-                component=component,
-                success=False,
-                score=0,
-                error=decision.reason,
-                timestamp=now_ms(),
-                attempt=attempt,
-                worker_id=self.worker_id,
-            )
+        for failure in failure_results(task, decision.reason, attempt, self.worker_id):
             await self.publisher.result(failure)
         metrics.JOBS.labels(task.component, "failed").inc()
         await self._dead_letter(delivery, decision.reason)
@@ -232,9 +222,22 @@ def attempt_of(delivery: AbstractIncomingMessage) -> int:
         return 1
 
 
-def failed_components(task: Task) -> tuple[str, ...]:
-    """Components a failure of `task` answers for: the four of a session whose media failed."""
-    return ANALYSIS_COMPONENTS if task.component == MEDIA_PREPROCESS else (task.component,)
+def failure_results(task: Task, reason: str, attempt: int, worker_id: str) -> list[Result]:
+    """What a failed task reports: for media, a failure of each of the four components."""
+    components = ANALYSIS_COMPONENTS if task.component == MEDIA_PREPROCESS else (task.component,)
+    return [
+        Result(
+            session_id=task.session_id,
+            component=c,
+            success=False,
+            score=0,
+            error=reason,
+            timestamp=now_ms(),
+            attempt=attempt,
+            worker_id=worker_id,
+        )
+        for c in components
+    ]
 
 
 async def _quietly(awaitable: object) -> None:
