@@ -21,8 +21,12 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
         )
 
 
-async def create_pool(database_url: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
-    """A pool whose connections read and write json/jsonb as Python objects."""
+async def create_pool(database_url: str, *, min_size: int = 0, max_size: int = 10) -> asyncpg.Pool:
+    """A pool whose connections read and write json/jsonb as Python objects.
+
+    No connection is opened up front (min_size 0): a process starts while Postgres is away
+    and its handlers retry, instead of crashing at start-up.
+    """
     return await asyncpg.create_pool(
         database_url, min_size=min_size, max_size=max_size, init=_init_connection
     )

@@ -16,6 +16,14 @@ if redis.call('get', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+# Keep the key, as "done", for a while after success: a duplicate delivery arriving before the
+# aggregator has recorded the result then waits instead of running the task a second time.
+_FINISH = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('set', KEYS[1], 'done', 'PX', ARGV[2])
+end
+return 0
+"""
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
   return redis.call('del', KEYS[1])
@@ -47,6 +55,10 @@ class ComponentLock:
 
     async def still_held(self) -> bool:
         return (await self._redis.get(self.key)) == self.token.encode()
+
+    async def finish(self) -> None:
+        """Mark the task done: the key stays for one TTL so duplicates wait, then expires."""
+        await self._redis.eval(_FINISH, 1, self.key, self.token, self.ttl_ms)
 
     async def release(self) -> None:
         await self._redis.eval(_RELEASE, 1, self.key, self.token)

@@ -131,6 +131,7 @@ class TaskHandler:
         if task.component != MEDIA_PREPROCESS:
             await self.publisher.result(self._result(task, attempt, analysis, elapsed_ms))
         await delivery.ack()
+        await _quietly(lock.finish())
         metrics.JOBS.labels(task.component, "ok").inc()
         log.info("task done", score=analysis.score, ms=elapsed_ms)
 
@@ -243,5 +244,5 @@ def failure_results(task: Task, reason: str, attempt: int, worker_id: str) -> li
 async def _quietly(awaitable: object) -> None:
     try:
         await awaitable  # type: ignore[misc]
-    except Exception as exc:  # a lock we cannot release expires by its TTL
-        log.warning("lock release failed", error=str(exc))
+    except Exception as exc:  # a lock we cannot update expires by its TTL
+        log.warning("lock update failed", error=str(exc))
