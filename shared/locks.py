@@ -46,6 +46,7 @@ class ComponentLock:
         self.ttl_ms = ttl_ms
         self.token = secrets.token_hex(16)
         self.lost = asyncio.Event()
+        self._finished = False
 
     async def acquire(self) -> bool:
         return bool(await self._redis.set(self.key, self.token, nx=True, px=self.ttl_ms))
@@ -59,8 +60,12 @@ class ComponentLock:
     async def finish(self) -> None:
         """Mark the task done: the key stays for one TTL so duplicates wait, then expires."""
         await self._redis.eval(_FINISH, 1, self.key, self.token, self.ttl_ms)
+        self._finished = True
 
     async def release(self) -> None:
+        """Give the lock up at once (nothing to do once finished: the key is no longer ours)."""
+        if self._finished:
+            return
         await self._redis.eval(_RELEASE, 1, self.key, self.token)
 
     @contextlib.asynccontextmanager
