@@ -134,7 +134,7 @@ class Aggregator:
     async def _dead_letter(self, delivery: AbstractIncomingMessage, reason: str) -> None:
         log.warning("dead-lettering result", reason=reason)
         await self.publisher.dead_letter(
-            delivery.body, dict(delivery.headers or {}), reason, self.names.results
+            delivery.body, dict(delivery.headers or {}), reason, delivery.routing_key or ""
         )
         metrics.DEAD_LETTERS.labels("aggregator").inc()
         await delivery.ack()

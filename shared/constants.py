@@ -37,7 +37,8 @@ MIGRATION_LOCK_KEY: Final = 0x5645_5244  # "VERD"
 # Header names carried on task messages.
 ATTEMPT_HEADER: Final = "x-attempt"
 REASON_HEADER: Final = "x-verdict-reason"
-ORIGIN_HEADER: Final = "x-verdict-origin-queue"
+# The routing key a dead-lettered message arrived with: where a replay sends it back.
+ORIGIN_HEADER: Final = "x-verdict-origin"
 
 # Worker defaults per component: (concurrency, prefetch per plan queue). Prefetch from the
 # seed's deployment (SPEC §10); media work is slow and heavy, so it takes one at a time.
