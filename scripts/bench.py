@@ -1,0 +1,328 @@
+"""SPEC §11 in one run: this pipeline against the Celery chord peer and the raw broker ceiling.
+
+    flock /tmp/verdict-heavy.lock python scripts/bench.py [--sessions 2000] [--idle 200]
+
+All on the loopback services, no-op executors everywhere, one after the other:
+
+(a) this pipeline, in a fresh topology prefix and database removed afterwards:
+      python -m ops.cli api                                  (1 process)
+      python -m ops.cli aggregator                           (--aggregators, default 2)
+      python scripts/bench_worker.py COMPONENT --concurrency 8 --prefetch 10
+                                                             (one per analysis component)
+    throughput: --sessions POSTs over HTTP, --in-flight at a time (httpx's pool costs the
+    client ~6 ms of CPU per request at 64 in flight against ~1 ms at 8, CPU the pipeline
+    then lacks on a 2-core machine), until every session is final: first POST sent to the
+    last `finished_at`. Idle latency: --idle sessions one at a time, POST sent to the
+    session's `finished_at` in Postgres (same machine, same clock); beside it, POST to the
+    final state's announcement on Redis (what /events streams), and a short pass where the
+    client polls GET …/result every 2 ms instead.
+(b) the peer, run from /work/shared/peer (read-only; no bytecode is written there):
+      cd /work/shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/celery -A peer worker -c 2
+      cd /work/shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python drive.py N
+      cd /work/shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python latency.py M
+(c) the ceiling of the message shape on RabbitMQ alone (its `rawlimit*` objects are deleted):
+      cd /work/shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python raw_limit.py N
+
+The peer venv: python3 -m venv ~/peer-venv && ~/peer-venv/bin/pip install celery redis \
+"psycopg[binary]" aio-pika. Prints a table and a JSON summary: our throughput over the
+chord's (target ≥ 2), our idle p50 (target ≤ 10 ms), the raw ceiling for context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import benchlib as lib
+import click
+import httpx
+
+PEER_DIR = Path("/work/shared/peer")
+PEER_VENV = Path.home() / "peer-venv"
+ANALYSIS_WORKERS = [(c, 8, 10) for c in ("techniques", "ai_tampered", "claims", "domain")]
+# How often the polling client re-reads GET …/result: fine enough to resolve a 10 ms target.
+RESULT_POLL_S = 0.002
+# Pause between idle sessions, so each one finds the pipeline quiet.
+IDLE_GAP_S = 0.02
+
+
+# --- (a) this pipeline --------------------------------------------------------------------
+
+
+async def ours(sessions: int, idle: int, in_flight: int, aggregators: int) -> dict[str, Any]:
+    world = lib.new_world("bench")
+    await lib.create_world(world)
+    try:
+        with lib.ProcessGroup() as group:
+            lib.start_api_and_aggregators(world, group, aggregators)
+            lib.start_workers(world, group, ANALYSIS_WORKERS)
+            await lib.wait_until_ready(world, group)
+            pool = await asyncpg.create_pool(world.database_url, min_size=1, max_size=2)
+            try:
+                await _warm_up(world, pool)
+                throughput = await _throughput(world, pool, sessions, in_flight)
+                group.check_alive()
+                latency = await _idle_latency(world, pool, idle)
+                polled = await _polled_latency(world, pool, max(1, idle // 4))
+                group.check_alive()
+            finally:
+                await pool.close()
+        return {
+            "throughput": throughput,
+            "idle": latency,
+            "idle_polled": polled,
+            "log_dir": str(group.log_dir),
+        }
+    finally:
+        await lib.destroy_world(world)
+
+
+async def _warm_up(world: lib.World, pool: asyncpg.Pool) -> None:
+    """A few sessions first, so connection set-up and first-call costs stay out of the figures."""
+    async with lib.client(world, 4) as http:
+        ids = [
+            sid for sid, _ in await asyncio.gather(*(lib.post_session(http, 6) for _ in range(20)))
+        ]
+    await _wait_final(pool, ids, timeout_s=30)
+
+
+async def _throughput(
+    world: lib.World, pool: asyncpg.Pool, n: int, in_flight: int
+) -> dict[str, Any]:
+    gate = asyncio.Semaphore(in_flight)
+
+    async def one(http: httpx.AsyncClient) -> tuple[str, float]:
+        async with gate:
+            return await lib.post_session(http, 6)
+
+    async with lib.client(world, in_flight) as http:
+        posted = await asyncio.gather(*(one(http) for _ in range(n)))
+    done = await _wait_final(pool, [sid for sid, _ in posted], timeout_s=600)
+    start = min(sent for _, sent in posted)
+    end = max(f for _, f in done.values())
+    latencies = [(done[sid][1] - sent) * 1000 for sid, sent in posted]
+    return {
+        "sessions": n,
+        "in_flight": in_flight,
+        "seconds": round(end - start, 2),
+        "sessions_per_s": round(n / (end - start), 1),
+        "post_to_final": lib.summarize(latencies),
+    }
+
+
+async def _idle_latency(world: lib.World, pool: asyncpg.Pool, n: int) -> dict[str, Any]:
+    """One session at a time; the client learns of the verdict from the Redis announcement."""
+    to_final, announced, server = [], [], []
+    async with lib.client(world, 2) as http, lib.FinalEvents(world) as events:
+        for _ in range(n):
+            sid, sent = await lib.post_session(http, 6)
+            announced.append((await events.wait(sid) - sent) * 1000)
+            created, finished = (await lib.finished(pool, [sid]))[sid]
+            to_final.append((finished - sent) * 1000)
+            server.append((finished - created) * 1000)
+            await asyncio.sleep(IDLE_GAP_S)
+    return {
+        "post_to_final": lib.summarize(to_final),
+        "post_to_announced": lib.summarize(announced),
+        "created_to_final": lib.summarize(server),
+    }
+
+
+async def _polled_latency(world: lib.World, pool: asyncpg.Pool, n: int) -> dict[str, Any]:
+    """The same, but the client polls GET …/result: the polling itself loads the pipeline."""
+    seen, to_final = [], []
+    async with lib.client(world, 2) as http:
+        for _ in range(n):
+            sid, sent = await lib.post_session(http, 6)
+            seen.append((await _seen_final(http, sid) - sent) * 1000)
+            to_final.append(((await lib.finished(pool, [sid]))[sid][1] - sent) * 1000)
+            await asyncio.sleep(IDLE_GAP_S)
+    return {"post_to_seen_by_poll": lib.summarize(seen), "post_to_final": lib.summarize(to_final)}
+
+
+async def _seen_final(http: httpx.AsyncClient, sid: str) -> float:
+    """Poll GET …/result until it answers 200 (final); the wall-clock time it did."""
+    while True:
+        if (await http.get(f"/api/v3/pipeline/{sid}/result")).status_code == 200:
+            return time.time()
+        await asyncio.sleep(RESULT_POLL_S)
+
+
+async def _wait_final(
+    pool: asyncpg.Pool, ids: list[str], timeout_s: float
+) -> dict[str, tuple[float, float]]:
+    """Wait until every session of `ids` is final; their (created, finished) epoch times.
+
+    The world's database holds only this run's sessions, so a count is enough to wait on:
+    polling the ids themselves would cost the client more CPU than the pipeline it measures.
+    """
+    deadline = time.monotonic() + timeout_s
+    while await lib.open_sessions(pool):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"sessions still open after {timeout_s}s")
+        await asyncio.sleep(0.1)
+    return await lib.finished(pool, ids)
+
+
+# --- (b) the Celery chord peer and (c) the raw ceiling ---------------------------------------
+
+
+def peer_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def peer_python(script: str, n: int, timeout_s: float) -> dict[str, Any]:
+    """Run one of the peer's scripts; the JSON line it prints."""
+    python = PEER_VENV / "bin" / "python"
+    out = subprocess.run(
+        [str(python), script, str(n)],
+        cwd=PEER_DIR,
+        env=peer_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=True,
+        start_new_session=True,
+    )
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+async def chord(n: int, latency_n: int) -> dict[str, Any]:
+    if not (PEER_VENV / "bin" / "celery").exists():
+        raise SystemExit(f"no peer venv at {PEER_VENV}: see this script's docstring")
+    with lib.ProcessGroup() as group:
+        celery = [str(PEER_VENV / "bin" / "celery"), "-A", "peer", "worker", "-c", "2"]
+        group.start("celery", celery, peer_env(), cwd=PEER_DIR)
+        await _wait_for_celery(group)
+        peer_python("latency.py", 20, 120)  # warm-up: connections, the Postgres table
+        drive = await asyncio.to_thread(peer_python, "drive.py", n, 900)
+        latency = await asyncio.to_thread(peer_python, "latency.py", latency_n, 600)
+    return {"drive": drive, "latency": latency, "log_dir": str(group.log_dir)}
+
+
+async def _wait_for_celery(group: lib.ProcessGroup, timeout_s: float = 60) -> None:
+    """Ready once the `celery` queue has a consumer."""
+    base, vhost, auth = lib.management_url(lib.LOOPBACK["AMQP_URL"], None)
+    url = f"{base}/api/queues/{lib.quote(vhost, safe='')}/celery"
+    deadline = time.monotonic() + timeout_s
+    async with httpx.AsyncClient(auth=auth, timeout=5) as http:
+        while time.monotonic() < deadline:
+            group.check_alive()
+            response = await http.get(url)
+            if response.status_code == 200 and response.json().get("consumers", 0) > 0:
+                return
+            await asyncio.sleep(0.5)
+    raise RuntimeError(f"celery worker not consuming within {timeout_s}s")
+
+
+async def raw(n: int) -> dict[str, Any]:
+    try:
+        return await asyncio.to_thread(peer_python, "raw_limit.py", n, 600)
+    finally:
+        await lib.delete_broker_objects(lib.LOOPBACK["AMQP_URL"], ("rawlimit",))
+
+
+# --- report -------------------------------------------------------------------------------
+
+
+def summary(us: dict[str, Any], peer: dict[str, Any], ceiling: dict[str, Any]) -> dict[str, Any]:
+    our_rate = us["throughput"]["sessions_per_s"]
+    our_p50 = us["idle"]["post_to_final"]["p50_ms"]
+    return {
+        "ours": us,
+        "chord": peer,
+        "raw_ceiling": ceiling,
+        "throughput_vs_chord": lib.ratio(our_rate, peer["drive"]["sessions_per_s"]),
+        "throughput_vs_raw_ceiling": lib.ratio(our_rate, ceiling["sessions_per_s"]),
+        "idle_p50_ms": our_p50,
+        "targets": {
+            "throughput_vs_chord_at_least_2": (
+                lib.ratio(our_rate, peer["drive"]["sessions_per_s"]) or 0
+            )
+            >= 2,
+            "idle_p50_at_most_10_ms": our_p50 <= 10,
+        },
+    }
+
+
+def report(s: dict[str, Any]) -> str:
+    us, peer, ceiling = s["ours"], s["chord"], s["raw_ceiling"]
+    t, idle = us["throughput"], us["idle"]
+    rows = [
+        [
+            "this pipeline",
+            t["sessions_per_s"],
+            t["post_to_final"]["p50_ms"],
+            t["post_to_final"]["p99_ms"],
+            idle["post_to_final"]["p50_ms"],
+            idle["post_to_final"]["p99_ms"],
+        ],
+        [
+            "celery chord",
+            peer["drive"]["sessions_per_s"],
+            peer["drive"]["p50_ms"],
+            peer["drive"]["p99_ms"],
+            peer["latency"]["p50_ms"],
+            peer["latency"]["p99_ms"],
+        ],
+        ["raw shape", ceiling["sessions_per_s"], ceiling["p50_ms"], ceiling["p99_ms"], None, None],
+    ]
+    headers = ["", "sessions/s", "load p50 ms", "load p99 ms", "idle p50 ms", "idle p99 ms"]
+    poll = us["idle_polled"]
+    lines = [
+        lib.table(headers, rows),
+        "",
+        f"throughput vs chord: {s['throughput_vs_chord']}x (target >= 2)",
+        f"throughput vs raw ceiling: {s['throughput_vs_raw_ceiling']}x",
+        f"idle POST-to-final p50: {s['idle_p50_ms']} ms (target <= 10); final state "
+        f"announced on Redis (what /events streams): p50 {idle['post_to_announced']['p50_ms']} ms",
+        f"a client polling GET …/result every 2 ms: seen p50 "
+        f"{poll['post_to_seen_by_poll']['p50_ms']} ms, final p50 "
+        f"{poll['post_to_final']['p50_ms']} ms",
+    ]
+    return "\n".join(lines)
+
+
+@click.command()
+@click.option("--sessions", default=2000, show_default=True, help="throughput sessions (ours)")
+@click.option("--idle", default=200, show_default=True, help="idle-latency sessions (ours)")
+@click.option("--in-flight", default=8, show_default=True, help="concurrent POSTs")
+@click.option("--aggregators", default=2, show_default=True, help="as in compose.yaml")
+@click.option("--chord-sessions", default=2000, show_default=True, help="drive.py N")
+@click.option("--chord-idle", default=200, show_default=True, help="latency.py N")
+@click.option("--raw-sessions", default=4000, show_default=True, help="raw_limit.py N")
+@click.option("--timeout", "timeout_s", default=1500, show_default=True, help="hard limit, s")
+def main(
+    sessions: int,
+    idle: int,
+    in_flight: int,
+    aggregators: int,
+    chord_sessions: int,
+    chord_idle: int,
+    raw_sessions: int,
+    timeout_s: int,
+) -> None:
+    """Ours vs the Celery chord vs the raw ceiling; a table and a JSON summary."""
+    with lib.terminate_on_signals():
+        signal.alarm(timeout_s)
+        try:
+            us = asyncio.run(ours(sessions, idle, in_flight, aggregators))
+            peer = asyncio.run(chord(chord_sessions, chord_idle))
+            ceiling = asyncio.run(raw(raw_sessions))
+        finally:
+            signal.alarm(0)
+    result = summary(us, peer, ceiling)
+    click.echo(report(result))
+    click.echo(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

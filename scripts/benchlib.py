@@ -1,0 +1,508 @@
+"""What the benchmarks share: percentiles, an isolated world, process groups, HTTP sessions.
+
+Pure helpers first (unit-tested in tests/unit/test_benchlib.py), then the I/O. A world is
+a fresh topology prefix and database on the loopback services, removed at the end; every
+process is started in its own process group and the whole group is killed on exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import asyncpg
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from shared import db as database  # noqa: E402
+from shared.broker import connect  # noqa: E402
+from shared.settings import Settings, load_settings  # noqa: E402
+from topology.broker import declare, management_url  # noqa: E402
+from topology.spec import from_settings  # noqa: E402
+
+LOOPBACK = {
+    "AMQP_URL": "amqp://guest:guest@127.0.0.1:5672/",
+    "REDIS_URL": "redis://127.0.0.1:6379/0",
+    "DATABASE_URL": "postgresql://postgres@127.0.0.1:5432/postgres",
+}
+ANALYZE = "/api/v3/pipeline/analyze-async"
+BENCH_KEY = "bench-enterprise"
+# How a live state that is not final yet reads (shared.live serializes with json.dumps).
+PROCESSING = b'"status": "processing"'
+# After SIGTERM a process group gets this long before SIGKILL; workers drain in well under it.
+STOP_TIMEOUT_S = 15.0
+
+
+# --- pure helpers -------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0..100), linear between closest ranks, as numpy's default."""
+    if not values:
+        raise ValueError("percentile of no values")
+    if not 0 <= q <= 100:
+        raise ValueError(f"percentile {q} is outside 0..100")
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100
+    low, high = math.floor(rank), math.ceil(rank)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def summarize(values_ms: Sequence[float]) -> dict[str, float]:
+    """Count, p50, p95, p99 and max of latencies in milliseconds, rounded to 0.1 ms."""
+    if not values_ms:
+        return {"n": 0}
+    return {
+        "n": len(values_ms),
+        "p50_ms": round(percentile(values_ms, 50), 1),
+        "p95_ms": round(percentile(values_ms, 95), 1),
+        "p99_ms": round(percentile(values_ms, 99), 1),
+        "max_ms": round(max(values_ms), 1),
+    }
+
+
+def ratio(numerator: float | None, denominator: float | None) -> float | None:
+    """numerator / denominator to two places, None when either is missing or zero."""
+    if not numerator or not denominator:
+        return None
+    return round(numerator / denominator, 2)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table, columns padded to their widest cell; None prints as a dash."""
+    cells = [[str(h) for h in headers]] + [["-" if c is None else str(c) for c in r] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def api_keys(tenant: str = "bench") -> dict[str, dict[str, Any]]:
+    """One enterprise key: a body plan_type may lower the plan, so it serves every tier."""
+    return {BENCH_KEY: {"tenant": tenant, "plan": 6}}
+
+
+def session_body(plan: int, content: str = "x" * 200) -> dict[str, Any]:
+    """An analyze-async request body for a text session on `plan`."""
+    return {"input_type": "text", "content": content, "plan_type": plan}
+
+
+# --- an isolated world ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class World:
+    """A topology prefix and a database of one benchmark run, and how processes reach them."""
+
+    prefix: str
+    database: str
+    amqp_url: str
+    redis_url: str
+    admin_url: str
+    api_port: int
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def database_url(self) -> str:
+        return urlunsplit(urlsplit(self.admin_url)._replace(path=f"/{self.database}"))
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.api_port}"
+
+    def env(self, **overrides: str) -> dict[str, str]:
+        """The environment of a pipeline process of this world."""
+        return {
+            **os.environ,
+            "AMQP_URL": self.amqp_url,
+            "REDIS_URL": self.redis_url,
+            "DATABASE_URL": self.database_url,
+            "TOPOLOGY_PREFIX": self.prefix,
+            "API_KEYS": json.dumps(api_keys()),
+            "API_PORT": str(self.api_port),
+            "SESSION_DEADLINE_S": "3600",
+            "LOG_LEVEL": "WARNING",
+            "LOG_JSON": "true",
+            **self.extra_env,
+            **overrides,
+        }
+
+    def settings(self) -> Settings:
+        return load_settings(
+            amqp_url=self.amqp_url,
+            redis_url=self.redis_url,
+            database_url=self.database_url,
+            topology_prefix=self.prefix,
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def new_world(stem: str = "bench") -> World:
+    urls = {name: os.environ.get(name, default) for name, default in LOOPBACK.items()}
+    for url in urls.values():
+        host = urlsplit(url).hostname
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise SystemExit(f"benchmarks run on loopback services only, not {host}")
+    tag = uuid.uuid4().hex[:8]
+    return World(
+        prefix=f"{stem}{tag}",
+        database=f"verdict_{stem}_{tag}",
+        amqp_url=urls["AMQP_URL"],
+        redis_url=urls["REDIS_URL"],
+        admin_url=urls["DATABASE_URL"],
+        api_port=free_port(),
+    )
+
+
+async def create_world(world: World) -> None:
+    """Create and migrate the database, declare the topology."""
+    admin = await asyncpg.connect(world.admin_url)
+    try:
+        await admin.execute(f'CREATE DATABASE "{world.database}"')
+    finally:
+        await admin.close()
+    await database.migrate(world.database_url)
+    connection = await connect(world.amqp_url, "bench-declare")
+    try:
+        await declare(await connection.channel(), from_settings(world.settings()))
+    finally:
+        await connection.close()
+
+
+async def destroy_world(world: World) -> None:
+    """Drop the database, the prefix's queues and exchanges and its Redis keys."""
+    admin = await asyncpg.connect(world.admin_url)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{world.database}" WITH (FORCE)')
+    finally:
+        await admin.close()
+    await delete_broker_objects(world.amqp_url, (world.prefix,))
+    await delete_redis_keys(world.redis_url, world.prefix)
+
+
+async def delete_broker_objects(amqp_url: str, prefixes: Sequence[str]) -> None:
+    """Delete every queue and exchange named `prefix`, `prefix.…` or `prefix_…`."""
+    base, vhost, auth = management_url(amqp_url, None)
+    v = quote(vhost, safe="")
+    async with httpx.AsyncClient(base_url=f"{base}/api", auth=auth, timeout=10) as http:
+        for kind in ("queues", "exchanges"):
+            for item in (await http.get(f"/{kind}/{v}?columns=name")).json():
+                name = item["name"]
+                if any(name == p or name.startswith((f"{p}.", f"{p}_")) for p in prefixes):
+                    await http.delete(f"/{kind}/{v}/{quote(name, safe='')}")
+
+
+async def delete_redis_keys(redis_url: str, prefix: str) -> None:
+    from redis.asyncio import Redis
+
+    redis = Redis.from_url(redis_url)
+    try:
+        keys = [k async for k in redis.scan_iter(match=f"{prefix}:*", count=1000)]
+        for start in range(0, len(keys), 500):
+            await redis.delete(*keys[start : start + 500])
+    finally:
+        await redis.aclose()
+
+
+async def purge_queues(world: World, names: Sequence[str]) -> None:
+    connection = await connect(world.amqp_url, "bench-purge")
+    try:
+        channel = await connection.channel()
+        for name in names:
+            await (await channel.get_queue(name, ensure=False)).purge()
+    finally:
+        await connection.close()
+
+
+# --- processes ------------------------------------------------------------------------------
+
+
+@dataclass
+class Running:
+    name: str
+    process: subprocess.Popen[bytes]
+    log: IO[bytes]
+
+
+class ProcessGroup:
+    """Child processes, each leading its own process group; all of them die with this one."""
+
+    def __init__(self, log_dir: Path | None = None) -> None:
+        self.log_dir = log_dir or Path(tempfile.mkdtemp(prefix="verdict-bench-"))
+        self._running: list[Running] = []
+
+    def start(
+        self, name: str, argv: Sequence[str], env: Mapping[str, str], cwd: Path = ROOT
+    ) -> Running:
+        log = (self.log_dir / f"{name}.log").open("ab")
+        process = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own group: killing it takes its children too
+        )
+        running = Running(name, process, log)
+        self._running.append(running)
+        return running
+
+    def check_alive(self) -> None:
+        """Raise when a started process has exited, naming its log."""
+        for r in self._running:
+            if r.process.poll() is not None:
+                log = self.log_dir / f"{r.name}.log"
+                tail = log.read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"{r.name} exited with {r.process.returncode}; log:\n{tail}")
+
+    def stop(self, names: Sequence[str] | None = None) -> None:
+        """SIGTERM the groups (all, or those named), SIGKILL what outlives STOP_TIMEOUT_S."""
+        chosen = [r for r in self._running if names is None or r.name in names]
+        for r in chosen:
+            _signal_group(r.process, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        for r in chosen:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                r.process.wait(max(0.1, deadline - time.monotonic()))
+            _signal_group(r.process, signal.SIGKILL)  # stragglers, and any orphaned children
+            r.process.wait()
+            r.log.close()
+            self._running.remove(r)
+
+    def __enter__(self) -> ProcessGroup:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, sig)
+
+
+@contextlib.contextmanager
+def terminate_on_signals() -> Iterator[None]:
+    """Turn SIGTERM, SIGHUP and SIGALRM (the hard timeout) into SystemExit, so `finally`
+    blocks stop processes and remove worlds."""
+
+    def leave(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = {s: signal.signal(s, leave) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGALRM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def python(*args: str) -> list[str]:
+    return [sys.executable, *args]
+
+
+def start_api_and_aggregators(
+    world: World, group: ProcessGroup, aggregators: int, env: Mapping[str, str] | None = None
+) -> None:
+    """`python -m ops.cli api` and `aggregators` × `python -m ops.cli aggregator`."""
+    environment = world.env(**(env or {}))
+    group.start("api", python("-m", "ops.cli", "api"), environment)
+    for i in range(aggregators):
+        group.start(f"aggregator-{i}", python("-m", "ops.cli", "aggregator"), environment)
+
+
+def start_workers(
+    world: World,
+    group: ProcessGroup,
+    worker_args: Sequence[tuple[str, int, int]],
+    env: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Start no-op workers; their names, to stop them later."""
+    environment = world.env(**(env or {}))
+    launcher = str(ROOT / "scripts" / "bench_worker.py")
+    names = []
+    for i, (component, concurrency, prefetch) in enumerate(worker_args):
+        argv = python(launcher, component, "--concurrency", str(concurrency))
+        name = f"worker-{component}-{i}"
+        group.start(name, [*argv, "--prefetch", str(prefetch)], environment)
+        names.append(name)
+    return names
+
+
+async def wait_until_ready(world: World, group: ProcessGroup, timeout_s: float = 30) -> None:
+    """The API answers /healthz and every worker and aggregator consumes its queues."""
+    deadline = time.monotonic() + timeout_s
+    async with httpx.AsyncClient(base_url=world.api_url, timeout=2) as http:
+        while True:
+            group.check_alive()
+            with contextlib.suppress(httpx.HTTPError):
+                if (await http.get("/healthz")).status_code == 200 and await _consumed(world):
+                    return
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"pipeline not ready within {timeout_s}s; logs in {group.log_dir}"
+                )
+            await asyncio.sleep(0.2)
+
+
+async def _consumed(world: World) -> bool:
+    """Every task queue of the four analysis components and the results queue have a consumer."""
+    connection = await connect(world.amqp_url, "bench-ready")
+    try:
+        channel = await connection.channel()
+        for queue in from_settings(world.settings()).queues:
+            if ".media_preprocess." in queue.name or not queue.name.startswith(world.prefix + "."):
+                continue
+            if ".retry." in queue.name:
+                continue
+            declared = await channel.declare_queue(queue.name, passive=True)
+            if not declared.declaration_result.consumer_count:
+                return False
+        return True
+    finally:
+        await connection.close()
+
+
+# --- sessions over HTTP ---------------------------------------------------------------------
+
+
+def client(world: World, connections: int) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        base_url=world.api_url,
+        headers={"X-API-Key": BENCH_KEY},
+        timeout=httpx.Timeout(60.0),
+        limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
+    )
+
+
+async def post_session(http: httpx.AsyncClient, plan: int) -> tuple[str, float]:
+    """POST one session; its id and the wall-clock time the request was sent."""
+    sent = time.time()
+    response = await http.post(ANALYZE, json=session_body(plan))
+    if response.status_code != 202:
+        raise RuntimeError(f"analyze-async answered {response.status_code}: {response.text}")
+    return response.json()["session_id"], sent
+
+
+async def finished(pool: asyncpg.Pool, ids: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """Sessions among `ids` that are final: id → (created_at, finished_at) as epoch seconds."""
+    rows = await pool.fetch(
+        "SELECT id::text, extract(epoch FROM created_at) AS c, extract(epoch FROM finished_at) AS f"
+        " FROM sessions WHERE id = ANY($1::uuid[]) AND finished_at IS NOT NULL",
+        list(ids),
+    )
+    return {r["id"]: (float(r["c"]), float(r["f"])) for r in rows}
+
+
+async def open_sessions(pool: asyncpg.Pool, plan: int | None = None) -> int:
+    """Sessions of the world (of one plan, or all) that are still processing."""
+    count: int = await pool.fetchval(
+        "SELECT count(*) FROM sessions"
+        " WHERE status = 'processing' AND ($1::int IS NULL OR plan = $1)",
+        plan,
+    )
+    return count
+
+
+async def queue_depths(world: World, names: Sequence[str]) -> dict[str, int]:
+    """Ready messages per queue (passive declares: exact, unlike the management stats)."""
+    connection = await connect(world.amqp_url, "bench-depths")
+    try:
+        channel = await connection.channel()
+        depths = {}
+        for name in names:
+            declared = await channel.declare_queue(name, passive=True)
+            depths[name] = declared.declaration_result.message_count or 0
+        return depths
+    finally:
+        await connection.close()
+
+
+class FinalEvents:
+    """When each session's final state was announced on Redis (the live-state channel).
+
+    One pattern subscription: waiting costs the pipeline nothing, unlike polling its API.
+    """
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.seen: dict[str, float] = {}
+        self._waiting: dict[str, asyncio.Future[float]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> FinalEvents:
+        from redis.asyncio import Redis
+
+        self._redis = Redis.from_url(self.world.redis_url)
+        self._pubsub = self._redis.pubsub()
+        await self._pubsub.psubscribe(f"{self.world.prefix}:events:*")
+        self._task = asyncio.create_task(self._listen())
+        return self
+
+    async def _listen(self) -> None:
+        async for message in self._pubsub.listen():
+            if message["type"] != "pmessage" or PROCESSING in message["data"]:
+                continue
+            session_id = message["channel"].rsplit(b":", 1)[1].decode()
+            self.seen.setdefault(session_id, time.time())
+            waiter = self._waiting.pop(session_id, None)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(self.seen[session_id])
+
+    async def wait(self, session_id: str, timeout_s: float = 30) -> float:
+        """The wall-clock time the session's final state was announced, once it is."""
+        if session_id in self.seen:
+            return self.seen[session_id]
+        waiter = self._waiting.setdefault(session_id, asyncio.get_running_loop().create_future())
+        return await asyncio.wait_for(waiter, timeout_s)
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        await self._pubsub.aclose()
+        await self._redis.aclose()
+
+
+async def hops(pool: asyncpg.Pool, sent: Mapping[str, float]) -> dict[str, dict[str, float]]:
+    """Where final sessions spent their time: the API (POST sent → row created), to the first
+    component result recorded, and from it to the verdict (the fan-in of the other three)."""
+    rows = await pool.fetch(
+        "SELECT s.id::text AS id, extract(epoch FROM s.created_at) AS created,"
+        " extract(epoch FROM min(r.recorded_at)) AS first,"
+        " extract(epoch FROM s.finished_at) AS finished"
+        " FROM sessions s JOIN component_results r ON r.session_id = s.id"
+        " WHERE s.id = ANY($1::uuid[]) AND s.finished_at IS NOT NULL GROUP BY s.id",
+        list(sent),
+    )
+    spans: dict[str, list[float]] = {"api": [], "to_first_result": [], "fan_in": []}
+    for r in rows:
+        created, first, done = float(r["created"]), float(r["first"]), float(r["finished"])
+        spans["api"].append((created - sent[r["id"]]) * 1000)
+        spans["to_first_result"].append((first - created) * 1000)
+        spans["fan_in"].append((done - first) * 1000)
+    return {name: summarize(values) for name, values in spans.items()}

@@ -1,0 +1,163 @@
+"""Plan tiers on the real broker: enterprise work overtakes a freemium backlog (issue 4).
+
+One component (techniques), one worker slot, a freemium backlog queued before the worker
+starts, enterprise tasks published while it is being worked. Only the techniques task of
+each session is published and no aggregator runs, so every task is still needed when its
+turn comes and the executor's call order is exactly the worker's scheduling order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from shared import sessions
+from shared.broker import Publisher, connect
+from shared.messages import Task, TaskInput, now_ms, priority_of
+from shared.sessions import NewSession
+from shared.settings import Settings
+from tests.integration.conftest import eventually, running
+from topology.spec import Names
+from workers.executor import Analysis
+from workers.runtime import Worker, WorkerOptions
+
+pytestmark = pytest.mark.integration
+
+COMPONENT = "techniques"
+FREEMIUM, ENTERPRISE = 1, 6
+BACKLOG = 150  # freemium tasks queued first: ~4 s at one slot, twice what the test gets through
+ENTERPRISE_TASKS = 6
+ENTERPRISE_EVERY_S = 0.15
+PREFETCH = 5  # per plan queue: up to 4 freemium deliveries wait in the worker's buffer
+WORK_S = 0.02  # long enough that no second freemium task can start while one publish lands
+
+
+@dataclass
+class Recorder:
+    """A no-op executor that notes the order in which the worker runs tasks."""
+
+    ran: list[Task] = field(default_factory=list)
+
+    async def __call__(self, task: Task, ctx: object) -> Analysis:
+        self.ran.append(task)
+        await asyncio.sleep(WORK_S)
+        return Analysis(50.0)
+
+    def position(self, session_id: str) -> int | None:
+        return next((i for i, t in enumerate(self.ran) if t.session_id == session_id), None)
+
+
+async def new_task(pool, plan: int, priority: int | None = None) -> Task:
+    """A session in Postgres and the one task of it this test publishes."""
+    sid = sessions.new_session_id()
+    await sessions.create(pool, NewSession(sid, "tenant-a", plan, "text", {"content": "x"}, 120))
+    return Task(
+        session_id=sid,
+        component=COMPONENT,
+        plan_type=plan,
+        priority=priority_of(plan) if priority is None else priority,
+        input=TaskInput(content="x"),
+        timestamp=now_ms(),
+    )
+
+
+@dataclass(frozen=True)
+class Overtaking:
+    """Where each enterprise task ran relative to the moment it was published."""
+
+    freemium_started_while_waiting: list[int]  # per enterprise task
+    freemium_left_after_last_enterprise: int
+
+
+async def enterprise_under_backlog(settings: Settings, pool, publisher: Publisher) -> Overtaking:
+    """Queue the freemium backlog, start the worker, trickle enterprise tasks in meanwhile."""
+    for _ in range(BACKLOG):
+        await publisher.task(await new_task(pool, FREEMIUM))
+    enterprise = [await new_task(pool, ENTERPRISE) for _ in range(ENTERPRISE_TASKS)]
+    recorder = Recorder()
+    worker = Worker(settings, WorkerOptions(COMPONENT, concurrency=1, prefetch=PREFETCH), recorder)
+    published_at: list[int] = []
+    async with running(worker.run):
+        await eventually(lambda: _true(len(recorder.ran) >= 10), timeout=10, every=0.01)
+        for task in enterprise:
+            published_at.append(len(recorder.ran))  # before publishing: it may start at once
+            await publisher.task(task)
+            await asyncio.sleep(ENTERPRISE_EVERY_S)
+        await eventually(
+            lambda: _true(all(recorder.position(t.session_id) is not None for t in enterprise)),
+            timeout=10,
+        )
+    positions = [recorder.position(t.session_id) for t in enterprise]
+    assert None not in positions
+    waits = [
+        sum(t.plan_type == FREEMIUM for t in recorder.ran[start:pos])
+        for start, pos in zip(published_at, positions, strict=True)
+    ]
+    freemium_done = sum(t.plan_type == FREEMIUM for t in recorder.ran[: max(positions) + 1])
+    return Overtaking(waits, BACKLOG - freemium_done)
+
+
+async def _true(value: bool) -> bool:
+    return value
+
+
+async def test_enterprise_tasks_overtake_a_queued_freemium_backlog(world, pool):
+    """Scheduler on: each enterprise task runs next, before the freemium work buffered before it.
+
+    At most the freemium task already running, plus one whose start raced the enterprise
+    delivery, may go first; all enterprise tasks finish while most of the backlog still waits.
+    """
+    settings = await world(scheduler_enabled=True)
+    async with publishing(settings) as publisher:
+        result = await enterprise_under_backlog(settings, pool, publisher)
+    assert max(result.freemium_started_while_waiting) <= 1, result
+    assert result.freemium_left_after_last_enterprise >= BACKLOG // 3, result
+
+
+async def test_without_the_scheduler_enterprise_waits_behind_buffered_freemium(world, pool):
+    """Scheduler off (arrival order): every enterprise task waits behind the buffered freemium.
+
+    With prefetch 5 per plan queue, four freemium deliveries sit in the worker's buffer when
+    an enterprise task arrives; plain consumption runs them first, every time.
+    """
+    settings = await world(scheduler_enabled=False)
+    async with publishing(settings) as publisher:
+        result = await enterprise_under_backlog(settings, pool, publisher)
+    assert min(result.freemium_started_while_waiting) >= PREFETCH - 2, result
+
+
+async def test_message_priority_still_orders_tasks_inside_one_plan_queue(world, pool):
+    """x-max-priority: a task re-published at priority 10 runs before older ones on its queue.
+
+    Prefetch 1 and one slot: the worker holds one delivery per queue at a time, so the order
+    is the broker's, not the worker's buffer.
+    """
+    settings = await world()
+    async with publishing(settings) as publisher:
+        low = [await new_task(pool, 3, priority) for priority in (4, 2, 4, 6, 4)]
+        for task in low:
+            await publisher.task(task)
+        urgent = await new_task(pool, 3, priority=10)
+        await publisher.task(urgent)
+    recorder = Recorder()
+    worker = Worker(settings, WorkerOptions(COMPONENT, concurrency=1, prefetch=1), recorder)
+    async with running(worker.run):
+        await eventually(lambda: _true(len(recorder.ran) == len(low) + 1), timeout=10)
+    assert [t.priority for t in recorder.ran] == [10, 6, 4, 4, 4, 2]
+    assert recorder.ran[0].session_id == urgent.session_id
+    same_priority = [t.session_id for t in recorder.ran if t.priority == 4]
+    assert same_priority == [t.session_id for t in low if t.priority == 4]  # FIFO within a level
+
+
+@contextlib.asynccontextmanager
+async def publishing(settings: Settings) -> AsyncIterator[Publisher]:
+    """A confirming publisher on its own connection for this world."""
+    connection = await connect(settings.amqp_url, "test-tier-publisher")
+    try:
+        yield await Publisher(connection, Names(settings.topology_prefix), 5).open()
+    finally:
+        await connection.close()
