@@ -1,10 +1,16 @@
-"""The fan-in transaction: record a component result and finalize the session when complete."""
+"""The fan-in transaction: record component results and finalize sessions when complete.
+
+Results are applied in batches (whatever the aggregator has prefetched): one transaction and
+a handful of statements per batch, not per result, and the four results of a session that
+arrive together are settled at once instead of queueing on the session's row lock.
+"""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
@@ -22,54 +28,88 @@ class UnknownSession(LookupError):
 
 @dataclass(frozen=True)
 class Recorded:
-    """The session after a result was applied, for live state and events."""
+    """A session after results were applied, for live state and events."""
 
     session_id: str
     tenant: str
     progress: dict[str, Any]
     verdict: Verdict | None  # set only by the call that finalized the session
-    duplicate: bool
+    duplicate: bool  # every result applied for it this time was already recorded
     results: dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What one batch did: the sessions it touched and the results naming unknown sessions."""
+
+    sessions: list[Recorded] = field(default_factory=list)
+    unknown: list[Result] = field(default_factory=list)
+
+
+async def record_results(
+    pool: asyncpg.Pool, results: Sequence[Result], weights: Mapping[str, float], explain: Explain
+) -> Applied:
+    """Apply results exactly once; redeliveries and duplicates change nothing."""
+    ids = sorted({uuid.UUID(r.session_id) for r in results})
+    async with pool.acquire() as conn, conn.transaction():
+        # Row locks serialise each session's results; taking them in id order keeps two
+        # aggregators from deadlocking on the same pair of sessions.
+        sessions = await conn.fetch(
+            "SELECT id, tenant, status, components FROM sessions"
+            " WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE",
+            ids,
+        )
+        known = {s["id"] for s in sessions}
+        mine = [r for r in results if uuid.UUID(r.session_id) in known]
+        inserted = await _insert(conn, mine)
+        fresh = {sid for sid, _ in inserted}
+        settled = await _settle(conn, sessions, weights, explain, fresh)
+    unknown = [r for r in results if uuid.UUID(r.session_id) not in known]
+    return Applied(settled, unknown)
 
 
 async def record_result(
     pool: asyncpg.Pool, result: Result, weights: Mapping[str, float], explain: Explain
 ) -> Recorded:
-    """Apply one result exactly once; a redelivery or duplicate changes nothing."""
-    sid = uuid.UUID(result.session_id)
-    async with pool.acquire() as conn, conn.transaction():
-        # Locking the session row first serialises every result of one session.
-        session = await conn.fetchrow(
-            "SELECT tenant, status, components FROM sessions WHERE id = $1 FOR UPDATE", sid
-        )
-        if session is None:
-            raise UnknownSession(result.session_id)
-        status = await conn.execute(
-            """
-            INSERT INTO component_results (session_id, component, status, score, data, error,
-                                           attempt, worker_id, processing_ms)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-            ON CONFLICT (session_id, component) DO NOTHING
-            """,
-            sid,
-            result.component,
-            "ok" if result.success else "failed",
-            result.score if result.success else None,
-            result.data,
-            result.error,
-            result.attempt,
-            result.worker_id,
-            result.processing_time,
-        )
-        duplicate = status.endswith(" 0")
-        return await _settle(conn, sid, session, weights, explain, duplicate)
+    """Apply one result; UnknownSession when its session does not exist."""
+    applied = await record_results(pool, [result], weights, explain)
+    if applied.unknown:
+        raise UnknownSession(result.session_id)
+    return applied.sessions[0]
+
+
+async def _insert(
+    conn: asyncpg.Connection, results: Sequence[Result]
+) -> set[tuple[uuid.UUID, str]]:
+    """Insert the results not recorded yet; the (session, component) pairs that were new."""
+    if not results:
+        return set()
+    rows = await conn.fetch(
+        """
+        INSERT INTO component_results (session_id, component, status, score, data, error,
+                                       attempt, worker_id, processing_ms)
+        SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::real[], $5::jsonb[],
+                             $6::text[], $7::int[], $8::text[], $9::int[])
+        ON CONFLICT (session_id, component) DO NOTHING
+        RETURNING session_id, component
+        """,
+        [uuid.UUID(r.session_id) for r in results],
+        [r.component for r in results],
+        ["ok" if r.success else "failed" for r in results],
+        [r.score if r.success else None for r in results],
+        [r.data for r in results],
+        [r.error for r in results],
+        [r.attempt for r in results],
+        [r.worker_id for r in results],
+        [r.processing_time for r in results],
+    )
+    return {(row["session_id"], row["component"]) for row in rows}
 
 
 async def finalize_overdue(
     pool: asyncpg.Pool, weights: Mapping[str, float], explain: Explain, limit: int = 100
 ) -> list[Recorded]:
     """Finalize sessions past their deadline: missing components become `timeout`."""
-    finished = []
     async with pool.acquire() as conn, conn.transaction():
         # SKIP LOCKED lets several janitors (one per aggregator) share the work.
         overdue = await conn.fetch(
@@ -80,65 +120,89 @@ async def finalize_overdue(
             """,
             limit,
         )
-        for session in overdue:
-            await conn.execute(
-                """
-                INSERT INTO component_results (session_id, component, status, error)
-                SELECT $1, c, 'timeout', 'no result before the session deadline'
-                FROM unnest($2::text[]) AS c
-                ON CONFLICT (session_id, component) DO NOTHING
-                """,
-                session["id"],
-                session["components"],
-            )
-            finished.append(await _settle(conn, session["id"], session, weights, explain, False))
-    return finished
+        if not overdue:
+            return []
+        await conn.execute(
+            """
+            INSERT INTO component_results (session_id, component, status, error)
+            SELECT s.id, c, 'timeout', 'no result before the session deadline'
+            FROM sessions s, unnest(s.components) AS c
+            WHERE s.id = ANY($1::uuid[])
+            ON CONFLICT (session_id, component) DO NOTHING
+            """,
+            [s["id"] for s in overdue],
+        )
+        return await _settle(conn, overdue, weights, explain, {s["id"] for s in overdue})
 
 
 async def _settle(
     conn: asyncpg.Connection,
-    sid: uuid.UUID,
-    session: asyncpg.Record,
+    sessions: Sequence[asyncpg.Record],
     weights: Mapping[str, float],
     explain: Explain,
-    duplicate: bool,
-) -> Recorded:
+    changed: set[uuid.UUID],
+) -> list[Recorded]:
+    """Give a verdict to every locked session that now has all its components."""
+    if not sessions:
+        return []
     rows = await conn.fetch(
-        "SELECT component, status, score, data, error FROM component_results WHERE session_id = $1",
-        sid,
+        "SELECT session_id, component, status, score, data, error FROM component_results"
+        " WHERE session_id = ANY($1::uuid[])",
+        [s["id"] for s in sessions],
     )
-    results = {r["component"]: dict(r) for r in rows}
-    components = tuple(session["components"])
-    verdict = None
-    state = session["status"]
-    if state == "processing" and all(c in results for c in components):
-        verdict = compute(
-            {c: ComponentOutcome(results[c]["status"], results[c]["score"]) for c in components},
-            weights,
+    by_session: dict[uuid.UUID, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for row in rows:
+        by_session[row["session_id"]][row["component"]] = dict(row)
+    recorded, finals = [], []
+    for session in sessions:
+        results = by_session[session["id"]]
+        components = tuple(session["components"])
+        verdict = None
+        if session["status"] == "processing" and all(c in results for c in components):
+            outcomes = {
+                c: ComponentOutcome(results[c]["status"], results[c]["score"]) for c in components
+            }
+            verdict = compute(outcomes, weights)
+            finals.append((session["id"], verdict, explain(verdict, results)))
+        state = verdict.session_status if verdict else session["status"]
+        recorded.append(
+            Recorded(
+                session_id=str(session["id"]),
+                tenant=session["tenant"],
+                progress=progress_of(state, components, results),
+                verdict=verdict,
+                duplicate=session["id"] not in changed,
+                results=results,
+            )
         )
-        await conn.execute(
-            """
-            INSERT INTO verdicts (session_id, score, label, confidence, explanation)
-            VALUES ($1, $2, $3, $4, $5) ON CONFLICT (session_id) DO NOTHING
-            """,
-            sid,
-            verdict.score,
-            verdict.label,
-            verdict.confidence,
-            explain(verdict, results),
-        )
-        await conn.execute(
-            "UPDATE sessions SET status = $2, finished_at = now()"
-            " WHERE id = $1 AND status = 'processing'",
-            sid,
-            verdict.session_status,
-        )
-        state = verdict.session_status
-    return Recorded(
-        session_id=str(sid),
-        tenant=session["tenant"],
-        progress=progress_of(state, components, results),
-        verdict=verdict,
-        duplicate=duplicate,
-        results=results,
+    if finals:
+        await _finalize(conn, finals)
+    return recorded
+
+
+async def _finalize(
+    conn: asyncpg.Connection, finals: list[tuple[uuid.UUID, Verdict, dict[str, str]]]
+) -> None:
+    """Write the verdicts and move their sessions to the final state, guarded by status."""
+    ids = [sid for sid, _, _ in finals]
+    await conn.execute(
+        """
+        INSERT INTO verdicts (session_id, score, label, confidence, explanation)
+        SELECT * FROM unnest($1::uuid[], $2::real[], $3::text[], $4::real[], $5::jsonb[])
+        ON CONFLICT (session_id) DO NOTHING
+        """,
+        ids,
+        [v.score for _, v, _ in finals],
+        [v.label for _, v, _ in finals],
+        [v.confidence for _, v, _ in finals],
+        [text for _, _, text in finals],
+    )
+    await conn.execute(
+        """
+        UPDATE sessions SET status = f.status, finished_at = now()
+        FROM unnest($1::uuid[], $2::text[]) AS f(id, status)
+        WHERE sessions.id = f.id AND sessions.status = 'processing'
+        """,
+        ids,
+        [v.session_status for _, v, _ in finals],
     )

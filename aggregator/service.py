@@ -13,13 +13,13 @@ from aio_pika.abc import AbstractIncomingMessage
 from redis.asyncio import Redis
 
 from aggregator.explain import explain, explain_by_llm
-from aggregator.fanin import Explain, Recorded, UnknownSession, finalize_overdue, record_result
+from aggregator.fanin import Explain, Recorded, finalize_overdue, record_results
 from shared import db as database
 from shared import live, metrics
 from shared.broker import Publisher, connect
 from shared.errors import InvalidMessage
 from shared.heartbeat import Heartbeat, worker_id
-from shared.messages import decode_result
+from shared.messages import Result, decode_result
 from shared.settings import Settings
 from topology.spec import Names
 
@@ -40,6 +40,11 @@ class Aggregator:
         self.settings = settings
         self.prefetch = prefetch
         self.explain = explain
+        self._pending: list[tuple[AbstractIncomingMessage, Result]] = []
+        self._wake = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._background: set[asyncio.Task[None]] = set()
         self.names = Names(settings.topology_prefix)
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -60,15 +65,17 @@ class Aggregator:
             await channel.set_qos(prefetch_count=self.prefetch)
             # A passive declare registers the queue, so the consumer is restored on reconnect.
             queue = await channel.declare_queue(self.names.results, passive=True)
+            applier = asyncio.create_task(self._apply_pending())
             tag = await queue.consume(self._on_result)
             janitor = asyncio.create_task(self._janitor(stop))
             log.info("aggregator ready", prefetch=self.prefetch)
             async with heartbeat.running():
                 await stop.wait()
             await queue.cancel(tag)
-            janitor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await janitor
+            await self._idle.wait()  # what was delivered before the cancel still gets applied
+            for task in (applier, janitor, *self._background):
+                task.cancel()
+            await asyncio.gather(applier, janitor, *self._background, return_exceptions=True)
         finally:
             await self.http.aclose()
             await self.pool.close()
@@ -83,40 +90,64 @@ class Aggregator:
         except (InvalidMessage, ValueError) as exc:
             await self._dead_letter(delivery, str(exc))
             return
+        self._pending.append((delivery, result))
+        self._idle.clear()
+        self._wake.set()
+
+    async def _apply_pending(self) -> None:
+        """Apply whatever has been delivered meanwhile as one batch, for as long as it comes."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._pending:
+                batch, self._pending = self._pending, []
+                await self._apply(batch)
+            self._idle.set()
+
+    async def _apply(self, batch: list[tuple[AbstractIncomingMessage, Result]]) -> None:
+        results = [result for _, result in batch]
         while True:
             try:
-                recorded = await record_result(
-                    self.pool, result, self.settings.verdict_weights, self.explain
+                applied = await record_results(
+                    self.pool, results, self.settings.verdict_weights, self.explain
                 )
                 break
-            except UnknownSession:
-                await self._dead_letter(delivery, f"unknown session {result.session_id}")
-                return
-            except _DB_DOWN as exc:
-                log.warning("postgres unavailable, holding the result", error=repr(exc))
+            except _DB_DOWN as exc:  # hold the batch unacked until Postgres is back
+                log.warning("postgres unavailable, holding results", error=repr(exc))
                 await asyncio.sleep(DB_RETRY_S)
-        metrics.RESULTS.labels("duplicate" if recorded.duplicate else "applied").inc()
-        await self._announce(recorded)
-        await delivery.ack()
-
-    async def _announce(self, recorded: Recorded) -> None:
-        """Live state for pollers; Postgres already holds the truth, so Redis may fail."""
-        state = {**recorded.progress, "tenant": recorded.tenant}
-        try:
-            await live.publish_state(
-                self.redis, self.settings.key_prefix, recorded.session_id, state
+        for result in applied.unknown:
+            log.warning(
+                "result for an unknown or withdrawn session dropped",
+                session_id=result.session_id,
+                component=result.component,
             )
+        metrics.RESULTS.labels("applied").inc(len(results) - len(applied.unknown))
+        await self._announce(applied.sessions)
+        for delivery, _ in batch:
+            await delivery.ack()
+
+    async def _announce(self, sessions: list[Recorded]) -> None:
+        """Live state for pollers; Postgres already holds the truth, so Redis may fail."""
+        states = [
+            (r.session_id, {**r.progress, "tenant": r.tenant}) for r in sessions if not r.duplicate
+        ]
+        try:
+            await live.publish_states(self.redis, self.settings.key_prefix, states)
         except Exception as exc:
-            log.warning("live state not updated", session_id=recorded.session_id, error=repr(exc))
-        if recorded.verdict is not None and self.settings.llm_url:
-            await self._rewrite_explanation(recorded)
-        if recorded.verdict is not None:
+            log.warning("live state not updated", error=repr(exc))
+        for recorded in sessions:
+            if recorded.verdict is None:
+                continue
             log.info(
                 "session finalized",
                 session_id=recorded.session_id,
                 status=recorded.verdict.session_status,
                 label=recorded.verdict.label,
             )
+            if self.settings.llm_url:  # in the background: a slow gateway must not hold results
+                task = asyncio.create_task(self._rewrite_explanation(recorded))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
 
     async def _rewrite_explanation(self, recorded: Recorded) -> None:
         """Replace the template with the LLM's explanation, outside the fan-in transaction."""
@@ -143,11 +174,12 @@ class Aggregator:
         """Every session ends: finalize those past their deadline from what they have."""
         while not stop.is_set():
             try:
-                for recorded in await finalize_overdue(
+                finished = await finalize_overdue(
                     self.pool, self.settings.verdict_weights, self.explain
-                ):
+                )
+                for recorded in finished:
                     log.warning("session finalized at its deadline", session_id=recorded.session_id)
-                    await self._announce(recorded)
+                await self._announce(finished)
             except _DB_DOWN as exc:
                 log.warning("janitor: postgres unavailable", error=repr(exc))
             with contextlib.suppress(asyncio.TimeoutError):

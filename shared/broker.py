@@ -56,9 +56,11 @@ def task_message(
     )
 
 
-def result_message(result: Result) -> aio_pika.Message:
+def result_message(result: Result, priority: int = 0) -> aio_pika.Message:
+    """A result carries its task's priority, so busy aggregators serve high tiers first."""
     return aio_pika.Message(
         encode(result),
+        priority=priority,
         delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
         content_type="application/json",
         message_id=f"{result.session_id}:{result.component}:{result.attempt}",
@@ -136,9 +138,9 @@ class Publisher:
         queue = self.names.task_queue(task.component, task.plan_type)
         await self.send(self.names.exchange, queue, task_message(task, attempt))
 
-    async def result(self, result: Result) -> None:
+    async def result(self, result: Result, priority: int = 0) -> None:
         key = self.names.result_key(result.component)
-        await self.send(self.names.exchange, key, result_message(result))
+        await self.send(self.names.exchange, key, result_message(result, priority))
 
     async def retry(self, message: aio_pika.Message, routing_key: str, delay_ms: int) -> None:
         """Park a copy in the retry tier of `delay_ms`; it comes back to `routing_key`."""

@@ -8,6 +8,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from shared.constants import LIVE_STATE_TTL_S
+from shared.lua import script
 
 
 def state_key(prefix: str, session_id: str) -> str:
@@ -35,17 +36,29 @@ return 1
 
 async def publish_state(redis: Redis, prefix: str, session_id: str, state: dict[str, Any]) -> None:
     """Store the live state (24 h TTL) and announce it, unless a newer state is already there."""
-    body = json.dumps(state, default=str)
-    await redis.eval(
-        _NEWER_WINS,
-        2,
-        state_key(prefix, session_id),
-        events_channel(prefix, session_id),
-        body,
-        state["status"],
-        state["progress"],
-        LIVE_STATE_TTL_S,
-    )
+    await publish_states(redis, prefix, [(session_id, state)])
+
+
+async def publish_states(
+    redis: Redis, prefix: str, states: list[tuple[str, dict[str, Any]]]
+) -> None:
+    """`publish_state` for many sessions in one round trip."""
+    if not states:
+        return
+    newer_wins = script(redis, _NEWER_WINS)
+    async with redis.pipeline(transaction=False) as pipe:
+        for session_id, state in states:
+            await newer_wins(
+                keys=[state_key(prefix, session_id), events_channel(prefix, session_id)],
+                args=[
+                    json.dumps(state, default=str),
+                    state["status"],
+                    state["progress"],
+                    LIVE_STATE_TTL_S,
+                ],
+                client=pipe,
+            )
+        await pipe.execute()
 
 
 async def read_state(redis: Redis, prefix: str, session_id: str) -> dict[str, Any] | None:

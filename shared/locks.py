@@ -9,6 +9,8 @@ from collections.abc import AsyncIterator
 
 from redis.asyncio import Redis
 
+from shared.lua import script
+
 # Extend only while we still own the lock: the token is the fence.
 _RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -52,21 +54,23 @@ class ComponentLock:
         return bool(await self._redis.set(self.key, self.token, nx=True, px=self.ttl_ms))
 
     async def renew(self) -> bool:
-        return bool(await self._redis.eval(_RENEW, 1, self.key, self.token, self.ttl_ms))
+        return bool(
+            await script(self._redis, _RENEW)(keys=[self.key], args=[self.token, self.ttl_ms])
+        )
 
     async def still_held(self) -> bool:
         return (await self._redis.get(self.key)) == self.token.encode()
 
     async def finish(self) -> None:
         """Mark the task done: the key stays for one TTL so duplicates wait, then expires."""
-        await self._redis.eval(_FINISH, 1, self.key, self.token, self.ttl_ms)
+        await script(self._redis, _FINISH)(keys=[self.key], args=[self.token, self.ttl_ms])
         self._finished = True
 
     async def release(self) -> None:
         """Give the lock up at once (nothing to do once finished: the key is no longer ours)."""
         if self._finished:
             return
-        await self._redis.eval(_RELEASE, 1, self.key, self.token)
+        await script(self._redis, _RELEASE)(keys=[self.key], args=[self.token])
 
     @contextlib.asynccontextmanager
     async def watchdog(self) -> AsyncIterator[None]:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Literal, TypeVar
+import uuid
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from shared.constants import PLAN_PRIORITY
 from shared.errors import InvalidMessage
@@ -13,6 +14,14 @@ from shared.errors import InvalidMessage
 Component = Literal["media_preprocess", "techniques", "ai_tampered", "claims", "domain"]
 AnalysisComponent = Literal["techniques", "ai_tampered", "claims", "domain"]
 InputType = Literal["text", "url", "image", "audio", "video"]
+
+
+def _canonical_uuid(value: str) -> str:
+    """Session ids are UUIDs; anything else is poison, caught before any I/O."""
+    return str(uuid.UUID(value))
+
+
+SessionId = Annotated[str, Field(max_length=64), AfterValidator(_canonical_uuid)]
 
 # A message larger than this is poison: the API bounds content far below it.
 MAX_MESSAGE_BYTES = 1_048_576
@@ -34,7 +43,7 @@ class TaskInput(_Wire):
 class Task(_Wire):
     """One component's share of a session, routed to `{prefix}.{component}.{plan}`."""
 
-    session_id: str = Field(alias="sessionId", min_length=1, max_length=64)
+    session_id: SessionId = Field(alias="sessionId")
     component: Component
     plan_type: int = Field(alias="planType", ge=1, le=6)
     priority: int = Field(ge=0, le=10)
@@ -47,7 +56,7 @@ class Task(_Wire):
 class Result(_Wire):
     """What a worker reports for one component, routed to `{prefix}.results.{component}`."""
 
-    session_id: str = Field(alias="sessionId", min_length=1, max_length=64)
+    session_id: SessionId = Field(alias="sessionId")
     component: AnalysisComponent
     success: bool
     score: float = Field(ge=0, le=100)

@@ -113,8 +113,14 @@ def build(
     task_queues = [
         Queue(names.task_queue(c, p), task_args) for c in QUEUE_COMPONENTS for p in PLANS
     ]
+    # Results carry their task's priority: when aggregators fall behind, high tiers go first.
     results = Queue(
-        names.results, {"x-dead-letter-exchange": "", "x-dead-letter-routing-key": names.dlq}
+        names.results,
+        {
+            "x-max-priority": MAX_PRIORITY,
+            "x-dead-letter-exchange": "",
+            "x-dead-letter-routing-key": names.dlq,
+        },
     )
     tiers = [
         (

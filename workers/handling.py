@@ -70,7 +70,7 @@ class TaskHandler:
         return task
 
     async def _process(self, task: Task, attempt: int, delivery: AbstractIncomingMessage) -> None:
-        if not await self._still_needed(task):
+        if seen_before(delivery, attempt) and not await self._still_needed(task):
             log.info("session final, withdrawn or already has this result: skipping")
             await delivery.ack()
             return
@@ -100,8 +100,6 @@ class TaskHandler:
                 uuid.UUID(task.session_id),
                 task.component,
             )
-        except ValueError as exc:
-            raise Reject(f"session id {task.session_id!r} is not a UUID") from exc
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             raise Retry(self.settings.lock_retry_ms, f"postgres unavailable: {exc}") from exc
         return row is not None and row["status"] == "processing" and not row["recorded"]
@@ -126,10 +124,13 @@ class TaskHandler:
             return
         elapsed_ms = int((time.perf_counter() - started) * 1000)
         metrics.JOB_SECONDS.labels(task.component).observe(elapsed_ms / 1000)
-        if not await lock.still_held():
+        # Younger than a third of the TTL the lock cannot have expired (the watchdog has not
+        # even renewed it yet): only an older lock is checked before reporting.
+        if elapsed_ms > lock.ttl_ms / 3 and not await lock.still_held():
             raise Retry(self.settings.lock_retry_ms, "lock lost before reporting")
         if task.component != MEDIA_PREPROCESS:
-            await self.publisher.result(self._result(task, attempt, analysis, elapsed_ms))
+            result = self._result(task, attempt, analysis, elapsed_ms)
+            await self.publisher.result(result, task.priority)
         await delivery.ack()
         await _quietly(lock.finish())
         metrics.JOBS.labels(task.component, "ok").inc()
@@ -172,7 +173,7 @@ class TaskHandler:
         assert isinstance(decision, GiveUp)
         log.error("task failed for good", reason=decision.reason)
         for failure in failure_results(task, decision.reason, attempt, self.worker_id):
-            await self.publisher.result(failure)
+            await self.publisher.result(failure, task.priority)
         metrics.JOBS.labels(task.component, "failed").inc()
         await self._dead_letter(delivery, decision.reason)
 
@@ -212,6 +213,16 @@ class TaskHandler:
         )
         await self.publisher.retry(copy, delivery.routing_key or "", retry.delay_ms)
         await delivery.ack()
+
+
+def seen_before(delivery: AbstractIncomingMessage, attempt: int) -> bool:
+    """Whether this task may have run before: redelivered, retried, or back from a tier.
+
+    Only then is Postgres asked whether its result is already recorded; a first delivery
+    of a first attempt skips that round trip (a duplicate is caught by the lock and by the
+    aggregator's idempotent insert).
+    """
+    return delivery.redelivered or attempt > 1 or "x-death" in (delivery.headers or {})
 
 
 def attempt_of(delivery: AbstractIncomingMessage) -> int:

@@ -165,7 +165,7 @@ def settings_for(db_url: str = DATABASE_URL, **overrides: Any) -> Settings:
 
 def task_for(component: str, content: str | None = None, **input_fields: Any) -> Task:
     return Task(
-        session_id=f"s-{uuid.uuid4().hex[:12]}",
+        session_id=str(uuid.uuid4()),
         component=component,
         plan_type=4,
         priority=6,

@@ -111,6 +111,11 @@ def test_settings_have_no_credential_defaults(monkeypatch):
 
 def test_deadlines_can_differ_per_plan():
     """A per-plan deadline overrides the default for that plan only."""
-    settings = Settings(amqp_url="a", redis_url="r", database_url="d",
-                        session_deadline_s=900, session_deadline_by_plan={6: 120})
+    settings = Settings(
+        amqp_url="a",
+        redis_url="r",
+        database_url="d",
+        session_deadline_s=900,
+        session_deadline_by_plan={6: 120},
+    )
     assert (settings.deadline_s(6), settings.deadline_s(1)) == (120, 900)

@@ -1,6 +1,5 @@
 """Retry decisions: exponential backoff, attempt limits, non-retryable errors."""
 
-
 from shared.errors import AnalysisError, MediaUnavailable, RetryableAnalysisError
 from workers.retry import GiveUp, RetryLater, backoff_ms, decide
 

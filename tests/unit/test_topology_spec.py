@@ -37,6 +37,11 @@ def test_retry_tiers_dead_letter_back_to_the_main_exchange_without_a_routing_key
     assert {e.name: e.type for e in topology.exchanges}["analysis.retry.250ms"] == "fanout"
 
 
+def test_results_are_prioritised_like_tasks():
+    """A busy aggregator takes enterprise results before freemium ones."""
+    assert build("analysis").queue("analysis.results").arguments["x-max-priority"] == MAX_PRIORITY
+
+
 def test_dlq_has_no_ttl_and_results_dead_letter_to_it():
     """The DLQ keeps messages for inspection; the results queue dead-letters into it."""
     topology = build("analysis")
