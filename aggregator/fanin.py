@@ -36,6 +36,7 @@ class Recorded:
     verdict: Verdict | None  # set only by the call that finalized the session
     duplicate: bool  # every result applied for it this time was already recorded
     results: dict[str, dict[str, Any]]
+    explanation: dict[str, str] | None = None  # with the verdict
 
 
 @dataclass(frozen=True)
@@ -61,9 +62,10 @@ async def record_results(
         )
         known = {s["id"] for s in sessions}
         mine = [r for r in results if uuid.UUID(r.session_id) in known]
-        inserted = await _insert(conn, mine)
-        fresh = {sid for sid, _ in inserted}
-        settled = await _settle(conn, sessions, weights, explain, fresh)
+        rows = await _insert_and_read(conn, mine, sorted(known))
+        fresh = {row["session_id"] for row in rows if row["fresh"]}
+        settled = _settle(sessions, rows, weights, explain, fresh)
+        await _finalize(conn, settled)
     unknown = [r for r in results if uuid.UUID(r.session_id) not in known]
     return Applied(settled, unknown)
 
@@ -78,20 +80,26 @@ async def record_result(
     return applied.sessions[0]
 
 
-async def _insert(
-    conn: asyncpg.Connection, results: Sequence[Result]
-) -> set[tuple[uuid.UUID, str]]:
-    """Insert the results not recorded yet; the (session, component) pairs that were new."""
-    if not results:
-        return set()
-    rows = await conn.fetch(
+async def _insert_and_read(
+    conn: asyncpg.Connection, results: Sequence[Result], sessions: list[uuid.UUID]
+) -> list[asyncpg.Record]:
+    """Insert the results not recorded yet and read every result of the sessions, in one
+    statement. It runs after the sessions are locked, so its snapshot already holds what
+    other aggregators committed; the inserted rows come from RETURNING (marked fresh)."""
+    return await conn.fetch(
         """
-        INSERT INTO component_results (session_id, component, status, score, data, error,
-                                       attempt, worker_id, processing_ms)
-        SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::real[], $5::jsonb[],
-                             $6::text[], $7::int[], $8::text[], $9::int[])
-        ON CONFLICT (session_id, component) DO NOTHING
-        RETURNING session_id, component
+        WITH inserted AS (
+            INSERT INTO component_results (session_id, component, status, score, data, error,
+                                           attempt, worker_id, processing_ms)
+            SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::real[], $5::jsonb[],
+                                 $6::text[], $7::int[], $8::text[], $9::int[])
+            ON CONFLICT (session_id, component) DO NOTHING
+            RETURNING session_id, component, status, score, data, error
+        )
+        SELECT *, true AS fresh FROM inserted
+        UNION ALL
+        SELECT session_id, component, status, score, data, error, false FROM component_results
+        WHERE session_id = ANY($10::uuid[])
         """,
         [uuid.UUID(r.session_id) for r in results],
         [r.component for r in results],
@@ -102,8 +110,8 @@ async def _insert(
         [r.attempt for r in results],
         [r.worker_id for r in results],
         [r.processing_time for r in results],
+        sessions,
     )
-    return {(row["session_id"], row["component"]) for row in rows}
 
 
 async def finalize_overdue(
@@ -132,28 +140,25 @@ async def finalize_overdue(
             """,
             [s["id"] for s in overdue],
         )
-        return await _settle(conn, overdue, weights, explain, {s["id"] for s in overdue})
+        ids = [s["id"] for s in overdue]
+        rows = await _insert_and_read(conn, [], ids)
+        settled = _settle(overdue, rows, weights, explain, set(ids))
+        await _finalize(conn, settled)
+        return settled
 
 
-async def _settle(
-    conn: asyncpg.Connection,
+def _settle(
     sessions: Sequence[asyncpg.Record],
+    rows: Sequence[asyncpg.Record],
     weights: Mapping[str, float],
     explain: Explain,
     changed: set[uuid.UUID],
 ) -> list[Recorded]:
-    """Give a verdict to every locked session that now has all its components."""
-    if not sessions:
-        return []
-    rows = await conn.fetch(
-        "SELECT session_id, component, status, score, data, error FROM component_results"
-        " WHERE session_id = ANY($1::uuid[])",
-        [s["id"] for s in sessions],
-    )
+    """Each locked session's state; a verdict for those that now have every component."""
     by_session: dict[uuid.UUID, dict[str, dict[str, Any]]] = defaultdict(dict)
     for row in rows:
         by_session[row["session_id"]][row["component"]] = dict(row)
-    recorded, finals = [], []
+    recorded = []
     for session in sessions:
         results = by_session[session["id"]]
         components = tuple(session["components"])
@@ -163,7 +168,6 @@ async def _settle(
                 c: ComponentOutcome(results[c]["status"], results[c]["score"]) for c in components
             }
             verdict = compute(outcomes, weights)
-            finals.append((session["id"], verdict, explain(verdict, results)))
         state = verdict.session_status if verdict else session["status"]
         recorded.append(
             Recorded(
@@ -173,36 +177,32 @@ async def _settle(
                 verdict=verdict,
                 duplicate=session["id"] not in changed,
                 results=results,
+                explanation=explain(verdict, results) if verdict else None,
             )
         )
-    if finals:
-        await _finalize(conn, finals)
     return recorded
 
 
-async def _finalize(
-    conn: asyncpg.Connection, finals: list[tuple[uuid.UUID, Verdict, dict[str, str]]]
-) -> None:
+async def _finalize(conn: asyncpg.Connection, settled: Sequence[Recorded]) -> None:
     """Write the verdicts and move their sessions to the final state, guarded by status."""
-    ids = [sid for sid, _, _ in finals]
+    finals = [(r, r.verdict) for r in settled if r.verdict is not None]
+    if not finals:
+        return
     await conn.execute(
         """
-        INSERT INTO verdicts (session_id, score, label, confidence, explanation)
-        SELECT * FROM unnest($1::uuid[], $2::real[], $3::text[], $4::real[], $5::jsonb[])
-        ON CONFLICT (session_id) DO NOTHING
-        """,
-        ids,
-        [v.score for _, v, _ in finals],
-        [v.label for _, v, _ in finals],
-        [v.confidence for _, v, _ in finals],
-        [text for _, _, text in finals],
-    )
-    await conn.execute(
-        """
+        WITH verdict AS (
+            INSERT INTO verdicts (session_id, score, label, confidence, explanation)
+            SELECT * FROM unnest($1::uuid[], $2::real[], $3::text[], $4::real[], $5::jsonb[])
+            ON CONFLICT (session_id) DO NOTHING
+        )
         UPDATE sessions SET status = f.status, finished_at = now()
-        FROM unnest($1::uuid[], $2::text[]) AS f(id, status)
+        FROM unnest($1::uuid[], $6::text[]) AS f(id, status)
         WHERE sessions.id = f.id AND sessions.status = 'processing'
         """,
-        ids,
-        [v.session_status for _, v, _ in finals],
+        [uuid.UUID(r.session_id) for r, _ in finals],
+        [v.score for _, v in finals],
+        [v.label for _, v in finals],
+        [v.confidence for _, v in finals],
+        [r.explanation for r, _ in finals],
+        [v.session_status for _, v in finals],
     )

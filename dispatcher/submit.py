@@ -62,7 +62,9 @@ async def accept(state: AppState, session: NewSession) -> Accepted:
     if session_id != session.id:
         return Accepted(session_id, "async")  # idempotency key seen before: same session
     tasks = first_tasks(session, session.user_id)
-    await _announce(state, session)
+    # The live state is written while the tasks are confirmed, not before: it is not on the
+    # critical path, and a later state from the aggregator is never overwritten by it.
+    announced = asyncio.ensure_future(_announce(state, session))
     try:
         await _publish_all(state, tasks)
     except BrokerUnavailable as exc:
@@ -77,9 +79,13 @@ async def accept(state: AppState, session: NewSession) -> Accepted:
         return Accepted(session.id, "sync")
     except PublishError as exc:  # queue full, or no queue bound: nothing may claim the work
         await sessions.delete(state.pool, session.id)
+        await announced
+        await _forget(state, session.id)
         log.warning("broker refused the session", session_id=session.id, error=str(exc))
         wait = FULL_RETRY_AFTER_S if isinstance(exc, QueueFull) else UNROUTABLE_RETRY_AFTER_S
         raise Backpressure(str(exc), wait) from exc
+    finally:
+        await announced
     metrics.SESSIONS.labels("async").inc()
     return Accepted(session.id, "async")
 
@@ -94,6 +100,13 @@ async def _publish_all(state: AppState, tasks: list[Task]) -> None:
         # A refusal by a live broker outranks a lost connection: it must not turn into sync work.
         errors.sort(key=lambda e: isinstance(e, BrokerUnavailable))
         raise errors[0]
+
+
+async def _forget(state: AppState, session_id: str) -> None:
+    try:
+        await state.redis.delete(live.state_key(state.settings.key_prefix, session_id))
+    except Exception as exc:  # it expires by itself; the refused session has no row anyway
+        log.warning("live state not removed", session_id=session_id, error=repr(exc))
 
 
 async def _announce(state: AppState, session: NewSession) -> None:

@@ -114,3 +114,24 @@ async def test_a_session_is_visible_only_to_its_tenant(pool):
     assert await sessions.load(pool, sid, "tenant-a") is not None
     assert await sessions.load(pool, sid, "tenant-b") is None
     assert await sessions.load(pool, "not-a-uuid") is None
+
+
+async def test_one_batch_settles_several_sessions_and_sets_aside_unknown_ones(pool):
+    """A prefetched batch: a session completed within it, another half done, a duplicate inside
+    the batch and a result of an unknown session, all in one transaction."""
+    from aggregator.fanin import record_results
+
+    done, half = await new_session(pool), await new_session(pool)
+    stranger = str(uuid.uuid4())
+    batch = [result(done, c, 50) for c in COMPONENTS] + [
+        result(done, "claims", 99),  # a duplicate within the batch: the first one counts
+        result(half, "domain", 10),
+        result(half, "claims", 30),
+        result(stranger, "domain"),
+    ]
+    applied = await record_results(pool, batch, WEIGHTS, explain)
+    by_id = {r.session_id: r for r in applied.sessions}
+    assert [r.session_id for r in applied.unknown] == [stranger]
+    assert by_id[done].verdict is not None and by_id[done].verdict.score == pytest.approx(50)
+    assert by_id[half].verdict is None and by_id[half].progress["progress"] == 50
+    assert (await sessions.load(pool, done)).verdict["explanation"]["en"].startswith("high_risk")
