@@ -1,16 +1,16 @@
-"""The fan-in transaction: record component results and finalize sessions when complete.
+"""The fan-in: record component results exactly once and finalize sessions when complete.
 
-Results are applied in batches (whatever the aggregator has prefetched): one transaction and
-a handful of statements per batch, not per result, and the four results of a session that
-arrive together are settled at once instead of queueing on the session's row lock.
+Results are applied in batches (whatever the aggregator has prefetched). A batch costs two
+statements: `record_results()` (migration 003) locks the sessions, inserts the new results
+and reads every result back; then, for sessions that became complete, one guarded statement
+moves them to their final state and writes their verdicts.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import asyncpg
@@ -33,7 +33,7 @@ class Recorded:
     session_id: str
     tenant: str
     progress: dict[str, Any]
-    verdict: Verdict | None  # set only by the call that finalized the session
+    verdict: Verdict | None  # set only for the call that finalized the session
     duplicate: bool  # every result applied for it this time was already recorded
     results: dict[str, dict[str, Any]]
     explanation: dict[str, str] | None = None  # with the verdict
@@ -52,22 +52,11 @@ async def record_results(
 ) -> Applied:
     """Apply results exactly once; redeliveries and duplicates change nothing."""
     ids = sorted({uuid.UUID(r.session_id) for r in results})
-    async with pool.acquire() as conn, conn.transaction():
-        # Row locks serialise each session's results; taking them in id order keeps two
-        # aggregators from deadlocking on the same pair of sessions.
-        sessions = await conn.fetch(
-            "SELECT id, tenant, status, components FROM sessions"
-            " WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE",
-            ids,
-        )
-        known = {s["id"] for s in sessions}
-        mine = [r for r in results if uuid.UUID(r.session_id) in known]
-        rows = await _insert_and_read(conn, mine, sorted(known))
-        fresh = {row["session_id"] for row in rows if row["fresh"]}
-        settled = _settle(sessions, rows, weights, explain, fresh)
-        await _finalize(conn, settled)
-    unknown = [r for r in results if uuid.UUID(r.session_id) not in known]
-    return Applied(settled, unknown)
+    async with pool.acquire() as conn:
+        rows = await _record(conn, ids, results)
+        settled = await _finalize(conn, _settle(rows, weights, explain))
+    known = {r.session_id for r in settled}
+    return Applied(settled, [r for r in results if r.session_id not in known])
 
 
 async def record_result(
@@ -80,55 +69,21 @@ async def record_result(
     return applied.sessions[0]
 
 
-async def _insert_and_read(
-    conn: asyncpg.Connection, results: Sequence[Result], sessions: list[uuid.UUID]
-) -> list[asyncpg.Record]:
-    """Insert the results not recorded yet and read every result of the sessions, in one
-    statement. It runs after the sessions are locked, so its snapshot already holds what
-    other aggregators committed; the inserted rows come from RETURNING (marked fresh)."""
-    return await conn.fetch(
-        """
-        WITH inserted AS (
-            INSERT INTO component_results (session_id, component, status, score, data, error,
-                                           attempt, worker_id, processing_ms)
-            SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::real[], $5::jsonb[],
-                                 $6::text[], $7::int[], $8::text[], $9::int[])
-            ON CONFLICT (session_id, component) DO NOTHING
-            RETURNING session_id, component, status, score, data, error
-        )
-        SELECT *, true AS fresh FROM inserted
-        UNION ALL
-        SELECT session_id, component, status, score, data, error, false FROM component_results
-        WHERE session_id = ANY($10::uuid[])
-        """,
-        [uuid.UUID(r.session_id) for r in results],
-        [r.component for r in results],
-        ["ok" if r.success else "failed" for r in results],
-        [r.score if r.success else None for r in results],
-        [r.data for r in results],
-        [r.error for r in results],
-        [r.attempt for r in results],
-        [r.worker_id for r in results],
-        [r.processing_time for r in results],
-        sessions,
-    )
-
-
 async def finalize_overdue(
     pool: asyncpg.Pool, weights: Mapping[str, float], explain: Explain, limit: int = 100
 ) -> list[Recorded]:
     """Finalize sessions past their deadline: missing components become `timeout`."""
     async with pool.acquire() as conn, conn.transaction():
         # SKIP LOCKED lets several janitors (one per aggregator) share the work.
-        overdue = await conn.fetch(
-            """
-            SELECT id, tenant, status, components FROM sessions
-            WHERE status = 'processing' AND deadline_at < now()
-            ORDER BY deadline_at LIMIT $1 FOR UPDATE SKIP LOCKED
-            """,
-            limit,
-        )
-        if not overdue:
+        ids = [
+            row["id"]
+            for row in await conn.fetch(
+                "SELECT id FROM sessions WHERE status = 'processing' AND deadline_at < now()"
+                " ORDER BY deadline_at LIMIT $1 FOR UPDATE SKIP LOCKED",
+                limit,
+            )
+        ]
+        if not ids:
             return []
         await conn.execute(
             """
@@ -138,44 +93,56 @@ async def finalize_overdue(
             WHERE s.id = ANY($1::uuid[])
             ON CONFLICT (session_id, component) DO NOTHING
             """,
-            [s["id"] for s in overdue],
+            ids,
         )
-        ids = [s["id"] for s in overdue]
-        rows = await _insert_and_read(conn, [], ids)
-        settled = _settle(overdue, rows, weights, explain, set(ids))
-        await _finalize(conn, settled)
-        return settled
+        rows = await _record(conn, sorted(ids), [])
+        return await _finalize(conn, _settle(rows, weights, explain, changed=True))
+
+
+async def _record(
+    conn: asyncpg.Connection, ids: list[uuid.UUID], results: Sequence[Result]
+) -> list[asyncpg.Record]:
+    return await conn.fetch(
+        "SELECT * FROM record_results($1::uuid[], $2::uuid[], $3::text[], $4::text[],"
+        " $5::real[], $6::jsonb[], $7::text[], $8::int[], $9::text[], $10::int[])",
+        ids,
+        [uuid.UUID(r.session_id) for r in results],
+        [r.component for r in results],
+        ["ok" if r.success else "failed" for r in results],
+        [r.score if r.success else None for r in results],
+        [r.data for r in results],
+        [r.error for r in results],
+        [r.attempt for r in results],
+        [r.worker_id for r in results],
+        [r.processing_time for r in results],
+    )
 
 
 def _settle(
-    sessions: Sequence[asyncpg.Record],
     rows: Sequence[asyncpg.Record],
     weights: Mapping[str, float],
     explain: Explain,
-    changed: set[uuid.UUID],
+    changed: bool | None = None,
 ) -> list[Recorded]:
-    """Each locked session's state; a verdict for those that now have every component."""
-    by_session: dict[uuid.UUID, dict[str, dict[str, Any]]] = defaultdict(dict)
-    for row in rows:
-        by_session[row["session_id"]][row["component"]] = dict(row)
+    """Each session's state; a verdict for those still processing that have every component."""
     recorded = []
-    for session in sessions:
-        results = by_session[session["id"]]
-        components = tuple(session["components"])
+    for row in rows:
+        results: dict[str, dict[str, Any]] = row["results"]
+        components = tuple(row["components"])
         verdict = None
-        if session["status"] == "processing" and all(c in results for c in components):
+        if row["status"] == "processing" and all(c in results for c in components):
             outcomes = {
                 c: ComponentOutcome(results[c]["status"], results[c]["score"]) for c in components
             }
             verdict = compute(outcomes, weights)
-        state = verdict.session_status if verdict else session["status"]
+        state = verdict.session_status if verdict else row["status"]
         recorded.append(
             Recorded(
-                session_id=str(session["id"]),
-                tenant=session["tenant"],
+                session_id=str(row["session_id"]),
+                tenant=row["tenant"],
                 progress=progress_of(state, components, results),
                 verdict=verdict,
-                duplicate=session["id"] not in changed,
+                duplicate=not (row["fresh"] if changed is None else changed),
                 results=results,
                 explanation=explain(verdict, results) if verdict else None,
             )
@@ -183,21 +150,27 @@ def _settle(
     return recorded
 
 
-async def _finalize(conn: asyncpg.Connection, settled: Sequence[Recorded]) -> None:
-    """Write the verdicts and move their sessions to the final state, guarded by status."""
+async def _finalize(conn: asyncpg.Connection, settled: list[Recorded]) -> list[Recorded]:
+    """Move complete sessions to their final state and write their verdicts, in one guarded
+    statement; a session another aggregator finalized first keeps no verdict here."""
     finals = [(r, r.verdict) for r in settled if r.verdict is not None]
     if not finals:
-        return
-    await conn.execute(
+        return settled
+    moved = await conn.fetch(
         """
-        WITH verdict AS (
+        WITH moved AS (
+            UPDATE sessions SET status = f.status, finished_at = now()
+            FROM unnest($1::uuid[], $6::text[]) AS f(id, status)
+            WHERE sessions.id = f.id AND sessions.status = 'processing'
+            RETURNING sessions.id
+        ), written AS (
             INSERT INTO verdicts (session_id, score, label, confidence, explanation)
-            SELECT * FROM unnest($1::uuid[], $2::real[], $3::text[], $4::real[], $5::jsonb[])
+            SELECT v.* FROM unnest($1::uuid[], $2::real[], $3::text[], $4::real[], $5::jsonb[])
+                AS v(session_id, score, label, confidence, explanation)
+            JOIN moved ON moved.id = v.session_id
             ON CONFLICT (session_id) DO NOTHING
         )
-        UPDATE sessions SET status = f.status, finished_at = now()
-        FROM unnest($1::uuid[], $6::text[]) AS f(id, status)
-        WHERE sessions.id = f.id AND sessions.status = 'processing'
+        SELECT id FROM moved
         """,
         [uuid.UUID(r.session_id) for r, _ in finals],
         [v.score for _, v in finals],
@@ -206,3 +179,10 @@ async def _finalize(conn: asyncpg.Connection, settled: Sequence[Recorded]) -> No
         [r.explanation for r, _ in finals],
         [v.session_status for _, v in finals],
     )
+    mine = {str(row["id"]) for row in moved}
+    return [
+        r
+        if r.verdict is None or r.session_id in mine
+        else replace(r, verdict=None, explanation=None)
+        for r in settled
+    ]
