@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import Any
 
 import asyncpg
 import structlog
@@ -76,8 +75,3 @@ async def _apply_pending(conn: asyncpg.Connection) -> list[str]:
         log.info("migration applied", migration=name)
         applied.append(name)
     return applied
-
-
-def record(row: asyncpg.Record | None) -> dict[str, Any] | None:
-    """A row as a plain dict (None stays None)."""
-    return dict(row) if row is not None else None

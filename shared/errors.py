@@ -5,10 +5,6 @@ class VerdictError(Exception):
     """Raised when anything in verdict-pipeline fails; the root of every project error."""
 
 
-class ConfigError(VerdictError):
-    """Raised when settings are missing or contradictory."""
-
-
 class TopologyError(VerdictError):
     """Raised when the broker's objects are missing or differ from the declared spec."""
 
@@ -27,10 +23,6 @@ class QueueFull(PublishError):
 
 class InvalidMessage(VerdictError):
     """Raised when a message body does not parse as the expected schema."""
-
-
-class StorageError(VerdictError):
-    """Raised when PostgreSQL or Redis cannot complete an operation."""
 
 
 class AnalysisError(VerdictError):
