@@ -218,3 +218,33 @@ async def test_status_falls_back_to_postgres_when_redis_loses_the_live_state(
     state = State()
     state.redis, state.pool, state.settings = redis, pool, settings
     assert (await _progress(state, sid, Caller("tenant-a", 6)))["status"] == "completed"
+
+
+async def test_a_redis_outage_delays_sessions_but_loses_none(world, pool, publisher, services):
+    """Redis unreachable for 2 s: locks cannot be taken, tasks wait in the short tier, and every
+    session completes once Redis is back; status is served from Postgres meanwhile."""
+    parts = urlsplit(services.redis_url)
+    proxy = await Proxy(parts.hostname or "127.0.0.1", parts.port or 6379).start()
+    settings = await world(lock_retry_ms=200)
+    via_proxy = settings.model_copy(
+        update={"redis_url": urlunsplit(parts._replace(netloc=f"127.0.0.1:{proxy.port}"))}
+    )
+    workers = [Worker(via_proxy, WorkerOptions(c, 2, 2), quick).run for c in ANALYSIS_COMPONENTS]
+    from shared.broker import Publisher, connect
+    from topology.spec import Names
+
+    connection = await connect(settings.amqp_url, "test")
+    own = await Publisher(connection, Names(settings.topology_prefix), 5).open()
+    try:
+        async with running(*workers, Aggregator(via_proxy, explain=explain).run):
+            await proxy.cut()
+            sids = [await submit(pool, own, plan=p) for p in (2, 4, 6)]
+            await asyncio.sleep(2.0)
+            held = [await sessions.load(pool, s) for s in sids]
+            assert not any(v.final for v in held)
+            await proxy.restore()
+            views = [await final_view(pool, s, timeout=30) for s in sids]
+    finally:
+        await connection.close()
+        await proxy.cut()
+    assert [v.status for v in views] == ["completed"] * 3
