@@ -13,10 +13,10 @@ from redis.asyncio import Redis
 from aggregator.explain import explain
 from aggregator.fanin import record_result
 from shared.constants import MEDIA_PREPROCESS
-from shared.messages import Result, Task, now_ms
+from shared.messages import Result, Task
 from shared.settings import Settings
 from workers.executor import Analysis, ExecutorContext, executor_for
-from workers.handling import failure_results
+from workers.handling import failure_results, success_result
 from workers.retry import describe
 
 log = structlog.get_logger(__name__)
@@ -63,13 +63,5 @@ async def _run(task: Task, context: ExecutorContext, timeout_s: float) -> Result
     outcome = await _attempt(task, context, timeout_s)
     if isinstance(outcome, str):
         return failure_results(task, outcome, 1, SYNC_WORKER)[0]
-    return Result(
-        session_id=task.session_id,
-        component=task.component,
-        success=True,
-        score=outcome.score,
-        data=outcome.data,
-        timestamp=now_ms(),
-        worker_id=SYNC_WORKER,
-        processing_time=int((time.perf_counter() - started) * 1000),
-    )
+    elapsed_ms = int((time.perf_counter() - started) * 1000)
+    return success_result(task, outcome, 1, SYNC_WORKER, elapsed_ms)

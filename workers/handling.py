@@ -129,7 +129,7 @@ class TaskHandler:
         if elapsed_ms > lock.ttl_ms / 3 and not await lock.still_held():
             raise Retry(self.settings.lock_retry_ms, "lock lost before reporting")
         if task.component != MEDIA_PREPROCESS:
-            result = self._result(task, attempt, analysis, elapsed_ms)
+            result = success_result(task, analysis, attempt, self.worker_id, elapsed_ms)
             await self.publisher.result(result, task.priority)
         await delivery.ack()
         await _quietly(lock.finish())
@@ -177,19 +177,6 @@ class TaskHandler:
         metrics.JOBS.labels(task.component, "failed").inc()
         await self._dead_letter(delivery, decision.reason)
 
-    def _result(self, task: Task, attempt: int, analysis: Analysis, elapsed_ms: int) -> Result:
-        return Result(
-            session_id=task.session_id,
-            component=task.component,
-            success=True,
-            score=analysis.score,
-            data=analysis.data,
-            processing_time=elapsed_ms,
-            timestamp=now_ms(),
-            attempt=attempt,
-            worker_id=self.worker_id,
-        )
-
     async def _dead_letter(self, delivery: AbstractIncomingMessage, reason: str) -> None:
         log.warning("dead-lettering message", reason=reason, routing_key=delivery.routing_key)
         await self.publisher.dead_letter(
@@ -232,6 +219,23 @@ def attempt_of(delivery: AbstractIncomingMessage) -> int:
         return max(1, int(raw))  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return 1
+
+
+def success_result(
+    task: Task, analysis: Analysis, attempt: int, worker_id: str, elapsed_ms: int
+) -> Result:
+    """What a task that ran reports: its score and evidence."""
+    return Result(
+        session_id=task.session_id,
+        component=task.component,
+        success=True,
+        score=analysis.score,
+        data=analysis.data,
+        processing_time=elapsed_ms,
+        timestamp=now_ms(),
+        attempt=attempt,
+        worker_id=worker_id,
+    )
 
 
 def failure_results(task: Task, reason: str, attempt: int, worker_id: str) -> list[Result]:

@@ -114,3 +114,13 @@ async def queue_depths(settings: Settings) -> dict[str, int]:
         return depths
     finally:
         await connection.close()
+
+
+@contextlib.asynccontextmanager
+async def publisher_for(settings: Settings) -> AsyncIterator[Publisher]:
+    """A confirming publisher on a world of its own settings (not the `settings` fixture)."""
+    connection = await connect(settings.amqp_url, "test-publisher")
+    try:
+        yield await Publisher(connection, Names(settings.topology_prefix), 5).open()
+    finally:
+        await connection.close()

@@ -6,10 +6,9 @@ from aggregator.service import Aggregator
 from dispatcher.submit import first_tasks
 from ops.dlq import inspect, replay
 from shared import sessions
-from shared.broker import Publisher, connect
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.sessions import NewSession
-from tests.integration.conftest import eventually, queue_depths, running
+from tests.integration.conftest import eventually, publisher_for, queue_depths, running
 from tests.integration.test_worker_flow import explain, final_view, scored
 from topology.spec import Names
 from workers.runtime import Worker, WorkerOptions
@@ -21,17 +20,13 @@ async def test_expired_tasks_are_listed_with_their_reason_and_replayed_to_comple
     """Tasks expire into the DLQ; `list` shows why without removing them; `replay` finishes them."""
     settings = await world(queue_message_ttl_ms=1000, session_deadline_s=120)
     dlq = f"{settings.topology_prefix}_dlq"
-    connection = await connect(settings.amqp_url, "test")
-    try:
-        publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
+    async with publisher_for(settings) as publisher:
         new = NewSession(
             sessions.new_session_id(), "tenant-a", 5, "text", {"content": "x" * 40}, 120
         )
         await sessions.create(pool, new)
         for task in first_tasks(new, None):
             await publisher.task(task)
-    finally:
-        await connection.close()
 
     async def four_dead():
         return (await queue_depths(settings))[dlq] == 4
@@ -56,17 +51,13 @@ async def test_replay_can_be_limited_to_a_reason(world, pool):
     """Only letters whose reason matches are replayed; the rest stay for inspection."""
     settings = await world()
     names = Names(settings.topology_prefix)
-    connection = await connect(settings.amqp_url, "test")
-    try:
-        publisher = await Publisher(connection, names, 5).open()
+    async with publisher_for(settings) as publisher:
         await publisher.dead_letter(
             b"{}", {}, "invalid task: broken", names.task_queue("claims", 1)
         )
         await publisher.dead_letter(
             b"{}", {}, "gave up after 3 attempts", names.task_queue("domain", 2)
         )
-    finally:
-        await connection.close()
     assert await replay(settings, 10, reason_contains="gave up") == 1
     depths = await queue_depths(settings)
     assert depths[names.dlq] == 1 and depths[names.task_queue("domain", 2)] == 1

@@ -11,7 +11,7 @@ from shared import live, sessions
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.locks import lock_key
 from shared.sessions import NewSession
-from tests.integration.conftest import eventually, queue_depths, running
+from tests.integration.conftest import eventually, publisher_for, queue_depths, running
 from tests.integration.test_worker_flow import dlq_messages, explain, final_view, submit
 from tests.proxy import Proxy
 from workers.executor import Analysis
@@ -27,18 +27,12 @@ async def quick(task, ctx):
 async def test_expired_tasks_reach_the_dlq_and_the_session_still_ends(world, pool, publisher):
     """Tasks nobody consumed within their TTL are dead-lettered; the janitor ends the session."""
     settings = await world(queue_message_ttl_ms=1000, session_deadline_s=2)
-    from shared.broker import Publisher, connect
-    from topology.spec import Names
 
-    connection = await connect(settings.amqp_url, "test")
-    try:
-        own = await Publisher(connection, Names(settings.topology_prefix), 5).open()
+    async with publisher_for(settings) as own:
         new = NewSession(sessions.new_session_id(), "tenant-a", 2, "text", {"content": "x"}, 2)
         await sessions.create(pool, new)
         for task in first_tasks(new, None):
             await own.task(task)
-    finally:
-        await connection.close()
     dead: list = []
 
     async def four_expired():
@@ -63,13 +57,8 @@ async def test_a_task_longer_than_its_lock_ttl_keeps_the_lock_and_runs_once(worl
         await asyncio.sleep(1.5 if task.component == "claims" else 0)
         return Analysis(1)
 
-    from shared.broker import Publisher, connect
-    from topology.spec import Names
-
-    connection = await connect(settings.amqp_url, "test")
-    publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
     workers = [Worker(settings, WorkerOptions(c, 2, 2), slow).run for c in ANALYSIS_COMPONENTS]
-    try:
+    async with publisher_for(settings) as publisher:
         async with running(*workers, Aggregator(settings, explain=explain).run):
             new = NewSession(sessions.new_session_id(), "tenant-a", 3, "text", {"content": "x"}, 60)
             await sessions.create(pool, new)
@@ -79,8 +68,6 @@ async def test_a_task_longer_than_its_lock_ttl_keeps_the_lock_and_runs_once(worl
             await publisher.task(claims)  # a duplicate delivery of the long task
             view = await final_view(pool, new.id)
             await asyncio.sleep(0.5)
-    finally:
-        await connection.close()
     assert view.status == "completed"
     assert runs.count("claims") == 1
 
@@ -97,12 +84,7 @@ async def test_a_worker_that_lost_its_lock_does_not_report_a_result(world, pool,
         await asyncio.sleep(1.0)
         return Analysis(77)
 
-    from shared.broker import Publisher, connect
-    from topology.spec import Names
-
-    connection = await connect(settings.amqp_url, "test")
-    publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
-    try:
+    async with publisher_for(settings) as publisher:
         async with running(Worker(settings, WorkerOptions("domain", 1, 1), slow).run):
             new = NewSession(sessions.new_session_id(), "tenant-a", 3, "text", {"content": "x"}, 60)
             await sessions.create(pool, new)
@@ -115,8 +97,6 @@ async def test_a_worker_that_lost_its_lock_does_not_report_a_result(world, pool,
             await eventually(lambda: _true(len(runs) >= 2), timeout=10)
             await asyncio.sleep(1.2)
             results_after = await queue_depths(settings)
-    finally:
-        await connection.close()
     assert results_while_stolen[f"{settings.topology_prefix}.results"] == 0
     assert results_after[f"{settings.topology_prefix}.results"] == 1
 
@@ -135,12 +115,7 @@ async def test_sigterm_lets_running_tasks_finish_and_requeues_the_rest(world, po
         await asyncio.sleep(0.8)
         return Analysis(5)
 
-    from shared.broker import Publisher, connect
-    from topology.spec import Names
-
-    connection = await connect(settings.amqp_url, "test")
-    publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
-    try:
+    async with publisher_for(settings) as publisher:
         sids = []
         for _ in range(6):
             new = NewSession(sessions.new_session_id(), "tenant-a", 4, "text", {"content": "x"}, 60)
@@ -154,8 +129,6 @@ async def test_sigterm_lets_running_tasks_finish_and_requeues_the_rest(world, po
         await asyncio.wait_for(started.wait(), 10)
         stop.set()
         await asyncio.wait_for(worker, 10)
-    finally:
-        await connection.close()
     depths = await queue_depths(settings)
     assert depths[f"{settings.topology_prefix}.results"] == 1  # the running task finished
     assert depths[f"{settings.topology_prefix}.claims.4"] == 5  # the rest went back, none lost
@@ -176,22 +149,18 @@ async def test_a_postgres_outage_holds_results_until_it_returns(
         }
     )
     workers = [Worker(settings, WorkerOptions(c, 2, 2), quick).run for c in ANALYSIS_COMPONENTS]
-    from shared.broker import Publisher, connect
-    from topology.spec import Names
 
-    connection = await connect(settings.amqp_url, "test")
-    own = await Publisher(connection, Names(settings.topology_prefix), 5).open()
     try:
-        async with running(*workers, Aggregator(via_proxy, explain=explain).run):
-            await proxy.cut()
-            sids = [await submit(pool, own, plan=p) for p in (1, 3, 6)]
-            await asyncio.sleep(2.0)
-            held = [await sessions.load(pool, s) for s in sids]
-            assert not any(v.final for v in held)
-            await proxy.restore()
-            views = [await final_view(pool, s, timeout=30) for s in sids]
+        async with publisher_for(settings) as own:
+            async with running(*workers, Aggregator(via_proxy, explain=explain).run):
+                await proxy.cut()
+                sids = [await submit(pool, own, plan=p) for p in (1, 3, 6)]
+                await asyncio.sleep(2.0)
+                held = [await sessions.load(pool, s) for s in sids]
+                assert not any(v.final for v in held)
+                await proxy.restore()
+                views = [await final_view(pool, s, timeout=30) for s in sids]
     finally:
-        await connection.close()
         await proxy.cut()
     assert [v.status for v in views] == ["completed"] * 3
 
@@ -230,21 +199,17 @@ async def test_a_redis_outage_delays_sessions_but_loses_none(world, pool, publis
         update={"redis_url": urlunsplit(parts._replace(netloc=f"127.0.0.1:{proxy.port}"))}
     )
     workers = [Worker(via_proxy, WorkerOptions(c, 2, 2), quick).run for c in ANALYSIS_COMPONENTS]
-    from shared.broker import Publisher, connect
-    from topology.spec import Names
 
-    connection = await connect(settings.amqp_url, "test")
-    own = await Publisher(connection, Names(settings.topology_prefix), 5).open()
     try:
-        async with running(*workers, Aggregator(via_proxy, explain=explain).run):
-            await proxy.cut()
-            sids = [await submit(pool, own, plan=p) for p in (2, 4, 6)]
-            await asyncio.sleep(2.0)
-            held = [await sessions.load(pool, s) for s in sids]
-            assert not any(v.final for v in held)
-            await proxy.restore()
-            views = [await final_view(pool, s, timeout=30) for s in sids]
+        async with publisher_for(settings) as own:
+            async with running(*workers, Aggregator(via_proxy, explain=explain).run):
+                await proxy.cut()
+                sids = [await submit(pool, own, plan=p) for p in (2, 4, 6)]
+                await asyncio.sleep(2.0)
+                held = [await sessions.load(pool, s) for s in sids]
+                assert not any(v.final for v in held)
+                await proxy.restore()
+                views = [await final_view(pool, s, timeout=30) for s in sids]
     finally:
-        await connection.close()
         await proxy.cut()
     assert [v.status for v in views] == ["completed"] * 3

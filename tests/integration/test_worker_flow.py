@@ -15,7 +15,7 @@ from shared.constants import ANALYSIS_COMPONENTS, ATTEMPT_HEADER, REASON_HEADER
 from shared.errors import MediaUnavailable, RetryableAnalysisError
 from shared.locks import lock_key
 from shared.sessions import NewSession
-from tests.integration.conftest import eventually, queue_depths, running
+from tests.integration.conftest import eventually, publisher_for, queue_depths, running
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
 
@@ -153,19 +153,12 @@ async def test_retryable_failures_back_off_and_then_succeed(world, pool):
             raise RetryableAnalysisError("upstream 503")
         return Analysis(10)
 
-    from shared.broker import Publisher
-    from topology.spec import Names
-
-    connection = await connect(settings.amqp_url, "test")
-    publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
-    try:
-        async with running(
-            *workers_for(settings, flaky), Aggregator(settings, explain=explain).run
-        ):
-            sid = await submit(pool, publisher)
-            view = await final_view(pool, sid)
-    finally:
-        await connection.close()
+    async with (
+        publisher_for(settings) as publisher,
+        running(*workers_for(settings, flaky), Aggregator(settings, explain=explain).run),
+    ):
+        sid = await submit(pool, publisher)
+        view = await final_view(pool, sid)
     assert view.status == "completed"
     assert view.results["claims"]["attempt"] == 3
     assert attempts == [0, 1, 2]
@@ -180,20 +173,13 @@ async def test_exhausted_retries_give_a_failure_result_and_a_dead_letter(world, 
             raise RetryableAnalysisError("still down")
         return Analysis(30)
 
-    from shared.broker import Publisher
-    from topology.spec import Names
-
-    connection = await connect(settings.amqp_url, "test")
-    publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
-    try:
-        async with running(
-            *workers_for(settings, broken_claims), Aggregator(settings, explain=explain).run
-        ):
-            sid = await submit(pool, publisher)
-            view = await final_view(pool, sid)
-            dead = await eventually(lambda: dlq_messages(settings))
-    finally:
-        await connection.close()
+    async with (
+        publisher_for(settings) as publisher,
+        running(*workers_for(settings, broken_claims), Aggregator(settings, explain=explain).run),
+    ):
+        sid = await submit(pool, publisher)
+        view = await final_view(pool, sid)
+        dead = await eventually(lambda: dlq_messages(settings))
     assert view.status == "partial"
     assert "2 attempts" in view.results["claims"]["error"]
     assert len(dead) == 1
@@ -281,21 +267,15 @@ async def test_audio_goes_through_media_preprocess_to_a_verdict(world, pool, tmp
             Reply(200, {"text": "URGENT!!! Share now: they HIDE the truth about vaccines!"}),
         )
         settings = await world(transcription_url=fake.url, media_root=str(tmp_path))
-        from shared.broker import Publisher
-        from topology.spec import Names
 
-        connection = await connect(settings.amqp_url, "test")
-        publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
         components = ("media_preprocess", *ANALYSIS_COMPONENTS)
         workers = [RealWorker(settings, WorkerOptions(c, 2, 2)).run for c in components]
-        try:
+        async with publisher_for(settings) as publisher:
             async with running(*workers, Aggregator(settings).run):
                 sid = await submit(
                     pool, publisher, input_type="audio", content=None, media_path="clip.mp3"
                 )
                 view = await final_view(pool, sid, timeout=30)
-        finally:
-            await connection.close()
     finally:
         fake.server.shutdown()
         fake.server.server_close()
