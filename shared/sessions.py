@@ -114,7 +114,8 @@ async def load(
         return None
     row = await conn.fetchrow(
         """
-        SELECT s.*, v.score AS v_score, v.label AS v_label, v.confidence AS v_confidence,
+        SELECT s.*, round(v.score::numeric, 2)::float8 AS v_score, v.label AS v_label,
+               round(v.confidence::numeric, 3)::float8 AS v_confidence,
                v.explanation AS v_explanation,
                coalesce((SELECT jsonb_object_agg(r.component, jsonb_build_object(
                     'status', r.status, 'score', r.score, 'data', r.data, 'error', r.error,
