@@ -21,6 +21,7 @@ from shared.errors import InvalidMessage
 from shared.heartbeat import Heartbeat, worker_id
 from shared.messages import Result, decode_result
 from shared.settings import Settings
+from shared.urgency import UrgentGate
 from topology.spec import Names
 
 log = structlog.get_logger(__name__)
@@ -35,13 +36,34 @@ _DB_DOWN = (
 DB_RETRY_S = 1.0
 
 
+class Lane:
+    """Deliveries waiting to be applied, handed out as one batch."""
+
+    def __init__(self) -> None:
+        self._items: list[tuple[AbstractIncomingMessage, Result]] = []
+        self._ready = asyncio.Event()
+
+    def put(self, delivery: AbstractIncomingMessage, result: Result) -> None:
+        self._items.append((delivery, result))
+        self._ready.set()
+
+    async def take(self) -> list[tuple[AbstractIncomingMessage, Result]]:
+        await self._ready.wait()
+        self._ready.clear()
+        batch, self._items = self._items, []
+        return batch
+
+
 class Aggregator:
     def __init__(self, settings: Settings, prefetch: int = 10, explain: Explain = explain) -> None:
         self.settings = settings
         self.prefetch = prefetch
         self.explain = explain
-        self._pending: list[tuple[AbstractIncomingMessage, Result]] = []
-        self._wake = asyncio.Event()
+        # Two lanes: urgent (top-tier) results are applied at once, beside the batch of
+        # lower tiers in progress; new lower-tier batches wait while urgent ones are applied.
+        self._lanes = {urgent: Lane() for urgent in (True, False)}
+        self._gate = UrgentGate(settings.urgent_priority)
+        self._unacked = 0
         self._idle = asyncio.Event()
         self._idle.set()
         self._background: set[asyncio.Task[None]] = set()
@@ -65,7 +87,7 @@ class Aggregator:
             await channel.set_qos(prefetch_count=self.prefetch)
             # A passive declare registers the queue, so the consumer is restored on reconnect.
             queue = await channel.declare_queue(self.names.results, passive=True)
-            applier = asyncio.create_task(self._apply_pending())
+            appliers = [asyncio.create_task(self._apply_lane(u)) for u in self._lanes]
             tag = await queue.consume(self._on_result)
             janitor = asyncio.create_task(self._janitor(stop))
             log.info("aggregator ready", prefetch=self.prefetch)
@@ -73,9 +95,9 @@ class Aggregator:
                 await stop.wait()
             await queue.cancel(tag)
             await self._idle.wait()  # what was delivered before the cancel still gets applied
-            for task in (applier, janitor, *self._background):
+            for task in (*appliers, janitor, *self._background):
                 task.cancel()
-            await asyncio.gather(applier, janitor, *self._background, return_exceptions=True)
+            await asyncio.gather(*appliers, janitor, *self._background, return_exceptions=True)
         finally:
             await self.http.aclose()
             await self.pool.close()
@@ -90,19 +112,25 @@ class Aggregator:
         except (InvalidMessage, ValueError) as exc:
             await self._dead_letter(delivery, str(exc))
             return
-        self._pending.append((delivery, result))
+        self._unacked += 1
         self._idle.clear()
-        self._wake.set()
+        self._lanes[self._gate.urgent(delivery.priority or 0)].put(delivery, result)
 
-    async def _apply_pending(self) -> None:
-        """Apply whatever has been delivered meanwhile as one batch, for as long as it comes."""
+    async def _apply_lane(self, urgent: bool) -> None:
+        """Apply whatever a lane received meanwhile as one batch, for as long as it comes."""
+        lane = self._lanes[urgent]
         while True:
-            await self._wake.wait()
-            self._wake.clear()
-            while self._pending:
-                batch, self._pending = self._pending, []
+            batch = await lane.take()
+            priority = self._gate.threshold if urgent else 0
+            await self._gate.admit(priority)
+            self._gate.started(priority)
+            try:
                 await self._apply(batch)
-            self._idle.set()
+            finally:
+                self._gate.finished(priority)
+            self._unacked -= len(batch)
+            if not self._unacked:
+                self._idle.set()
 
     async def _apply(self, batch: list[tuple[AbstractIncomingMessage, Result]]) -> None:
         results = [result for _, result in batch]

@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     scheduler_enabled: bool = True
     # Effective priority points gained per second of waiting, so low tiers never starve.
     aging_per_s: float = Field(0.2, ge=0)
+    # Tasks and results at or above this priority are urgent: while one is in a worker or an
+    # aggregator, lower tiers wait to start (8 = business and enterprise).
+    urgent_priority: int = Field(8, ge=1, le=11)
 
     session_deadline_s: float = Field(900.0, gt=0)
     # Per-plan overrides of the deadline, JSON {"6": 300}.

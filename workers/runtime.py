@@ -14,9 +14,10 @@ from redis.asyncio import Redis
 
 from shared import db as database
 from shared.broker import Publisher, connect
-from shared.constants import PLANS
+from shared.constants import MAX_PRIORITY, PLANS
 from shared.heartbeat import Heartbeat, worker_id
 from shared.settings import Settings
+from shared.urgency import UrgentGate
 from topology.spec import Names
 from workers.executor import Executor, ExecutorContext, executor_for
 from workers.handling import TaskHandler
@@ -47,6 +48,9 @@ class Worker:
             TierQueue(settings.aging_per_s) if settings.scheduler_enabled else FifoQueue()
         )
         self._available = asyncio.Semaphore(0)
+        # Without the scheduler, no tier is urgent: plain consumption, for comparison.
+        threshold = settings.urgent_priority if settings.scheduler_enabled else MAX_PRIORITY + 1
+        self._gate = UrgentGate(threshold)
         self._consumers: list[tuple[AbstractQueue, str]] = []
         self._running: set[asyncio.Task[None]] = set()
         self._stopping = False
@@ -123,12 +127,14 @@ class Worker:
             if self._stopping:
                 return
             delivery = self._buffer.pop()
-            if delivery.channel.is_closed:
-                continue  # its channel died with a broker restart: the broker redelivers it
+            self._gate.started(delivery.priority or 0)
             job = asyncio.current_task()
             assert job is not None
             self._running.add(job)
             try:
+                await self._gate.admit(delivery.priority or 0)
+                if delivery.channel.is_closed:
+                    continue  # its channel died with a broker restart: the broker redelivers it
                 await handler.handle(delivery)
             except Exception as exc:
                 # Broker or storage gone mid-task: hand the delivery back. If its channel is
@@ -137,11 +143,13 @@ class Worker:
                 with contextlib.suppress(Exception):
                     await delivery.nack(requeue=True)
             finally:
+                self._gate.finished(delivery.priority or 0)
                 self._running.discard(job)
 
     async def _shutdown(self, slots: list[asyncio.Task[None]]) -> None:
         """Stop consuming, re-queue what never started, give running tasks the grace period."""
         self._stopping = True
+        self._gate.open()
         for queue, tag in self._consumers:
             with contextlib.suppress(Exception):
                 await queue.cancel(tag)

@@ -54,3 +54,32 @@ def test_fifo_ignores_priority():
     q.push("free", 1, 0)
     q.push("enterprise", 10, 1)
     assert [q.pop(), q.pop()] == ["free", "enterprise"]
+
+
+async def test_urgent_work_holds_lower_tiers_back_until_it_finishes():
+    """While an enterprise task runs, a freemium start waits; business and up pass at once."""
+    import asyncio
+
+    from shared.urgency import UrgentGate
+
+    gate = UrgentGate(threshold=8)
+    gate.started(10)
+    await asyncio.wait_for(gate.admit(8), 0.1)  # urgent work is never held back
+    waiting = asyncio.ensure_future(gate.admit(1))
+    await asyncio.sleep(0.01)
+    assert not waiting.done()
+    gate.finished(10)
+    await asyncio.wait_for(waiting, 0.1)
+
+
+async def test_a_gate_with_nothing_urgent_running_admits_everyone():
+    """No urgent task running: every tier starts at once; shutdown opens the gate."""
+    import asyncio
+
+    from shared.urgency import UrgentGate
+
+    gate = UrgentGate(threshold=8)
+    await asyncio.wait_for(gate.admit(1), 0.1)
+    gate.started(9)
+    gate.open()
+    await asyncio.wait_for(gate.admit(1), 0.1)
