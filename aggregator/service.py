@@ -62,7 +62,7 @@ class Aggregator:
         # Two lanes: urgent (top-tier) results are applied at once, beside the batch of
         # lower tiers in progress; new lower-tier batches wait while urgent ones are applied.
         self._lanes = {urgent: Lane() for urgent in (True, False)}
-        self._gate = UrgentGate(settings.urgent_priority)
+        self._gate = UrgentGate(settings.urgent_priority, settings.urgent_hold_ms / 1000)
         self._unacked = 0
         self._idle = asyncio.Event()
         self._idle.set()

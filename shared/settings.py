@@ -63,6 +63,8 @@ class Settings(BaseSettings):
     # Tasks and results at or above this priority are urgent: while one is in a worker or an
     # aggregator, lower tiers wait to start (8 = business and enterprise).
     urgent_priority: int = Field(8, ge=1, le=11)
+    # The longest an urgent task holds lower tiers back (its head start).
+    urgent_hold_ms: float = Field(5.0, ge=0)
 
     session_deadline_s: float = Field(900.0, gt=0)
     # Per-plan overrides of the deadline, JSON {"6": 300}.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 
 class UrgentGate:
@@ -10,12 +11,13 @@ class UrgentGate:
 
     On a saturated machine the order in which a worker starts tasks is not enough: the
     lower-tier tasks already running share the CPU with the urgent one. Holding back new
-    low-tier starts for the few milliseconds an urgent task takes gives it the CPU, at a
-    cost to low-tier throughput proportional to the urgent traffic.
+    low-tier starts for the few milliseconds an urgent task takes gives it the CPU; the hold
+    is capped, so low-tier throughput pays at most `max_hold_s` per urgent task.
     """
 
-    def __init__(self, threshold: int) -> None:
+    def __init__(self, threshold: int, max_hold_s: float) -> None:
         self.threshold = threshold
+        self.max_hold_s = max_hold_s
         self._urgent = 0
         self._clear = asyncio.Event()
         self._clear.set()
@@ -39,9 +41,12 @@ class UrgentGate:
                 self._clear.set()
 
     async def admit(self, priority: int) -> None:
-        """Return when a task of `priority` may start."""
-        if not self.urgent(priority):
-            await self._clear.wait()
+        """Return when a task of `priority` may start: at once if urgent, else when no urgent
+        task runs or after `max_hold_s` — a head start, so long urgent tasks cannot starve
+        the lower tiers."""
+        if not self.urgent(priority) and not self._clear.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._clear.wait(), self.max_hold_s)
 
     def open(self) -> None:
         """Let everything through (shutdown)."""

@@ -50,7 +50,7 @@ class Worker:
         self._available = asyncio.Semaphore(0)
         # Without the scheduler, no tier is urgent: plain consumption, for comparison.
         threshold = settings.urgent_priority if settings.scheduler_enabled else MAX_PRIORITY + 1
-        self._gate = UrgentGate(threshold)
+        self._gate = UrgentGate(threshold, settings.urgent_hold_ms / 1000)
         self._consumers: list[tuple[AbstractQueue, str]] = []
         self._running: set[asyncio.Task[None]] = set()
         self._stopping = False

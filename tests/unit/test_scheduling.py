@@ -62,7 +62,7 @@ async def test_urgent_work_holds_lower_tiers_back_until_it_finishes():
 
     from shared.urgency import UrgentGate
 
-    gate = UrgentGate(threshold=8)
+    gate = UrgentGate(threshold=8, max_hold_s=5)
     gate.started(10)
     await asyncio.wait_for(gate.admit(8), 0.1)  # urgent work is never held back
     waiting = asyncio.ensure_future(gate.admit(1))
@@ -78,8 +78,21 @@ async def test_a_gate_with_nothing_urgent_running_admits_everyone():
 
     from shared.urgency import UrgentGate
 
-    gate = UrgentGate(threshold=8)
+    gate = UrgentGate(threshold=8, max_hold_s=5)
     await asyncio.wait_for(gate.admit(1), 0.1)
     gate.started(9)
     gate.open()
     await asyncio.wait_for(gate.admit(1), 0.1)
+
+
+async def test_the_hold_is_capped_so_long_urgent_tasks_cannot_starve_lower_tiers():
+    """A low tier waits at most the head start, even while the urgent task still runs."""
+    import asyncio
+
+    from shared.urgency import UrgentGate
+
+    gate = UrgentGate(threshold=8, max_hold_s=0.02)
+    gate.started(10)
+    started = asyncio.get_running_loop().time()
+    await asyncio.wait_for(gate.admit(1), 1)
+    assert 0.015 <= asyncio.get_running_loop().time() - started < 0.5
