@@ -125,12 +125,29 @@ class Aggregator:
             await self._gate.admit(priority)
             self._gate.started(priority)
             try:
-                await self._apply(batch)
+                await self._apply_safely(batch)
             finally:
                 self._gate.finished(priority)
             self._unacked -= len(batch)
             if not self._unacked:
                 self._idle.set()
+
+    async def _apply_safely(self, batch: list[tuple[AbstractIncomingMessage, Result]]) -> None:
+        """Apply a batch; a result Postgres refuses is found and dead-lettered, and a batch
+        interrupted otherwise (the broker gone mid-ack) is handed back, never lost."""
+        try:
+            await self._apply(batch)
+        except asyncpg.PostgresError as exc:
+            if len(batch) == 1:
+                await self._dead_letter(batch[0][0], f"refused by postgres: {exc}")
+                return
+            for item in batch:
+                await self._apply_safely([item])
+        except Exception as exc:
+            log.error("batch interrupted", error=repr(exc), size=len(batch))
+            for delivery, _ in batch:
+                with contextlib.suppress(Exception):
+                    await delivery.nack(requeue=True)
 
     async def _apply(self, batch: list[tuple[AbstractIncomingMessage, Result]]) -> None:
         results = [result for _, result in batch]

@@ -283,3 +283,32 @@ async def test_audio_goes_through_media_preprocess_to_a_verdict(world, pool, tmp
     assert fake.hits("/v1/audio/transcriptions") == 1
     assert view.results["techniques"]["score"] > 0
     assert view.verdict["explanation"]["en"] and view.verdict["explanation"]["ro"]
+
+
+async def test_a_result_postgres_refuses_is_dead_lettered_and_the_rest_applied(
+    settings, pool, publisher
+):
+    """A result whose evidence Postgres cannot store (a NUL character in JSON) goes to the DLQ;
+    the other results of the same batch are applied and the aggregator keeps going."""
+    from shared.messages import Result, now_ms
+
+    sid = await submit(pool, publisher, plan=3)  # no workers run: results come from the test
+    good = [
+        Result(session_id=sid, component=c, success=True, score=10, timestamp=now_ms())
+        for c in ("techniques", "ai_tampered", "claims")
+    ]
+    bad = Result(
+        session_id=sid,
+        component="domain",
+        success=True,
+        score=10,
+        data={"text": "nul \u0000 here"},
+        timestamp=now_ms(),
+    )
+    for result in [*good, bad]:
+        await publisher.result(result)
+    async with running(Aggregator(settings, explain=explain).run):
+        dead = await eventually(lambda: dlq_messages(settings))
+        view = await sessions.load(pool, sid)
+    assert "refused by postgres" in dead[0].headers[REASON_HEADER]
+    assert sorted(view.results) == ["ai_tampered", "claims", "techniques"]
