@@ -12,10 +12,11 @@ import structlog
 from aio_pika.abc import AbstractRobustConnection
 from redis.asyncio import Redis
 
+from dispatcher.queue_watch import watch
 from shared.broker import Publisher, connect
 from shared.errors import BrokerUnavailable
 from shared.settings import Settings
-from topology.spec import Names
+from topology.spec import Names, from_settings
 
 log = structlog.get_logger(__name__)
 
@@ -34,10 +35,14 @@ class AppState:
     publisher: Publisher | None = None
     connection: AbstractRobustConnection | None = None
     _connector: asyncio.Task[None] | None = field(default=None, repr=False)
+    _watcher: asyncio.Task[None] | None = field(default=None, repr=False)
 
     def start_broker(self) -> None:
         """Connect in the background; until then the API analyses synchronously."""
         self._connector = asyncio.create_task(self._connect_until_up())
+        self._watcher = asyncio.create_task(
+            watch(lambda: self.connection, from_settings(self.settings))
+        )
 
     async def _connect_until_up(self) -> None:
         names = Names(self.settings.topology_prefix)
@@ -55,10 +60,11 @@ class AppState:
                 await asyncio.sleep(BROKER_RETRY_S)
 
     async def close(self) -> None:
-        if self._connector is not None:
-            self._connector.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._connector
+        for task in (self._connector, self._watcher):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         if self.connection is not None:
             await self.connection.close()
         await self.http.aclose()

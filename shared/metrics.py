@@ -1,6 +1,6 @@
 """Prometheus metrics shared by every process (SPEC §10)."""
 
-from prometheus_client import Counter, Histogram, start_http_server
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 JOBS = Counter(
     "verdict_jobs_total", "Tasks handled, by component and outcome", ["component", "outcome"]
@@ -21,3 +21,8 @@ def serve(port: int | None) -> None:
     """Expose /metrics on `port` when one is configured."""
     if port:
         start_http_server(port)
+
+
+QUEUE_DEPTH = Gauge(
+    "verdict_queue_depth", "Messages ready in each queue of the topology", ["queue"]
+)

@@ -155,3 +155,26 @@ async def test_full_queues_answer_503_and_leave_no_session_behind(world, pool):
     assert refused.status_code == 503 and int(refused.headers["Retry-After"]) > 0
     count = await pool.fetchval("SELECT count(*) FROM sessions WHERE input->>'content' = 'second'")
     assert count == 0
+
+
+async def test_queue_depths_are_exported_as_metrics(settings, publisher):
+    """/metrics reports how many tasks wait in each queue, read from the broker itself."""
+    from dispatcher.queue_watch import read_depths
+    from shared.broker import connect
+    from topology.spec import from_settings
+
+    async with client_for(settings) as api:
+        await api.post(f"{API}/analyze-async", json={"text": "queued"}, headers=ENTERPRISE)
+        connection = await connect(settings.amqp_url, "test")
+        try:
+            depths = await read_depths(connection, from_settings(settings))
+        finally:
+            await connection.close()
+
+        async def exported():
+            text = (await api.get("/metrics/")).text
+            name = f'verdict_queue_depth{{queue="{settings.topology_prefix}.claims.6"}} 1.0'
+            return name in text
+
+        await eventually(exported, timeout=15)
+    assert depths[f"{settings.topology_prefix}.claims.6"] == 1
