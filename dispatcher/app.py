@@ -216,7 +216,7 @@ EVENT_POLL_S = 1.0
 
 async def _event_stream(state: AppState, session_id: str, who: Caller) -> AsyncIterator[bytes]:
     """Server-sent `progress` events until the session is final, then one `result` event."""
-    pubsub = state.redis.pubsub()
+    pubsub: Any = state.redis.pubsub()
     try:
         await pubsub.subscribe(live.events_channel(state.settings.key_prefix, session_id))
     except Exception:

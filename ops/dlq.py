@@ -54,7 +54,7 @@ async def inspect(settings: Settings, limit: int) -> list[DeadLetter]:
         channel = await connection.channel()
         await channel.set_qos(prefetch_count=limit)
         queue = await channel.declare_queue(Names(settings.topology_prefix).dlq, passive=True)
-        held = []
+        held: list[AbstractIncomingMessage] = []
         while len(held) < limit and (message := await queue.get(fail=False)) is not None:
             held.append(message)
         found = [describe(m) for m in held]

@@ -38,7 +38,8 @@ def plan_from_compose(path: Path) -> Plan:
 
 
 def plan_from_document(doc: dict[str, Any]) -> Plan:
-    one_shots, services = [], []
+    one_shots: list[Service] = []
+    services: list[Service] = []
     for name, spec in (doc.get("services") or {}).items():
         command = spec.get("command") or []
         if not command or command[0] != "verdict":
