@@ -11,19 +11,10 @@ QUEUE_COMPONENTS: Final = (MEDIA_PREPROCESS, *ANALYSIS_COMPONENTS)
 
 # Plan tiers 1..6 (freemium .. enterprise) and the message priority of each (SPEC §3).
 PLAN_PRIORITY: Final = {1: 1, 2: 2, 3: 4, 4: 6, 5: 8, 6: 10}
-PLAN_NAMES: Final = {
-    1: "freemium",
-    2: "starter",
-    3: "basic",
-    4: "pro",
-    5: "business",
-    6: "enterprise",
-}
 PLANS: Final = tuple(PLAN_PRIORITY)
 # Queues are declared with this ceiling; RabbitMQ allocates one sub-queue per level.
 MAX_PRIORITY: Final = 10
 
-INPUT_TYPES: Final = ("text", "url", "image", "audio", "video")
 MEDIA_INPUT_TYPES: Final = ("image", "audio", "video")
 
 # Live state outlives any sane session by far but still cleans itself up.
