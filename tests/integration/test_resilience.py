@@ -148,20 +148,9 @@ async def test_a_postgres_outage_holds_results_until_it_returns(
             )
         }
     )
-    workers = [Worker(settings, WorkerOptions(c, 2, 2), quick).run for c in ANALYSIS_COMPONENTS]
-
-    try:
-        async with publisher_for(settings) as own:
-            async with running(*workers, Aggregator(via_proxy, explain=explain).run):
-                await proxy.cut()
-                sids = [await submit(pool, own, plan=p) for p in (1, 3, 6)]
-                await asyncio.sleep(2.0)
-                held = [await sessions.load(pool, s) for s in sids]
-                assert not any(v.final for v in held)
-                await proxy.restore()
-                views = [await final_view(pool, s, timeout=30) for s in sids]
-    finally:
-        await proxy.cut()
+    services = [Worker(settings, WorkerOptions(c, 2, 2), quick).run for c in ANALYSIS_COMPONENTS]
+    services.append(Aggregator(via_proxy, explain=explain).run)
+    views = await sessions_across_an_outage(pool, settings, proxy, services, plans=(1, 3, 6))
     assert [v.status for v in views] == ["completed"] * 3
 
 
@@ -191,25 +180,30 @@ async def test_status_falls_back_to_postgres_when_redis_loses_the_live_state(
 
 async def test_a_redis_outage_delays_sessions_but_loses_none(world, pool, publisher, services):
     """Redis unreachable for 2 s: locks cannot be taken, tasks wait in the short tier, and every
-    session completes once Redis is back; status is served from Postgres meanwhile."""
+    session completes once Redis is back."""
     parts = urlsplit(services.redis_url)
     proxy = await Proxy(parts.hostname or "127.0.0.1", parts.port or 6379).start()
     settings = await world(lock_retry_ms=200)
     via_proxy = settings.model_copy(
         update={"redis_url": urlunsplit(parts._replace(netloc=f"127.0.0.1:{proxy.port}"))}
     )
-    workers = [Worker(via_proxy, WorkerOptions(c, 2, 2), quick).run for c in ANALYSIS_COMPONENTS]
+    services = [Worker(via_proxy, WorkerOptions(c, 2, 2), quick).run for c in ANALYSIS_COMPONENTS]
+    services.append(Aggregator(via_proxy, explain=explain).run)
+    views = await sessions_across_an_outage(pool, settings, proxy, services, plans=(2, 4, 6))
+    assert [v.status for v in views] == ["completed"] * 3
 
+
+async def sessions_across_an_outage(pool, settings, proxy, services, plans):
+    """Run `services`, cut `proxy`, submit a session per plan, check none ends during the 2 s
+    outage, restore, and return the sessions once final."""
     try:
-        async with publisher_for(settings) as own:
-            async with running(*workers, Aggregator(via_proxy, explain=explain).run):
-                await proxy.cut()
-                sids = [await submit(pool, own, plan=p) for p in (2, 4, 6)]
-                await asyncio.sleep(2.0)
-                held = [await sessions.load(pool, s) for s in sids]
-                assert not any(v.final for v in held)
-                await proxy.restore()
-                views = [await final_view(pool, s, timeout=30) for s in sids]
+        async with publisher_for(settings) as own, running(*services):
+            await proxy.cut()
+            sids = [await submit(pool, own, plan=p) for p in plans]
+            await asyncio.sleep(2.0)
+            held = [await sessions.load(pool, s) for s in sids]
+            assert not any(v.final for v in held)
+            await proxy.restore()
+            return [await final_view(pool, s, timeout=30) for s in sids]
     finally:
         await proxy.cut()
-    assert [v.status for v in views] == ["completed"] * 3

@@ -9,19 +9,16 @@ turn comes and the executor's call order is exactly the worker's scheduling orde
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import pytest
 
 from shared import sessions
-from shared.broker import Publisher, connect
+from shared.broker import Publisher
 from shared.messages import Task, TaskInput, now_ms, priority_of
 from shared.sessions import NewSession
 from shared.settings import Settings
-from tests.integration.conftest import eventually, running
-from topology.spec import Names
+from tests.integration.conftest import eventually, publisher_for, running
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
 
@@ -112,7 +109,7 @@ async def test_enterprise_tasks_overtake_a_queued_freemium_backlog(world, pool):
     delivery, may go first; all enterprise tasks finish while most of the backlog still waits.
     """
     settings = await world(scheduler_enabled=True)
-    async with publishing(settings) as publisher:
+    async with publisher_for(settings) as publisher:
         result = await enterprise_under_backlog(settings, pool, publisher)
     assert max(result.freemium_started_while_waiting) <= 1, result
     assert result.freemium_left_after_last_enterprise >= BACKLOG // 3, result
@@ -125,7 +122,7 @@ async def test_without_the_scheduler_enterprise_waits_behind_buffered_freemium(w
     an enterprise task arrives; plain consumption runs them first, every time.
     """
     settings = await world(scheduler_enabled=False)
-    async with publishing(settings) as publisher:
+    async with publisher_for(settings) as publisher:
         result = await enterprise_under_backlog(settings, pool, publisher)
     assert min(result.freemium_started_while_waiting) >= PREFETCH - 2, result
 
@@ -137,7 +134,7 @@ async def test_message_priority_still_orders_tasks_inside_one_plan_queue(world, 
     is the broker's, not the worker's buffer.
     """
     settings = await world()
-    async with publishing(settings) as publisher:
+    async with publisher_for(settings) as publisher:
         low = [await new_task(pool, 3, priority) for priority in (4, 2, 4, 6, 4)]
         for task in low:
             await publisher.task(task)
@@ -151,13 +148,3 @@ async def test_message_priority_still_orders_tasks_inside_one_plan_queue(world, 
     assert recorder.ran[0].session_id == urgent.session_id
     same_priority = [t.session_id for t in recorder.ran if t.priority == 4]
     assert same_priority == [t.session_id for t in low if t.priority == 4]  # FIFO within a level
-
-
-@contextlib.asynccontextmanager
-async def publishing(settings: Settings) -> AsyncIterator[Publisher]:
-    """A confirming publisher on its own connection for this world."""
-    connection = await connect(settings.amqp_url, "test-tier-publisher")
-    try:
-        yield await Publisher(connection, Names(settings.topology_prefix), 5).open()
-    finally:
-        await connection.close()
