@@ -17,11 +17,12 @@ from aggregator.fanin import Explain, Recorded, finalize_overdue, record_results
 from shared import db as database
 from shared import live, metrics
 from shared.broker import Publisher, connect
+from shared.constants import MAX_PRIORITY
 from shared.errors import InvalidMessage
 from shared.heartbeat import Heartbeat, worker_id
 from shared.messages import Result, decode_result
 from shared.settings import Settings
-from shared.urgency import UrgentGate
+from shared.urgency import UrgentGate, UrgentSignals
 from topology.spec import Names
 
 log = structlog.get_logger(__name__)
@@ -62,7 +63,10 @@ class Aggregator:
         # Two lanes: urgent (top-tier) results are applied at once, beside the batch of
         # lower tiers in progress; new lower-tier batches wait while urgent ones are applied.
         self._lanes = {urgent: Lane() for urgent in (True, False)}
-        self._gate = UrgentGate(settings.urgent_priority, settings.urgent_hold_ms / 1000)
+        # With the scheduler off no result is urgent: one lane, in arrival order.
+        threshold = settings.urgent_threshold
+        self._gate = UrgentGate(threshold or MAX_PRIORITY + 1, settings.urgent_hold_ms / 1000)
+        self._follows_signals = threshold is not None
         self._unacked = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -85,15 +89,24 @@ class Aggregator:
             ).open()
             channel = await connection.channel()
             await channel.set_qos(prefetch_count=self.prefetch)
-            # A passive declare registers the queue, so the consumer is restored on reconnect.
-            queue = await channel.declare_queue(self.names.results, passive=True)
             appliers = [asyncio.create_task(self._apply_lane(u)) for u in self._lanes]
-            tag = await queue.consume(self._on_result)
+            # One consumer per results queue, each with its own prefetch: urgent results are
+            # delivered even while lower-tier ones fill the other buffer. A passive declare
+            # registers the queue, so the consumer is restored after a reconnect.
+            consumers = []
+            for name in (self.names.urgent_results, self.names.results):
+                queue = await channel.declare_queue(name, passive=True)
+                consumers.append((queue, await queue.consume(self._on_result)))
             janitor = asyncio.create_task(self._janitor(stop))
+            self.signals = UrgentSignals(self.redis, self.settings.key_prefix)
+            if self._follows_signals:  # urgent sessions anywhere hold lower-tier batches back
+                follower = asyncio.create_task(self.signals.follow(self._gate))
+                self._background.add(follower)
             log.info("aggregator ready", prefetch=self.prefetch)
             async with heartbeat.running():
                 await stop.wait()
-            await queue.cancel(tag)
+            for queue, tag in consumers:
+                await queue.cancel(tag)
             await self._idle.wait()  # what was delivered before the cancel still gets applied
             for task in (*appliers, janitor, *self._background):
                 task.cancel()
@@ -119,37 +132,47 @@ class Aggregator:
     async def _apply_lane(self, urgent: bool) -> None:
         """Apply whatever a lane received meanwhile as one batch, for as long as it comes."""
         lane = self._lanes[urgent]
+        priority = self._gate.threshold if urgent else 0
         while True:
             batch = await lane.take()
-            priority = self._gate.threshold if urgent else 0
-            await self._gate.admit(priority)
+            await self._gate.admit(lambda: priority)
             self._gate.started(priority)
             try:
-                await self._apply_safely(batch)
+                finished = await self._apply_safely(batch)
             finally:
                 self._gate.finished(priority)
+            if urgent and finished:
+                await self._end_urgent(finished)
             self._unacked -= len(batch)
             if not self._unacked:
                 self._idle.set()
 
-    async def _apply_safely(self, batch: list[tuple[AbstractIncomingMessage, Result]]) -> None:
-        """Apply a batch; a result Postgres refuses is found and dead-lettered, and a batch
-        interrupted otherwise (the broker gone mid-ack) is handed back, never lost."""
+    async def _apply_safely(self, batch: list[tuple[AbstractIncomingMessage, Result]]) -> list[str]:
+        """Apply a batch and return the sessions it finalized; a result Postgres refuses is
+        found and dead-lettered, and a batch interrupted otherwise (the broker gone mid-ack)
+        is handed back, never lost."""
         try:
-            await self._apply(batch)
+            return await self._apply(batch)
         except asyncpg.PostgresError as exc:
             if len(batch) == 1:
                 await self._dead_letter(batch[0][0], f"refused by postgres: {exc}")
-                return
-            for item in batch:
-                await self._apply_safely([item])
+                return []
+            return [s for item in batch for s in await self._apply_safely([item])]
         except Exception as exc:
             log.error("batch interrupted", error=repr(exc), size=len(batch))
             for delivery, _ in batch:
                 with contextlib.suppress(Exception):
                     await delivery.nack(requeue=True)
+            return []
 
-    async def _apply(self, batch: list[tuple[AbstractIncomingMessage, Result]]) -> None:
+    async def _end_urgent(self, session_ids: list[str]) -> None:
+        """Urgent sessions are final: lower tiers everywhere need not wait for them now."""
+        try:
+            await self.signals.end(session_ids)
+        except Exception as exc:  # their holds lapse by themselves
+            log.warning("urgent session ends not announced", error=repr(exc))
+
+    async def _apply(self, batch: list[tuple[AbstractIncomingMessage, Result]]) -> list[str]:
         results = [result for _, result in batch]
         while True:
             try:
@@ -170,6 +193,7 @@ class Aggregator:
         await self._announce(applied.sessions)
         for delivery, _ in batch:
             await delivery.ack()
+        return [r.session_id for r in applied.sessions if r.verdict is not None]
 
     async def _announce(self, sessions: list[Recorded]) -> None:
         """Live state for pollers; Postgres already holds the truth, so Redis may fail."""

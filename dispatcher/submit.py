@@ -14,6 +14,7 @@ from shared.constants import ANALYSIS_COMPONENTS, MEDIA_INPUT_TYPES, MEDIA_PREPR
 from shared.errors import BrokerUnavailable, PublishError, QueueFull
 from shared.messages import Task, TaskInput, now_ms, priority_of
 from shared.sessions import NewSession, progress_of
+from shared.urgency import UrgentSignals
 
 log = structlog.get_logger(__name__)
 
@@ -58,9 +59,18 @@ def first_tasks(session: NewSession, user_id: str | None) -> list[Task]:
 
 async def accept(state: AppState, session: NewSession) -> Accepted:
     """Record the session and hand its tasks to the broker; 202 only after every confirm."""
+    # An urgent session is announced first, so lower tiers everywhere yield while it is
+    # recorded and published; its end comes from the aggregator (or lapses by itself).
+    urgent = _is_urgent(state, session)
+    if urgent:
+        begun = asyncio.ensure_future(_signal_urgent(state, session.id, begin=True))
     session_id = await sessions.create(state.pool, session)
+    if urgent:
+        await begun
     if session_id != session.id:
-        return Accepted(session_id, "async")  # idempotency key seen before: same session
+        if urgent:  # idempotency key seen before: same session, no new work
+            await _signal_urgent(state, session.id, begin=False)
+        return Accepted(session_id, "async")
     tasks = first_tasks(session, session.user_id)
     # The live state is written while the tasks are confirmed, not before: it is not on the
     # critical path, and a later state from the aggregator is never overwritten by it.
@@ -115,3 +125,16 @@ async def _announce(state: AppState, session: NewSession) -> None:
         await live.publish_state(state.redis, state.settings.key_prefix, session.id, initial)
     except Exception as exc:  # Redis is a cache of Postgres: a miss falls back to the record
         log.warning("live state not written", session_id=session.id, error=repr(exc))
+
+
+def _is_urgent(state: AppState, session: NewSession) -> bool:
+    threshold = state.settings.urgent_threshold
+    return threshold is not None and priority_of(session.plan) >= threshold
+
+
+async def _signal_urgent(state: AppState, session_id: str, begin: bool) -> None:
+    signals = UrgentSignals(state.redis, state.settings.key_prefix)
+    try:
+        await (signals.begin(session_id) if begin else signals.end([session_id]))
+    except Exception as exc:  # precedence is an optimisation: the session goes on without it
+        log.warning("urgent signal not sent", session_id=session_id, error=repr(exc))

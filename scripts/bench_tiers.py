@@ -11,7 +11,7 @@ are removed at the end, every process group killed on exit):
         one per analysis component (--replicas), with compose.yaml's settings:
         techniques 4/5, ai_tampered 4/5, claims 3/3, domain 8/10 (concurrency/prefetch)
 
-For each mode (SCHEDULER_ENABLED=true, then false; only the workers restart):
+For each mode (SCHEDULER_ENABLED=true, then false; workers and aggregators restart):
 
 1. idle: enterprise sessions at --rate per second for --idle-s, nothing else running;
 2. flood: the workers stop, --flood freemium sessions are POSTed over HTTP (an enterprise
@@ -19,7 +19,7 @@ For each mode (SCHEDULER_ENABLED=true, then false; only the workers restart):
 3. after --warmup-s, freemium completions are counted for --unloaded-s (its unloaded rate),
    then enterprise sessions trickle in at --rate for --trickle-s while freemium
    completions are counted again (its rate under the trickle);
-4. the workers stop and the rest of the backlog is purged.
+4. the workers and aggregators stop and the rest of the backlog is purged.
 
 An enterprise session's latency is from its POST being sent to `finished_at` in Postgres
 (same machine, same clock); the moment its final state was announced on Redis is reported
@@ -62,6 +62,7 @@ class Options:
     replicas: int
     aggregators: int
     work_ms: float
+    modes: tuple[str, ...]
 
 
 @dataclass
@@ -140,6 +141,7 @@ class Bench:
         self.task_queues = [names.task_queue(c, p) for c in ANALYSIS_COMPONENTS for p in PLANS]
         self.freemium_queues = [names.task_queue(c, FREEMIUM) for c in ANALYSIS_COMPONENTS]
         self.results_queue = names.results
+        self.results_queues = [names.results, names.urgent_results]
 
     def worker_args(self) -> list[tuple[str, int, int]]:
         return [
@@ -154,10 +156,15 @@ class Bench:
         await lib.wait_until_ready(self.world, self.group)
         return names
 
+    def start_aggregators(self, scheduler: str) -> list[str]:
+        env = {"SCHEDULER_ENABLED": scheduler}
+        return lib.start_aggregators(self.world, self.group, self.options.aggregators, env)
+
     async def mode(
         self, scheduler: str, pool: asyncpg.Pool, events: lib.FinalEvents
     ) -> dict[str, Any]:
         o = self.options
+        aggregators = self.start_aggregators(scheduler)
         async with lib.client(self.world, max(o.in_flight, 8)) as http:
             workers = await self.start_workers(scheduler)
             idle = await trickle(http, o.rate, o.idle_s)
@@ -176,7 +183,9 @@ class Bench:
             loaded_finals = await wait_finished(pool, list(loaded.sent), 60)
             self.group.check_alive()
             self.group.stop(workers)
-        await lib.purge_queues(self.world, self.task_queues)
+        # What is left of the flood is dropped: the next mode starts from empty queues.
+        await lib.purge_queues(self.world, [*self.task_queues, *self.results_queues])
+        self.group.stop(aggregators)
         unloaded_rate = await finished_in(pool, FREEMIUM, u0, t0) / (t0 - u0)
         trickle_rate = await finished_in(pool, FREEMIUM, t0, t1) / (t1 - t0)
         idle_lat = idle.latencies(idle_finals, events.seen)
@@ -203,28 +212,20 @@ class Bench:
         results = depths.pop(self.results_queue)
         return {"freemium_tasks_queued": sum(depths.values()), "results_queued": results}
 
-    async def settle(self) -> None:
-        """Wait until the aggregator has drained the results queue: the next idle is idle."""
-        for _ in range(300):
-            if not (await self.backlog())["results_queued"]:
-                return
-            await asyncio.sleep(0.1)
-
 
 async def run(options: Options) -> dict[str, Any]:
     world = lib.new_world("bench")
     await lib.create_world(world)
     try:
         with lib.ProcessGroup() as group:
-            lib.start_api_and_aggregators(world, group, options.aggregators)
+            lib.start_api_and_aggregators(world, group, 0)
             bench = Bench(world, group, options)
             pool = await asyncpg.create_pool(world.database_url, min_size=1, max_size=2)
             try:
                 async with lib.FinalEvents(world) as events:
                     modes = {}
-                    for label, scheduler in MODES.items():
-                        modes[label] = await bench.mode(scheduler, pool, events)
-                        await bench.settle()
+                    for label in options.modes:
+                        modes[label] = await bench.mode(MODES[label], pool, events)
             finally:
                 await pool.close()
         return {"setup": setup(options), "modes": modes, "log_dir": str(group.log_dir)}
@@ -315,10 +316,19 @@ def report(result: dict[str, Any]) -> str:
 @click.option("--replicas", default=1, show_default=True, help="workers per component")
 @click.option("--aggregators", default=2, show_default=True, help="as in compose.yaml")
 @click.option("--work-ms", default=0.0, show_default=True, help="executor sleep per task")
+@click.option(
+    "--mode",
+    "modes",
+    type=click.Choice(list(MODES)),
+    multiple=True,
+    default=list(MODES),
+    show_default=True,
+    help="run only these modes",
+)
 @click.option("--timeout", "timeout_s", default=900, show_default=True, help="hard limit, s")
 def main(timeout_s: int, **values: Any) -> None:
     """Enterprise latency and freemium throughput under a freemium flood, scheduler on/off."""
-    options = Options(**values)
+    options = Options(**{**values, "modes": tuple(values["modes"])})
     with lib.terminate_on_signals():
         signal.alarm(timeout_s)
         try:

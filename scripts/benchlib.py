@@ -328,10 +328,19 @@ def start_api_and_aggregators(
     world: World, group: ProcessGroup, aggregators: int, env: Mapping[str, str] | None = None
 ) -> None:
     """`python -m ops.cli api` and `aggregators` × `python -m ops.cli aggregator`."""
+    group.start("api", python("-m", "ops.cli", "api"), world.env(**(env or {})))
+    start_aggregators(world, group, aggregators, env)
+
+
+def start_aggregators(
+    world: World, group: ProcessGroup, count: int, env: Mapping[str, str] | None = None
+) -> list[str]:
+    """`count` × `python -m ops.cli aggregator`; their names, to stop them later."""
     environment = world.env(**(env or {}))
-    group.start("api", python("-m", "ops.cli", "api"), environment)
-    for i in range(aggregators):
-        group.start(f"aggregator-{i}", python("-m", "ops.cli", "aggregator"), environment)
+    names = [f"aggregator-{i}" for i in range(count)]
+    for name in names:
+        group.start(name, python("-m", "ops.cli", "aggregator"), environment)
+    return names
 
 
 def start_workers(

@@ -77,9 +77,12 @@ class Publisher:
         names: Names,
         timeout_s: float,
         reconnect_wait_s: float | None = None,
+        urgent_priority: int | None = None,
     ) -> None:
         self._connection = connection
         self.names = names
+        # Results at or above this priority go to the urgent results queue (None: never).
+        self._urgent_priority = urgent_priority
         self._timeout = timeout_s
         self._reconnect_wait = timeout_s if reconnect_wait_s is None else reconnect_wait_s
         self._channel: AbstractChannel | None = None
@@ -139,7 +142,8 @@ class Publisher:
         await self.send(self.names.exchange, queue, task_message(task, attempt))
 
     async def result(self, result: Result, priority: int = 0) -> None:
-        key = self.names.result_key(result.component)
+        urgent = self._urgent_priority is not None and priority >= self._urgent_priority
+        key = self.names.result_key(result.component, urgent)
         await self.send(self.names.exchange, key, result_message(result, priority))
 
     async def retry(self, message: aio_pika.Message, routing_key: str, delay_ms: int) -> None:

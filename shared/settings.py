@@ -60,11 +60,11 @@ class Settings(BaseSettings):
     scheduler_enabled: bool = True
     # Effective priority points gained per second of waiting, so low tiers never starve.
     aging_per_s: float = Field(0.2, ge=0)
-    # Tasks and results at or above this priority are urgent: while one is in a worker or an
-    # aggregator, lower tiers wait to start (8 = business and enterprise).
+    # Sessions, tasks and results at or above this priority are urgent: while one is in
+    # flight, lower tiers wait to start (8 = business and enterprise; shared/urgency.py).
     urgent_priority: int = Field(8, ge=1, le=11)
-    # The longest an urgent task holds lower tiers back (its head start).
-    urgent_hold_ms: float = Field(5.0, ge=0)
+    # The longest a lower-tier start waits for urgent work (the urgent work's head start).
+    urgent_hold_ms: float = Field(30.0, ge=0)
 
     session_deadline_s: float = Field(900.0, gt=0)
     # Per-plan overrides of the deadline, JSON {"6": 300}.
@@ -111,6 +111,11 @@ class Settings(BaseSettings):
     def deadline_s(self, plan: int) -> float:
         """How long a session on `plan` may stay processing before the janitor ends it."""
         return self.session_deadline_by_plan.get(plan, self.session_deadline_s)
+
+    @property
+    def urgent_threshold(self) -> int | None:
+        """The urgent priority, or None with the scheduler off (plain consumption)."""
+        return self.urgent_priority if self.scheduler_enabled else None
 
     def retry_delays_ms(self) -> tuple[int, ...]:
         """The delay tiers: lock contention first, then the backoff of each retryable attempt."""

@@ -1,54 +1,182 @@
-"""Urgent (top-tier) work holds lower tiers back; shared by workers and aggregators."""
+"""Urgent (top-tier) work holds lower tiers back; shared by workers and aggregators.
+
+On a saturated machine the order in which a process starts work is not enough: the
+lower-tier work already running, in this process and in every other one, shares the CPU
+(and RabbitMQ and Postgres) with the urgent session. So while urgent work is in flight,
+lower tiers wait a little before they start:
+
+- locally, while an urgent task or result is being handled in this process;
+- cluster-wide, while an urgent session is in flight anywhere: the API announces it when it
+  accepts the session, the aggregator when it finalizes it (`UrgentSignals`, Redis pub/sub).
+
+Every wait is capped (`max_hold_s` per start), so lower tiers keep moving whatever the
+top-tier load: they pay at most that much per start, never starve.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+from collections.abc import Callable, Iterable
+
+import structlog
+from redis.asyncio import Redis
+
+log = structlog.get_logger(__name__)
+
+# An urgent session's hold lapses after this long even if its end is never announced
+# (an aggregator crashed, a message was lost): a stale hold costs at most `max_hold_s` a start.
+HOLD_TTL_S = 5.0
+# Back-off before re-subscribing after Redis went away.
+RESUBSCRIBE_S = 1.0
+
+
+class Holds:
+    """Urgent sessions in flight elsewhere, each until its end or its expiry. Pure."""
+
+    def __init__(self) -> None:
+        self._until: dict[str, float] = {}
+
+    def add(self, key: str, now: float, ttl_s: float) -> None:
+        self._until[key] = now + ttl_s
+
+    def remove(self, key: str) -> None:
+        self._until.pop(key, None)
+
+    def active(self, now: float) -> bool:
+        """Whether any hold is still in force at `now`; expired ones are forgotten."""
+        for key in [k for k, until in self._until.items() if until <= now]:
+            del self._until[key]
+        return bool(self._until)
+
+    def __len__(self) -> int:
+        return len(self._until)
 
 
 class UrgentGate:
-    """While top-tier work is running, lower tiers wait before they start.
+    """While urgent work is in flight, lower tiers wait (at most `max_hold_s`) to start."""
 
-    On a saturated machine the order in which a worker starts tasks is not enough: the
-    lower-tier tasks already running share the CPU with the urgent one. Holding back new
-    low-tier starts for the few milliseconds an urgent task takes gives it the CPU; the hold
-    is capped, so low-tier throughput pays at most `max_hold_s` per urgent task.
-    """
-
-    def __init__(self, threshold: int, max_hold_s: float) -> None:
+    def __init__(
+        self,
+        threshold: int,
+        max_hold_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.threshold = threshold
         self.max_hold_s = max_hold_s
-        self._urgent = 0
-        self._clear = asyncio.Event()
-        self._clear.set()
+        self._clock = clock
+        self._running = 0
+        self._holds = Holds()
+        self._wake = asyncio.Event()
 
     def urgent(self, priority: int) -> bool:
         return priority >= self.threshold
 
-    def started(self, priority: int) -> None:
-        """A task of `priority` took a slot (urgent ones hold lower tiers back until done).
+    def clear(self) -> bool:
+        """Nothing urgent runs here and no urgent session is in flight elsewhere."""
+        return not self._running and not self._holds.active(self._clock())
 
-        Only running urgent tasks hold others back, never buffered ones: a running task
-        always finishes and frees its slot, so waiting slots cannot starve the urgent one."""
+    def started(self, priority: int) -> None:
+        """Work of `priority` started here (urgent work holds lower tiers back until done)."""
         if self.urgent(priority):
-            self._urgent += 1
-            self._clear.clear()
+            self._running += 1
 
     def finished(self, priority: int) -> None:
         if self.urgent(priority):
-            self._urgent = max(0, self._urgent - 1)
-            if not self._urgent:
-                self._clear.set()
+            self._running = max(0, self._running - 1)
+            self._notify()
 
-    async def admit(self, priority: int) -> None:
-        """Return when a task of `priority` may start: at once if urgent, else when no urgent
-        task runs or after `max_hold_s` — a head start, so long urgent tasks cannot starve
-        the lower tiers."""
-        if not self.urgent(priority) and not self._clear.is_set():
+    def hold(self, key: str, ttl_s: float = HOLD_TTL_S) -> None:
+        """An urgent session is in flight somewhere in the cluster."""
+        self._holds.add(key, self._clock(), ttl_s)
+
+    def release(self, key: str) -> None:
+        self._holds.remove(key)
+        self._notify()
+
+    def arrived(self, priority: int) -> None:
+        """New work is waiting: an urgent arrival lets a waiting start take it at once."""
+        if self.urgent(priority):
+            self._notify()
+
+    async def admit(self, next_priority: Callable[[], int]) -> None:
+        """Return when the next work in line may start: at once if it is urgent or the gate
+        is clear; else as soon as either becomes true, or after `max_hold_s` (the urgent
+        work's head start, so it can never starve the lower tiers).
+
+        `next_priority` is asked again after every wake-up: an urgent arrival overtakes."""
+        deadline: float | None = None
+        while not self.urgent(next_priority()) and not self.clear():
+            now = self._clock()
+            deadline = now + self.max_hold_s if deadline is None else deadline
+            if now >= deadline:
+                return
+            wake = self._wake
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._clear.wait(), self.max_hold_s)
+                await asyncio.wait_for(wake.wait(), deadline - now)
 
     def open(self) -> None:
         """Let everything through (shutdown)."""
-        self._urgent = 0
-        self._clear.set()
+        self._running = 0
+        self._holds = Holds()
+        self.max_hold_s = 0.0
+        self._notify()
+
+    def _notify(self) -> None:
+        self._wake.set()
+        self._wake = asyncio.Event()
+
+
+def encode_signal(begin: bool, session_id: str) -> str:
+    return f"{'+' if begin else '-'}{session_id}"
+
+
+def decode_signal(data: bytes | str) -> tuple[bool, str] | None:
+    """`+id` → (True, id): an urgent session began; `-id` → (False, id): it ended."""
+    text = data.decode(errors="replace") if isinstance(data, bytes) else data
+    if len(text) < 2 or text[0] not in "+-":
+        return None
+    return text[0] == "+", text[1:]
+
+
+class UrgentSignals:
+    """Urgent sessions in flight, announced to every worker and aggregator over Redis."""
+
+    def __init__(self, redis: Redis, key_prefix: str) -> None:
+        self.redis = redis
+        self.channel = f"{key_prefix}:urgent"
+
+    async def begin(self, session_id: str) -> None:
+        await self.redis.publish(self.channel, encode_signal(True, session_id))
+
+    async def end(self, session_ids: Iterable[str]) -> None:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for session_id in session_ids:
+                pipe.publish(self.channel, encode_signal(False, session_id))
+            await pipe.execute()
+
+    async def follow(self, gate: UrgentGate) -> None:
+        """Feed the gate with begins and ends until cancelled; Redis outages only pause it
+        (a lost end lapses by the hold's TTL)."""
+        while True:
+            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self.channel)
+                async for message in pubsub.listen():
+                    signal = decode_signal(message.get("data", b""))
+                    if signal is None:
+                        continue
+                    begin, session_id = signal
+                    if begin:
+                        gate.hold(session_id)
+                    else:
+                        gate.release(session_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("urgent signals interrupted", error=repr(exc))
+                await asyncio.sleep(RESUBSCRIBE_S)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()

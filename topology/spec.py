@@ -58,6 +58,11 @@ class Names:
         return f"{self.prefix}.results"
 
     @property
+    def urgent_results(self) -> str:
+        """Top-tier results: a queue of their own, so no backlog of others can delay them."""
+        return f"{self.results}.urgent"
+
+    @property
     def dlq(self) -> str:
         return f"{self.prefix}_dlq"
 
@@ -65,8 +70,9 @@ class Names:
         """Queue (and routing key) of one component's tasks on one plan."""
         return f"{self.prefix}.{component}.{plan}"
 
-    def result_key(self, component: str) -> str:
-        return f"{self.results}.{component}"
+    def result_key(self, component: str, urgent: bool = False) -> str:
+        """Routing key of a result: `{results}.{component}` or `{results}.urgent.{component}`."""
+        return f"{self.urgent_results if urgent else self.results}.{component}"
 
     def retry_tier(self, delay_ms: int) -> str:
         """Exchange and queue name of the retry tier that holds messages for `delay_ms`."""
@@ -114,14 +120,15 @@ def build(
         Queue(names.task_queue(c, p), task_args) for c in QUEUE_COMPONENTS for p in PLANS
     ]
     # Results carry their task's priority: when aggregators fall behind, high tiers go first.
-    results = Queue(
-        names.results,
-        {
-            "x-max-priority": MAX_PRIORITY,
-            "x-dead-letter-exchange": "",
-            "x-dead-letter-routing-key": names.dlq,
-        },
-    )
+    # Top-tier results have a queue of their own: an aggregator consumes it with a prefetch of
+    # its own, so they are delivered even while its buffer is full of lower-tier results.
+    results_args = {
+        "x-max-priority": MAX_PRIORITY,
+        "x-dead-letter-exchange": "",
+        "x-dead-letter-routing-key": names.dlq,
+    }
+    results = Queue(names.results, results_args)
+    urgent_results = Queue(names.urgent_results, results_args)
     tiers = [
         (
             Exchange(names.retry_tier(d), "fanout"),
@@ -131,10 +138,11 @@ def build(
     ]
     bindings = [Binding(names.exchange, q.name, q.name) for q in task_queues]
     bindings.append(Binding(names.exchange, names.results, f"{names.results}.*"))
+    bindings.append(Binding(names.exchange, names.urgent_results, f"{names.urgent_results}.*"))
     bindings += [Binding(ex.name, q.name, "") for ex, q in tiers]
     return Topology(
         exchanges=(Exchange(names.exchange, "topic"), *(ex for ex, _ in tiers)),
-        queues=(*task_queues, results, Queue(names.dlq), *(q for _, q in tiers)),
+        queues=(*task_queues, results, urgent_results, Queue(names.dlq), *(q for _, q in tiers)),
         bindings=tuple(bindings),
     )
 

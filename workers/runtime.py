@@ -17,7 +17,7 @@ from shared.broker import Publisher, connect
 from shared.constants import MAX_PRIORITY, PLANS
 from shared.heartbeat import Heartbeat, worker_id
 from shared.settings import Settings
-from shared.urgency import UrgentGate
+from shared.urgency import UrgentGate, UrgentSignals
 from topology.spec import Names
 from workers.executor import Executor, ExecutorContext, executor_for
 from workers.handling import TaskHandler
@@ -49,7 +49,8 @@ class Worker:
         )
         self._available = asyncio.Semaphore(0)
         # Without the scheduler, no tier is urgent: plain consumption, for comparison.
-        threshold = settings.urgent_priority if settings.scheduler_enabled else MAX_PRIORITY + 1
+        self._urgent_priority = settings.urgent_threshold
+        threshold = self._urgent_priority or MAX_PRIORITY + 1
         self._gate = UrgentGate(threshold, settings.urgent_hold_ms / 1000)
         self._consumers: list[tuple[AbstractQueue, str]] = []
         self._running: set[asyncio.Task[None]] = set()
@@ -68,7 +69,10 @@ class Worker:
         http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
         try:
             publisher = await Publisher(
-                connection, self.names, self.settings.publish_timeout_s
+                connection,
+                self.names,
+                self.settings.publish_timeout_s,
+                urgent_priority=self._urgent_priority,
             ).open()
             context = ExecutorContext(
                 self.settings, redis, pool, http, publisher.task, opts.worker_id
@@ -94,8 +98,18 @@ class Worker:
                 concurrency=opts.concurrency,
                 prefetch=opts.prefetch,
             )
+            # Urgent sessions in flight anywhere hold this worker's lower-tier starts back.
+            follower = (
+                asyncio.create_task(
+                    UrgentSignals(redis, self.settings.key_prefix).follow(self._gate)
+                )
+                if self._urgent_priority is not None
+                else None
+            )
             async with heartbeat.running():
                 await stop.wait()
+            if follower is not None:
+                follower.cancel()
             await self._shutdown(slots)
         finally:
             await http.aclose()
@@ -120,10 +134,14 @@ class Worker:
     async def _on_delivery(self, delivery: AbstractIncomingMessage) -> None:
         self._buffer.push(delivery, delivery.priority or 0, time.monotonic())
         self._available.release()
+        self._gate.arrived(delivery.priority or 0)
 
     async def _slot(self, handler: TaskHandler) -> None:
         while True:
             await self._available.acquire()
+            # The slot waits before it picks: while urgent work is in flight a lower-tier
+            # start is held back, and an urgent delivery arriving meanwhile is taken at once.
+            await self._gate.admit(self._buffer.peek_priority)
             if self._stopping:
                 return
             delivery = self._buffer.pop()
@@ -132,7 +150,6 @@ class Worker:
             assert job is not None
             self._running.add(job)
             try:
-                await self._gate.admit(delivery.priority or 0)
                 if delivery.channel.is_closed:
                     continue  # its channel died with a broker restart: the broker redelivers it
                 await handler.handle(delivery)

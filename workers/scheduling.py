@@ -35,19 +35,23 @@ class TierQueue(Generic[T]):
 
     def __init__(self, aging_per_s: float) -> None:
         self._aging = aging_per_s
-        self._heap: list[tuple[tuple[float, int], T]] = []
+        self._heap: list[tuple[tuple[float, int], T, int]] = []
         self._seq = itertools.count()
 
     def push(self, item: T, priority: int, arrived_s: float) -> None:
         key = schedule_key(priority, arrived_s, self._aging, next(self._seq))
-        heapq.heappush(self._heap, (key, item))
+        heapq.heappush(self._heap, (key, item, priority))
 
     def pop(self) -> T:
         return heapq.heappop(self._heap)[1]
 
+    def peek_priority(self) -> int:
+        """Message priority of the item `pop` returns next (0 when empty)."""
+        return self._heap[0][2] if self._heap else 0
+
     def drain(self) -> list[T]:
         """Remove and return everything still waiting."""
-        items = [item for _, item in sorted(self._heap)]
+        items = [item for _, item, _ in sorted(self._heap)]
         self._heap.clear()
         return items
 
@@ -59,16 +63,19 @@ class FifoQueue(Generic[T]):
     """Arrival order, ignoring priority: plain per-queue consumption, for comparison."""
 
     def __init__(self) -> None:
-        self._items: deque[T] = deque()
+        self._items: deque[tuple[T, int]] = deque()
 
     def push(self, item: T, priority: int, arrived_s: float) -> None:
-        self._items.append(item)
+        self._items.append((item, priority))
 
     def pop(self) -> T:
-        return self._items.popleft()
+        return self._items.popleft()[0]
+
+    def peek_priority(self) -> int:
+        return self._items[0][1] if self._items else 0
 
     def drain(self) -> list[T]:
-        items = list(self._items)
+        items = [item for item, _ in self._items]
         self._items.clear()
         return items
 

@@ -13,12 +13,18 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from aggregator.service import Aggregator
 from shared import sessions
 from shared.broker import Publisher
+from shared.constants import ANALYSIS_COMPONENTS as ALL
 from shared.messages import Task, TaskInput, now_ms, priority_of
 from shared.sessions import NewSession
 from shared.settings import Settings
-from tests.integration.conftest import eventually, publisher_for, running
+from shared.urgency import UrgentGate, UrgentSignals
+from tests.integration.conftest import eventually, publisher_for, queue_depths, running
+from tests.integration.test_api import API, client_for
+from tests.integration.test_api import ENTERPRISE as ENTERPRISE_KEY
+from topology.spec import Names
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
 
@@ -148,3 +154,69 @@ async def test_message_priority_still_orders_tasks_inside_one_plan_queue(world, 
     assert recorder.ran[0].session_id == urgent.session_id
     same_priority = [t.session_id for t in recorder.ran if t.priority == 4]
     assert same_priority == [t.session_id for t in low if t.priority == 4]  # FIFO within a level
+
+
+async def test_top_tier_results_travel_in_their_own_queue(world, pool):
+    """Enterprise results skip any backlog of lower-tier results: they have a queue of their
+    own, which the aggregator consumes with its own prefetch; freemium ones share the other."""
+    settings = await world()
+    freemium, enterprise = await new_task(pool, FREEMIUM), await new_task(pool, ENTERPRISE)
+    worker = Worker(settings, WorkerOptions(COMPONENT, 1, 1), Recorder())
+    async with publisher_for(settings) as publisher, running(worker.run):
+        for task in (freemium, enterprise):
+            await publisher.task(task)
+        names = Names(settings.topology_prefix)
+
+        async def both_reported() -> dict[str, int] | None:
+            depths = await queue_depths(settings)
+            return depths if depths[names.results] + depths[names.urgent_results] == 2 else None
+
+        depths = await eventually(both_reported, timeout=10)
+    assert depths[names.results] == depths[names.urgent_results] == 1
+    async with running(Aggregator(settings, explain=lambda v, r: {"en": v.label}).run):
+        for task in (freemium, enterprise):
+            view = await eventually(lambda t=task: _recorded(pool, t.session_id), timeout=10)
+            assert view.results[COMPONENT]["status"] == "ok"
+
+
+async def _recorded(pool, session_id: str):
+    view = await sessions.load(pool, session_id)
+    return view if view is not None and COMPONENT in view.results else None
+
+
+async def test_an_urgent_session_holds_lower_tiers_everywhere_until_it_is_final(world, redis):
+    """The API announces an enterprise session on Redis when it accepts it, the aggregator its
+    end when it finalizes it; a gate that follows the signals, as every worker and aggregator
+    does, holds lower tiers back in between. A freemium session announces nothing."""
+    settings = await world()
+    gate = UrgentGate(settings.urgent_priority, settings.urgent_hold_ms / 1000)
+    signals = UrgentSignals(redis, settings.key_prefix)
+    follower = asyncio.create_task(signals.follow(gate))
+    try:
+        await eventually(lambda: _subscribed(redis, signals.channel), timeout=5)
+        async with client_for(settings) as api:
+
+            async def submit(plan: int) -> str:
+                body = {"content": "x", "plan_type": plan}
+                response = await api.post(f"{API}/analyze-async", json=body, headers=ENTERPRISE_KEY)
+                assert response.status_code == 202, response.text
+                session_id: str = response.json()["session_id"]
+                return session_id
+
+            await submit(FREEMIUM)
+            await asyncio.sleep(0.2)
+            assert gate.clear()
+            top = await submit(ENTERPRISE)
+            await eventually(lambda: _true(not gate.clear()), timeout=5)
+            services = [Worker(settings, WorkerOptions(c, 1, 1), Recorder()).run for c in ALL]
+            aggregator = Aggregator(settings, explain=lambda v, r: {"en": v.label})
+            async with running(*services, aggregator.run):
+                await eventually(lambda: _true(gate.clear()), timeout=10)
+                result = await api.get(f"{API}/{top}/result", headers=ENTERPRISE_KEY)
+        assert result.status_code == 200 and result.json()["status"] == "completed"
+    finally:
+        follower.cancel()
+
+
+async def _subscribed(redis, channel: str) -> bool:
+    return dict(await redis.pubsub_numsub(channel)).get(channel.encode(), 0) > 0

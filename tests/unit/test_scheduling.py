@@ -56,43 +56,13 @@ def test_fifo_ignores_priority():
     assert [q.pop(), q.pop()] == ["free", "enterprise"]
 
 
-async def test_urgent_work_holds_lower_tiers_back_until_it_finishes():
-    """While an enterprise task runs, a freemium start waits; business and up pass at once."""
-    import asyncio
-
-    from shared.urgency import UrgentGate
-
-    gate = UrgentGate(threshold=8, max_hold_s=5)
-    gate.started(10)
-    await asyncio.wait_for(gate.admit(8), 0.1)  # urgent work is never held back
-    waiting = asyncio.ensure_future(gate.admit(1))
-    await asyncio.sleep(0.01)
-    assert not waiting.done()
-    gate.finished(10)
-    await asyncio.wait_for(waiting, 0.1)
-
-
-async def test_a_gate_with_nothing_urgent_running_admits_everyone():
-    """No urgent task running: every tier starts at once; shutdown opens the gate."""
-    import asyncio
-
-    from shared.urgency import UrgentGate
-
-    gate = UrgentGate(threshold=8, max_hold_s=5)
-    await asyncio.wait_for(gate.admit(1), 0.1)
-    gate.started(9)
-    gate.open()
-    await asyncio.wait_for(gate.admit(1), 0.1)
-
-
-async def test_the_hold_is_capped_so_long_urgent_tasks_cannot_starve_lower_tiers():
-    """A low tier waits at most the head start, even while the urgent task still runs."""
-    import asyncio
-
-    from shared.urgency import UrgentGate
-
-    gate = UrgentGate(threshold=8, max_hold_s=0.02)
-    gate.started(10)
-    started = asyncio.get_running_loop().time()
-    await asyncio.wait_for(gate.admit(1), 1)
-    assert 0.015 <= asyncio.get_running_loop().time() - started < 0.5
+def test_peek_shows_the_priority_pop_would_take():
+    """The urgent gate asks what is next in line before a slot picks it."""
+    tiers: TierQueue[str] = TierQueue(aging_per_s=0)
+    fifo: FifoQueue[str] = FifoQueue()
+    assert tiers.peek_priority() == fifo.peek_priority() == 0
+    for q in (tiers, fifo):
+        q.push("free", 1, 0)
+        q.push("enterprise", 10, 1)
+    assert tiers.peek_priority() == 10
+    assert fifo.peek_priority() == 1

@@ -8,7 +8,11 @@ from topology.spec import Names, build, format_delay
 def test_thirty_plan_queues_with_the_spec_arguments():
     """5 components × 6 plans, each with priority, 24 h TTL, DLQ routing, a reject-publish cap."""
     topology = build("analysis", max_length=500)
-    plan_queues = [q for q in topology.queues if q.name.count(".") == 2 and ".retry." not in q.name]
+    plan_queues = [
+        q
+        for q in topology.queues
+        if q.name.count(".") == 2 and not q.name.startswith(("analysis.retry.", "analysis.results"))
+    ]
     assert len(plan_queues) == 30
     assert topology.queue("analysis.techniques.6").arguments == {
         "x-max-priority": MAX_PRIORITY,
@@ -40,6 +44,19 @@ def test_retry_tiers_dead_letter_back_to_the_main_exchange_without_a_routing_key
 def test_results_are_prioritised_like_tasks():
     """A busy aggregator takes enterprise results before freemium ones."""
     assert build("analysis").queue("analysis.results").arguments["x-max-priority"] == MAX_PRIORITY
+
+
+def test_top_tier_results_have_a_queue_of_their_own():
+    """`results.urgent.{component}` reaches only the urgent queue, `results.{component}` only
+    the shared one: the topic wildcard matches exactly one word."""
+    topology = build("analysis")
+    names = Names("analysis")
+    keys = {(b.queue, b.routing_key) for b in topology.bindings}
+    assert ("analysis.results.urgent", "analysis.results.urgent.*") in keys
+    assert names.result_key("claims") == "analysis.results.claims"
+    assert names.result_key("claims", urgent=True) == "analysis.results.urgent.claims"
+    urgent = topology.queue("analysis.results.urgent").arguments
+    assert urgent == topology.queue("analysis.results").arguments
 
 
 def test_dlq_has_no_ttl_and_results_dead_letter_to_it():
