@@ -176,6 +176,7 @@ class Bench:
             before = await self.backlog()
             u0 = time.time()
             await asyncio.sleep(o.unloaded_s)
+            middle = await self.backlog()
             t0 = time.time()
             loaded = await trickle(http, o.rate, o.trickle_s)
             t1 = time.time()
@@ -188,6 +189,8 @@ class Bench:
         self.group.stop(aggregators)
         unloaded_rate = await finished_in(pool, FREEMIUM, u0, t0) / (t0 - u0)
         trickle_rate = await finished_in(pool, FREEMIUM, t0, t1) / (t1 - t0)
+        tasks_alone = taken(before, middle) / (t0 - u0)
+        tasks_trickle = taken(middle, after) / (t1 - t0)
         idle_lat = idle.latencies(idle_finals, events.seen)
         idle_lat["hops"] = await lib.hops(pool, idle.sent)
         flood_lat = loaded.latencies(loaded_finals, events.seen)
@@ -201,6 +204,12 @@ class Bench:
             "freemium_per_s_unloaded": round(unloaded_rate, 1),
             "freemium_per_s_under_trickle": round(trickle_rate, 1),
             "freemium_ratio": lib.ratio(trickle_rate, unloaded_rate),
+            # The workers' side of it, steadier than finalizations while results queue up.
+            "freemium_tasks_per_s": {
+                "unloaded": round(tasks_alone),
+                "under_trickle": round(tasks_trickle),
+                "ratio": lib.ratio(tasks_trickle, tasks_alone),
+            },
             "flood_accepted_per_s": accepted_per_s,
             "backlog_before_windows": before,
             "backlog_after_trickle": after,
@@ -211,6 +220,11 @@ class Bench:
         depths = await lib.queue_depths(self.world, [*self.freemium_queues, self.results_queue])
         results = depths.pop(self.results_queue)
         return {"freemium_tasks_queued": sum(depths.values()), "results_queued": results}
+
+
+def taken(earlier: dict[str, int], later: dict[str, int]) -> int:
+    """Freemium tasks the workers took off their queues between two backlog readings."""
+    return earlier["freemium_tasks_queued"] - later["freemium_tasks_queued"]
 
 
 async def run(options: Options) -> dict[str, Any]:
@@ -288,7 +302,8 @@ def report(result: dict[str, Any]) -> str:
         seen = m["enterprise_under_flood"]["post_to_announced"]
         lines.append(
             f"{label}: backlog at the windows {m['backlog_before_windows']} -> "
-            f"{m['backlog_after_trickle']}; flood accepted at {m['flood_accepted_per_s']}/s; "
+            f"{m['backlog_after_trickle']}; freemium tasks taken per s "
+            f"{m['freemium_tasks_per_s']}; flood accepted at {m['flood_accepted_per_s']}/s; "
             f"under flood, POST to Redis announcement p50 {seen.get('p50_ms')} "
             f"p95 {seen.get('p95_ms')} ms"
         )

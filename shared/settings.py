@@ -63,7 +63,8 @@ class Settings(BaseSettings):
     # Sessions, tasks and results at or above this priority are urgent: while one is in
     # flight, lower tiers wait to start (8 = business and enterprise; shared/urgency.py).
     urgent_priority: int = Field(8, ge=1, le=11)
-    # The longest a lower-tier start waits for urgent work (the urgent work's head start).
+    # The urgent work's head start: the longest a lower-tier start waits for it, and the
+    # longest an urgent session holds lower tiers back cluster-wide.
     urgent_hold_ms: float = Field(30.0, ge=0)
 
     session_deadline_s: float = Field(900.0, gt=0)

@@ -92,6 +92,17 @@ def test_a_hold_whose_end_was_never_announced_lapses():
     assert gate.clear()
 
 
+def test_an_urgent_session_holds_others_for_at_most_the_head_start():
+    """However long the urgent session runs, the cluster-wide hold ends after max_hold_s."""
+    clock = Clock()
+    gate = UrgentGate(threshold=8, max_hold_s=0.03, clock=clock)
+    gate.hold("long-session")
+    clock.now = 0.029
+    assert not gate.clear()
+    clock.now = 0.03
+    assert gate.clear()
+
+
 def test_holds_expire_one_by_one():
     holds = Holds()
     holds.add("a", now=0, ttl_s=1)
