@@ -87,6 +87,8 @@ class Aggregator:
             self.publisher = await Publisher(
                 connection, self.names, self.settings.publish_timeout_s
             ).open()
+            # Before any consumer starts: an urgent batch announces its sessions' ends here.
+            self.signals = UrgentSignals(self.redis, self.settings.key_prefix)
             channel = await connection.channel()
             await channel.set_qos(prefetch_count=self.prefetch)
             appliers = [asyncio.create_task(self._apply_lane(u)) for u in self._lanes]
@@ -98,7 +100,6 @@ class Aggregator:
                 queue = await channel.declare_queue(name, passive=True)
                 consumers.append((queue, await queue.consume(self._on_result)))
             janitor = asyncio.create_task(self._janitor(stop))
-            self.signals = UrgentSignals(self.redis, self.settings.key_prefix)
             if self._follows_signals:  # urgent sessions anywhere hold lower-tier batches back
                 follower = asyncio.create_task(self.signals.follow(self._gate))
                 self._background.add(follower)
