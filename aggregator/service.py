@@ -17,12 +17,11 @@ from aggregator.fanin import Explain, Recorded, finalize_overdue, record_results
 from shared import db as database
 from shared import live, metrics
 from shared.broker import Publisher, connect
-from shared.constants import MAX_PRIORITY
 from shared.errors import InvalidMessage
 from shared.heartbeat import Heartbeat, worker_id
 from shared.messages import Result, decode_result
 from shared.settings import Settings
-from shared.urgency import UrgentGate, UrgentSignals
+from shared.urgency import UrgentSignals, follow_precedence, gate_for
 from topology.spec import Names
 
 log = structlog.get_logger(__name__)
@@ -64,9 +63,8 @@ class Aggregator:
         # lower tiers in progress; new lower-tier batches wait while urgent ones are applied.
         self._lanes = {urgent: Lane() for urgent in (True, False)}
         # With the scheduler off no result is urgent: one lane, in arrival order.
-        threshold = settings.urgent_threshold
-        self._gate = UrgentGate(threshold or MAX_PRIORITY + 1, settings.urgent_hold_ms / 1000)
-        self._follows_signals = threshold is not None
+        self._gate = gate_for(settings)
+        self._follows_signals = settings.urgent_threshold is not None
         self._unacked = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -101,8 +99,7 @@ class Aggregator:
                 consumers.append((queue, await queue.consume(self._on_result)))
             janitor = asyncio.create_task(self._janitor(stop))
             if self._follows_signals:  # urgent sessions anywhere hold lower-tier batches back
-                follower = asyncio.create_task(self.signals.follow(self._gate))
-                self._background.add(follower)
+                self._background.update(follow_precedence(self._gate, self.signals))
             log.info("aggregator ready", prefetch=self.prefetch)
             async with heartbeat.running():
                 await stop.wait()

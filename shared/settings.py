@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     # The urgent work's head start: the longest a lower-tier start waits for it, and the
     # longest an urgent session holds lower tiers back cluster-wide.
     urgent_hold_ms: float = Field(30.0, ge=0)
+    # Lower tiers are held back only while the machine's CPUs are at least this busy (share
+    # over the last second, /proc/stat; 0 = always): spare CPU needs no precedence.
+    urgent_cpu_busy: float = Field(0.9, ge=0, le=1)
 
     session_deadline_s: float = Field(900.0, gt=0)
     # Per-plan overrides of the deadline, JSON {"6": 300}.

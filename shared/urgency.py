@@ -2,16 +2,17 @@
 
 On a saturated machine the order in which a process starts work is not enough: the
 lower-tier work already running, in this process and in every other one, shares the CPU
-(and RabbitMQ and Postgres) with the urgent session. So while urgent work is in flight,
-lower tiers wait a little before they start:
+(and RabbitMQ and Postgres) with the urgent session. So while urgent work is in flight
+and the CPUs are saturated, lower tiers wait a little before they start:
 
 - locally, while an urgent task or result is being handled in this process;
 - cluster-wide, from the moment the API accepts an urgent session until the aggregator
   finalizes it, for at most `max_hold_s` (`UrgentSignals`, Redis pub/sub).
 
-Every wait is capped (`max_hold_s` per start, and per urgent session), so lower tiers keep
-moving whatever the top-tier load: at 5 urgent sessions a second and a 30 ms cap they are
-held at most 15 % of the time, and never starve.
+With CPU to spare nothing is held (`shared/cpu.py`): the urgent work would gain nothing
+and the lower tiers would lose throughput. Every wait is capped (`max_hold_s` per start,
+and per urgent session), so lower tiers keep moving whatever the top-tier load: at 5 urgent
+sessions a second and a 30 ms cap they are held at most 15 % of the time, and never starve.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from collections.abc import Callable, Iterable
 
 import structlog
 from redis.asyncio import Redis
+
+from shared.constants import MAX_PRIORITY
+from shared.cpu import CpuLoad
+from shared.settings import Settings
 
 log = structlog.get_logger(__name__)
 
@@ -60,10 +65,13 @@ class UrgentGate:
         threshold: int,
         max_hold_s: float,
         clock: Callable[[], float] = time.monotonic,
+        busy_threshold: float = 0.0,
     ) -> None:
         self.threshold = threshold
         self.max_hold_s = max_hold_s
+        self.busy_threshold = busy_threshold
         self._clock = clock
+        self._saturated = True  # until the CPU load is known
         self._running = 0
         self._holds = Holds()
         self._wake = asyncio.Event()
@@ -72,8 +80,20 @@ class UrgentGate:
         return priority >= self.threshold
 
     def clear(self) -> bool:
-        """Nothing urgent runs here and no urgent session is in flight elsewhere."""
+        """The CPUs have room to spare, or nothing urgent runs here and no urgent session is
+        in flight elsewhere."""
+        if not self._saturated:
+            return True
         return not self._running and not self._holds.active(self._clock())
+
+    def load(self, busy: float | None) -> None:
+        """The CPUs' busy share (0..1; None: unknown, taken as saturated). Below
+        `busy_threshold` there is spare CPU: holding lower tiers back would cost them their
+        throughput and give the urgent work nothing, so nothing is held."""
+        saturated = busy is None or busy >= self.busy_threshold
+        if self._saturated and not saturated:
+            self._notify()
+        self._saturated = saturated
 
     def started(self, priority: int) -> None:
         """Work of `priority` started here (urgent work holds lower tiers back until done)."""
@@ -88,7 +108,9 @@ class UrgentGate:
     def hold(self, key: str, ttl_s: float | None = None) -> None:
         """An urgent session is in flight somewhere in the cluster: hold lower tiers back
         until it ends, for at most `ttl_s` (default `max_hold_s`; a lost end lapses too)."""
-        self._holds.add(key, self._clock(), self.max_hold_s if ttl_s is None else ttl_s)
+        now = self._clock()
+        self._holds.active(now)  # forget expired holds, even while nothing is held back
+        self._holds.add(key, now, self.max_hold_s if ttl_s is None else ttl_s)
 
     def release(self, key: str) -> None:
         self._holds.remove(key)
@@ -179,3 +201,21 @@ class UrgentSignals:
             finally:
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
+
+
+def gate_for(settings: Settings) -> UrgentGate:
+    """The gate of a worker or aggregator; with the scheduler off nothing is urgent."""
+    threshold = settings.urgent_threshold
+    return UrgentGate(
+        MAX_PRIORITY + 1 if threshold is None else threshold,
+        settings.urgent_hold_ms / 1000,
+        busy_threshold=settings.urgent_cpu_busy,
+    )
+
+
+def follow_precedence(gate: UrgentGate, signals: UrgentSignals) -> list[asyncio.Task[None]]:
+    """Background tasks feeding the gate: urgent sessions cluster-wide, and the CPU load."""
+    return [
+        asyncio.create_task(signals.follow(gate)),
+        asyncio.create_task(CpuLoad().follow(gate.load)),
+    ]

@@ -14,10 +14,10 @@ from redis.asyncio import Redis
 
 from shared import db as database
 from shared.broker import Publisher, connect
-from shared.constants import MAX_PRIORITY, PLANS
+from shared.constants import PLANS
 from shared.heartbeat import Heartbeat, worker_id
 from shared.settings import Settings
-from shared.urgency import UrgentGate, UrgentSignals
+from shared.urgency import UrgentSignals, follow_precedence, gate_for
 from topology.spec import Names
 from workers.executor import Executor, ExecutorContext, executor_for
 from workers.handling import TaskHandler
@@ -50,8 +50,7 @@ class Worker:
         self._available = asyncio.Semaphore(0)
         # Without the scheduler, no tier is urgent: plain consumption, for comparison.
         self._urgent_priority = settings.urgent_threshold
-        threshold = self._urgent_priority or MAX_PRIORITY + 1
-        self._gate = UrgentGate(threshold, settings.urgent_hold_ms / 1000)
+        self._gate = gate_for(settings)
         self._consumers: list[tuple[AbstractQueue, str]] = []
         self._running: set[asyncio.Task[None]] = set()
         self._stopping = False
@@ -99,16 +98,14 @@ class Worker:
                 prefetch=opts.prefetch,
             )
             # Urgent sessions in flight anywhere hold this worker's lower-tier starts back.
-            follower = (
-                asyncio.create_task(
-                    UrgentSignals(redis, self.settings.key_prefix).follow(self._gate)
-                )
+            followers = (
+                follow_precedence(self._gate, UrgentSignals(redis, self.settings.key_prefix))
                 if self._urgent_priority is not None
-                else None
+                else []
             )
             async with heartbeat.running():
                 await stop.wait()
-            if follower is not None:
+            for follower in followers:
                 follower.cancel()
             await self._shutdown(slots)
         finally:

@@ -120,3 +120,36 @@ def test_signals_round_trip_and_garbage_is_ignored():
     assert decode_signal(encode_signal(False, sid)) == (False, sid)
     for garbage in (b"", b"+", b"x123", "?id"):
         assert decode_signal(garbage) is None
+
+
+async def test_with_spare_cpu_nothing_is_held_back():
+    """Below the busy threshold, holding freemium back would only cost it throughput."""
+    gate = UrgentGate(threshold=8, max_hold_s=5, busy_threshold=0.9)
+    gate.started(10)
+    gate.hold("in-flight")
+    gate.load(0.6)
+    await asyncio.wait_for(gate.admit(fixed(1)), 0.1)
+    gate.load(0.95)
+    assert not gate.clear()
+
+
+async def test_a_start_held_on_a_saturated_machine_goes_once_cpu_frees_up():
+    gate = UrgentGate(threshold=8, max_hold_s=5, busy_threshold=0.9)
+    gate.hold("in-flight")
+    gate.load(0.97)
+    waiting = asyncio.ensure_future(gate.admit(fixed(1)))
+    await asyncio.sleep(0.01)
+    assert not waiting.done()
+    gate.load(0.5)
+    await asyncio.wait_for(waiting, 0.1)
+
+
+def test_an_unknown_load_counts_as_saturated():
+    """Where /proc/stat cannot be read, urgent work is held for as before: always."""
+    gate = UrgentGate(threshold=8, max_hold_s=5, busy_threshold=0.9)
+    gate.hold("in-flight")
+    assert not gate.clear()  # no reading yet
+    gate.load(0.1)
+    assert gate.clear()
+    gate.load(None)
+    assert not gate.clear()
