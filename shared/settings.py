@@ -69,6 +69,9 @@ class Settings(BaseSettings):
     # Lower tiers are held back only while the machine's CPUs are at least this busy (share
     # over the last second, /proc/stat; 0 = always): spare CPU needs no precedence.
     urgent_cpu_busy: float = Field(0.9, ge=0, le=1)
+    # Slots a worker keeps beyond its concurrency for urgent tasks only, so an urgent task
+    # never waits for a lower-tier one to finish.
+    urgent_slots: int = Field(1, ge=0)
 
     session_deadline_s: float = Field(900.0, gt=0)
     # Per-plan overrides of the deadline, JSON {"6": 300}.

@@ -48,6 +48,7 @@ class Worker:
             TierQueue(settings.aging_per_s) if settings.scheduler_enabled else FifoQueue()
         )
         self._available = asyncio.Semaphore(0)
+        self._urgent_waiting = asyncio.Event()
         # Without the scheduler, no tier is urgent: plain consumption, for comparison.
         self._urgent_priority = settings.urgent_threshold
         self._gate = gate_for(settings)
@@ -91,6 +92,11 @@ class Worker:
                 redis, self.settings.key_prefix, opts.worker_id, opts.component, opts.concurrency
             )
             slots = [asyncio.create_task(self._slot(handler)) for _ in range(opts.concurrency)]
+            if self._urgent_priority is not None:
+                slots += [
+                    asyncio.create_task(self._urgent_slot(handler))
+                    for _ in range(self.settings.urgent_slots)
+                ]
             log.info(
                 "worker ready",
                 component=opts.component,
@@ -132,6 +138,8 @@ class Worker:
         self._buffer.push(delivery, delivery.priority or 0, time.monotonic())
         self._available.release()
         self._gate.arrived(delivery.priority or 0)
+        if self._gate.urgent(delivery.priority or 0):
+            self._urgent_waiting.set()
 
     async def _slot(self, handler: TaskHandler) -> None:
         while True:
@@ -141,24 +149,42 @@ class Worker:
             await self._gate.admit(self._buffer.peek_priority)
             if self._stopping:
                 return
-            delivery = self._buffer.pop()
-            self._gate.started(delivery.priority or 0)
-            job = asyncio.current_task()
-            assert job is not None
-            self._running.add(job)
-            try:
-                if delivery.channel.is_closed:
-                    continue  # its channel died with a broker restart: the broker redelivers it
-                await handler.handle(delivery)
-            except Exception as exc:
-                # Broker or storage gone mid-task: hand the delivery back. If its channel is
-                # gone the nack fails, and the broker redelivers it anyway.
-                log.error("task interrupted", error=repr(exc), routing_key=delivery.routing_key)
-                with contextlib.suppress(Exception):
-                    await delivery.nack(requeue=True)
-            finally:
-                self._gate.finished(delivery.priority or 0)
-                self._running.discard(job)
+            await self._run(handler, self._buffer.pop())
+
+    async def _urgent_slot(self, handler: TaskHandler) -> None:
+        """A slot beyond the concurrency that takes urgent deliveries only: an enterprise
+        task starts at once even while lower-tier tasks fill every other slot."""
+        while True:
+            await self._urgent_waiting.wait()
+            self._urgent_waiting.clear()
+            while (
+                not self._stopping
+                and self._gate.urgent(self._buffer.peek_priority())
+                and not self._available.locked()
+            ):
+                await self._available.acquire()  # free: no other slot runs in between
+                await self._run(handler, self._buffer.pop())
+            if self._stopping:
+                return
+
+    async def _run(self, handler: TaskHandler, delivery: AbstractIncomingMessage) -> None:
+        self._gate.started(delivery.priority or 0)
+        job = asyncio.current_task()
+        assert job is not None
+        self._running.add(job)
+        try:
+            if delivery.channel.is_closed:
+                return  # its channel died with a broker restart: the broker redelivers it
+            await handler.handle(delivery)
+        except Exception as exc:
+            # Broker or storage gone mid-task: hand the delivery back. If its channel is
+            # gone the nack fails, and the broker redelivers it anyway.
+            log.error("task interrupted", error=repr(exc), routing_key=delivery.routing_key)
+            with contextlib.suppress(Exception):
+                await delivery.nack(requeue=True)
+        finally:
+            self._gate.finished(delivery.priority or 0)
+            self._running.discard(job)
 
     async def _shutdown(self, slots: list[asyncio.Task[None]]) -> None:
         """Stop consuming, re-queue what never started, give running tasks the grace period."""

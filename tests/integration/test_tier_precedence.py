@@ -133,6 +133,45 @@ async def test_without_the_scheduler_enterprise_waits_behind_buffered_freemium(w
     assert min(result.freemium_started_while_waiting) >= PREFETCH - 2, result
 
 
+@dataclass
+class Blocking:
+    """Freemium tasks run until released; every other task returns at once."""
+
+    release: asyncio.Event = field(default_factory=asyncio.Event)
+    ran: list[Task] = field(default_factory=list)
+
+    async def __call__(self, task: Task, ctx: object) -> Analysis:
+        self.ran.append(task)
+        if task.plan_type == FREEMIUM:
+            await self.release.wait()
+        return Analysis(50.0)
+
+
+async def enterprise_started_beside_busy_slots(settings: Settings, pool) -> bool:
+    """One worker slot, busy with a freemium task: does an enterprise task start meanwhile?"""
+    executor = Blocking()
+    worker = Worker(settings, WorkerOptions(COMPONENT, concurrency=1, prefetch=PREFETCH), executor)
+    freemium, enterprise = await new_task(pool, FREEMIUM), await new_task(pool, ENTERPRISE)
+    async with publisher_for(settings) as publisher, running(worker.run):
+        await publisher.task(freemium)
+        await eventually(lambda: _true(len(executor.ran) == 1), timeout=10, every=0.01)
+        await publisher.task(enterprise)
+        await asyncio.sleep(0.5)
+        started = len(executor.ran) == 2
+        executor.release.set()
+        await eventually(lambda: _true(len(executor.ran) == 2), timeout=10, every=0.01)
+    return started
+
+
+async def test_an_urgent_task_starts_while_lower_tiers_fill_every_slot(world, pool):
+    """The slot kept for urgent work takes the enterprise task while the freemium one runs."""
+    assert await enterprise_started_beside_busy_slots(await world(urgent_slots=1), pool)
+
+
+async def test_without_a_kept_slot_an_urgent_task_waits_for_a_free_one(world, pool):
+    assert not await enterprise_started_beside_busy_slots(await world(urgent_slots=0), pool)
+
+
 async def test_message_priority_still_orders_tasks_inside_one_plan_queue(world, pool):
     """x-max-priority: a task re-published at priority 10 runs before older ones on its queue.
 
