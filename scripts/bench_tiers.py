@@ -24,7 +24,10 @@ For each mode (SCHEDULER_ENABLED=true, then false; workers and aggregators resta
 An enterprise session's latency is from its POST being sent to `finished_at` in Postgres
 (same machine, same clock); the moment its final state was announced on Redis is reported
 beside it. Targets: enterprise p95 under the flood within 3x its idle p95; freemium
-throughput under the trickle above 80% of its unloaded rate.
+throughput under the trickle above 80% of its unloaded rate, both as tasks the workers take
+and as results the aggregators store. Sessions finalized per second are reported too, but
+they are not steady: a session is final once its slowest component's result is stored, and
+in a backlog the components drift apart.
 """
 
 from __future__ import annotations
@@ -119,6 +122,19 @@ async def finished_in(pool: asyncpg.Pool, plan: int, start: float, end: float) -
     return count
 
 
+async def applied_in(pool: asyncpg.Pool, plan: int, start: float, end: float) -> int:
+    """Component results of `plan` sessions the aggregators stored in [start, end)."""
+    count: int = await pool.fetchval(
+        "SELECT count(*) FROM component_results r JOIN sessions s ON s.id = r.session_id"
+        " WHERE s.plan = $1 AND r.recorded_at >= to_timestamp($2)"
+        " AND r.recorded_at < to_timestamp($3)",
+        plan,
+        start,
+        end,
+    )
+    return count
+
+
 async def wait_finished(
     pool: asyncpg.Pool, ids: list[str], timeout_s: float
 ) -> dict[str, tuple[float, float]]:
@@ -191,6 +207,8 @@ class Bench:
         trickle_rate = await finished_in(pool, FREEMIUM, t0, t1) / (t1 - t0)
         tasks_alone = taken(before, middle) / (t0 - u0)
         tasks_trickle = taken(middle, after) / (t1 - t0)
+        applied_alone = await applied_in(pool, FREEMIUM, u0, t0) / (t0 - u0)
+        applied_trickle = await applied_in(pool, FREEMIUM, t0, t1) / (t1 - t0)
         idle_lat = idle.latencies(idle_finals, events.seen)
         idle_lat["hops"] = await lib.hops(pool, idle.sent)
         flood_lat = loaded.latencies(loaded_finals, events.seen)
@@ -204,11 +222,17 @@ class Bench:
             "freemium_per_s_unloaded": round(unloaded_rate, 1),
             "freemium_per_s_under_trickle": round(trickle_rate, 1),
             "freemium_ratio": lib.ratio(trickle_rate, unloaded_rate),
-            # The workers' side of it, steadier than finalizations while results queue up.
+            # The work done, steadier than finalizations: a session is final only once its
+            # slowest component's result is stored, and the components drift apart in a backlog.
             "freemium_tasks_per_s": {
                 "unloaded": round(tasks_alone),
                 "under_trickle": round(tasks_trickle),
                 "ratio": lib.ratio(tasks_trickle, tasks_alone),
+            },
+            "freemium_results_per_s": {
+                "unloaded": round(applied_alone),
+                "under_trickle": round(applied_trickle),
+                "ratio": lib.ratio(applied_trickle, applied_alone),
             },
             "flood_accepted_per_s": accepted_per_s,
             "backlog_before_windows": before,
@@ -260,7 +284,11 @@ def targets(modes: dict[str, Any]) -> dict[str, Any]:
     return {
         label: {
             "enterprise_p95_within_3x_idle": (m["p95_ratio"] or 99) <= 3,
-            "freemium_above_80_percent": (m["freemium_ratio"] or 0) > 0.8,
+            # Work taken by the workers and results stored by the aggregators.
+            "freemium_above_80_percent": min(
+                m["freemium_tasks_per_s"]["ratio"] or 0, m["freemium_results_per_s"]["ratio"] or 0
+            )
+            > 0.8,
         }
         for label, m in modes.items()
     }
@@ -281,8 +309,8 @@ def report(result: dict[str, Any]) -> str:
                 loaded.get("p50_ms"),
                 loaded.get("p95_ms"),
                 m["p95_ratio"],
-                m["freemium_per_s_unloaded"],
-                m["freemium_per_s_under_trickle"],
+                m["freemium_tasks_per_s"]["ratio"],
+                m["freemium_results_per_s"]["ratio"],
                 m["freemium_ratio"],
             ]
         )
@@ -293,17 +321,26 @@ def report(result: dict[str, Any]) -> str:
         "ent flood p50",
         "ent flood p95",
         "p95 x idle",
-        "free/s unloaded",
-        "free/s trickle",
-        "free ratio",
+        "free tasks",
+        "free results",
+        "free sessions",
     ]
-    lines = [lib.table(headers, rows), "", "targets: p95 x idle <= 3, free ratio > 0.8"]
+    lines = [
+        lib.table(headers, rows),
+        "",
+        "free: freemium rate under the trickle / its rate alone (tasks taken, results stored,"
+        " sessions finalized)",
+        "targets: p95 x idle <= 3; free tasks and free results > 0.8",
+    ]
     for label, m in result["modes"].items():
         seen = m["enterprise_under_flood"]["post_to_announced"]
         lines.append(
             f"{label}: backlog at the windows {m['backlog_before_windows']} -> "
             f"{m['backlog_after_trickle']}; freemium tasks taken per s "
-            f"{m['freemium_tasks_per_s']}; flood accepted at {m['flood_accepted_per_s']}/s; "
+            f"{m['freemium_tasks_per_s']}, results stored per s {m['freemium_results_per_s']}, "
+            f"sessions per s {m['freemium_per_s_unloaded']} -> "
+            f"{m['freemium_per_s_under_trickle']}; "
+            f"flood accepted at {m['flood_accepted_per_s']}/s; "
             f"under flood, POST to Redis announcement p50 {seen.get('p50_ms')} "
             f"p95 {seen.get('p95_ms')} ms"
         )
