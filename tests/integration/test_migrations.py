@@ -36,3 +36,9 @@ async def test_migrations_apply_once_even_when_run_twice_concurrently(services):
         assert {"sessions", "component_results", "verdicts"} <= tables
     finally:
         await svc.drop_database(services.database_admin_url, name)
+
+
+async def test_the_fan_in_function_plans_each_call_for_its_arguments(pool):
+    """No generic plan cached on near-empty tables outlives their growth (migration 004)."""
+    config = await pool.fetchval("SELECT proconfig FROM pg_proc WHERE proname = 'record_results'")
+    assert "plan_cache_mode=force_custom_plan" in config
