@@ -38,7 +38,9 @@ async def test_migrations_apply_once_even_when_run_twice_concurrently(services):
         await svc.drop_database(services.database_admin_url, name)
 
 
-async def test_the_fan_in_function_plans_each_call_for_its_arguments(pool):
-    """No generic plan cached on near-empty tables outlives their growth (migration 004)."""
+async def test_statements_are_planned_for_their_arguments_every_time(pool):
+    """No generic plan cached on near-empty tables outlives their growth: not in the pool's
+    connections, nor inside the fan-in function, whoever calls it (migration 004)."""
+    assert await pool.fetchval("SHOW plan_cache_mode") == "force_custom_plan"
     config = await pool.fetchval("SELECT proconfig FROM pg_proc WHERE proname = 'record_results'")
     assert "plan_cache_mode=force_custom_plan" in config
