@@ -139,8 +139,10 @@ class Aggregator:
                 finished = await self._apply_safely(batch)
             finally:
                 self._gate.finished(priority)
-            if urgent and finished:
-                await self._end_urgent(finished)
+            if urgent and finished:  # in the background: the next batch need not wait for it
+                task = asyncio.create_task(self._end_urgent(finished))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
             self._unacked -= len(batch)
             if not self._unacked:
                 self._idle.set()
