@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import click
+import uvloop
 
 from shared.constants import AGGREGATOR_PREFETCH, QUEUE_COMPONENTS, WORKER_DEFAULTS
 from shared.errors import VerdictError
@@ -38,7 +39,7 @@ def run_until_signalled(main: Callable[[asyncio.Event], Awaitable[None]]) -> Non
         await main(stop)
 
     try:
-        asyncio.run(runner())
+        uvloop.run(runner())  # libuv's loop: the same code for much less CPU per message
     except VerdictError as exc:
         raise click.ClickException(str(exc)) from exc
 
