@@ -14,6 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from prometheus_client import make_asgi_app
 from redis.asyncio import Redis
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dispatcher.auth import Caller, authenticate, effective_plan, key_from
 from dispatcher.schemas import AnalyzeRequest
@@ -50,18 +51,32 @@ def create_app(settings: Settings) -> FastAPI:
     return app
 
 
+class BodyLimit:
+    """413 for a request whose declared body is over `limit` bytes, before it is read.
+
+    Plain ASGI: starlette's BaseHTTPMiddleware (`@app.middleware`) costs every request an
+    extra task and a pair of memory streams."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            length = dict(scope["headers"]).get(b"content-length", b"")
+            if length.isdigit() and int(length) > self.limit:
+                response = JSONResponse(
+                    {"detail": f"request body over {self.limit} bytes"},
+                    status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def _install_limits(app: FastAPI, settings: Settings) -> None:
     limit = settings.max_content_chars * 4 + BODY_OVERHEAD_BYTES  # 4 bytes per char at most
-
-    @app.middleware("http")
-    async def bound_body(request: Request, call_next: Any) -> Any:
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > limit:
-            return JSONResponse(
-                {"detail": f"request body over {limit} bytes"},
-                status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-            )
-        return await call_next(request)
+    app.add_middleware(BodyLimit, limit=limit)
 
     @app.exception_handler(RequestValidationError)
     async def readable_422(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -75,12 +90,14 @@ def _install_limits(app: FastAPI, settings: Settings) -> None:
         )
 
 
-def pipeline(request: Request) -> AppState:
+# Dependencies are coroutines although they do no I/O: FastAPI runs a plain `def` one in
+# its thread pool, a thread hand-off per dependency per request.
+async def pipeline(request: Request) -> AppState:
     state: AppState = request.app.state.pipeline
     return state
 
 
-def caller(request: Request, state: AppState = Depends(pipeline)) -> Caller:
+async def caller(request: Request, state: AppState = Depends(pipeline)) -> Caller:
     return authenticate(state.settings, key_from(request))
 
 
