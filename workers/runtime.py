@@ -44,13 +44,16 @@ class Worker:
         self.options = options
         self._executor = executor or executor_for(options.component)
         self.names = Names(settings.topology_prefix)
-        self._buffer: TierQueue[AbstractIncomingMessage] | FifoQueue[AbstractIncomingMessage] = (
-            TierQueue(settings.aging_per_s) if settings.scheduler_enabled else FifoQueue()
-        )
-        self._available = asyncio.Semaphore(0)
-        self._urgent_waiting = asyncio.Event()
         # Without the scheduler, no tier is urgent: plain consumption, for comparison.
         self._urgent_priority = settings.urgent_threshold
+        self._buffer: TierQueue[AbstractIncomingMessage] | FifoQueue[AbstractIncomingMessage] = (
+            TierQueue(settings.aging_per_s, urgent_at=self._urgent_priority)
+            if settings.scheduler_enabled
+            else FifoQueue()
+        )
+        # One permit per buffered delivery no slot has claimed yet.
+        self._available = asyncio.Semaphore(0)
+        self._urgent_waiting = asyncio.Event()
         self._gate = gate_for(settings)
         self._consumers: list[tuple[AbstractQueue, str]] = []
         self._running: set[asyncio.Task[None]] = set()
@@ -142,32 +145,33 @@ class Worker:
             self._urgent_waiting.set()
 
     async def _slot(self, handler: TaskHandler) -> None:
-        while True:
+        while not self._stopping:  # a slot whose task ends after SIGTERM leaves, never waits
             await self._available.acquire()
             # The slot waits before it picks: while urgent work is in flight a lower-tier
             # start is held back, and an urgent delivery arriving meanwhile is taken at once.
             await self._gate.admit(self._buffer.peek_priority)
             if self._stopping:
                 return
-            await self._run(handler, self._buffer.pop())
+            delivery = self._buffer.pop()
+            if self._buffer.has_urgent():  # the urgent slot may have looked while we claimed
+                self._urgent_waiting.set()
+            await self._run(handler, delivery)
 
     async def _urgent_slot(self, handler: TaskHandler) -> None:
-        """A slot beyond the concurrency that takes urgent deliveries only: an enterprise
-        task starts at once even while lower-tier tasks fill every other slot."""
+        """A slot beyond the concurrency that takes urgent deliveries only: an urgent task
+        starts at once even while lower-tier tasks fill every other slot, and even when aging
+        has put a lower-tier delivery ahead of it in the buffer."""
         while True:
             await self._urgent_waiting.wait()
             self._urgent_waiting.clear()
-            while (
-                not self._stopping
-                and self._gate.urgent(self._buffer.peek_priority())
-                and not self._available.locked()
-            ):
+            while not self._stopping and self._buffer.has_urgent() and not self._available.locked():
                 await self._available.acquire()  # free: no other slot runs in between
-                await self._run(handler, self._buffer.pop())
+                await self._run(handler, self._buffer.pop_urgent())
             if self._stopping:
                 return
 
     async def _run(self, handler: TaskHandler, delivery: AbstractIncomingMessage) -> None:
+        """Handle one delivery; whatever goes wrong, it is acked, re-queued or handed back."""
         self._gate.started(delivery.priority or 0)
         job = asyncio.current_task()
         assert job is not None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -30,40 +31,91 @@ def schedule_key(
     return (-(priority - aging_per_s * arrived_s), seq)
 
 
-class TierQueue(Generic[T]):
-    """Buffered deliveries ordered by effective priority."""
+@dataclass(order=True)
+class _Entry(Generic[T]):
+    key: tuple[float, int]
+    item: T = field(compare=False)
+    priority: int = field(compare=False)
+    taken: bool = field(default=False, compare=False)
 
-    def __init__(self, aging_per_s: float) -> None:
+
+class TierQueue(Generic[T]):
+    """Buffered deliveries ordered by effective priority.
+
+    Items at or above `urgent_at` are also kept in a heap of their own, so a slot reserved
+    for urgent work finds the next urgent item even when aging has put a lower tier ahead
+    of it. An item taken through one heap is marked and skipped in the other."""
+
+    def __init__(self, aging_per_s: float, urgent_at: int | None = None) -> None:
         self._aging = aging_per_s
-        self._heap: list[tuple[tuple[float, int], T, int]] = []
+        self._urgent_at = urgent_at
+        self._heap: list[_Entry[T]] = []
+        self._urgent: list[_Entry[T]] = []
         self._seq = itertools.count()
+        self._size = 0
 
     def push(self, item: T, priority: int, arrived_s: float) -> None:
-        key = schedule_key(priority, arrived_s, self._aging, next(self._seq))
-        heapq.heappush(self._heap, (key, item, priority))
+        entry = _Entry(
+            schedule_key(priority, arrived_s, self._aging, next(self._seq)), item, priority
+        )
+        heapq.heappush(self._heap, entry)
+        if self._urgent_at is not None and priority >= self._urgent_at:
+            heapq.heappush(self._urgent, entry)
+        self._size += 1
 
     def pop(self) -> T:
-        return heapq.heappop(self._heap)[1]
+        return self._take(self._heap)
+
+    def pop_urgent(self) -> T:
+        """The next item at or above `urgent_at` (IndexError when there is none)."""
+        return self._take(self._urgent)
+
+    def has_urgent(self) -> bool:
+        return self._top(self._urgent) is not None
 
     def peek_priority(self) -> int:
         """Message priority of the item `pop` returns next (0 when empty)."""
-        return self._heap[0][2] if self._heap else 0
+        top = self._top(self._heap)
+        return 0 if top is None else top.priority
 
     def drain(self) -> list[T]:
         """Remove and return everything still waiting."""
-        items = [item for _, item, _ in sorted(self._heap)]
+        items = [e.item for e in sorted(self._heap) if not e.taken]
         self._heap.clear()
+        self._urgent.clear()
+        self._size = 0
         return items
 
     def __len__(self) -> int:
-        return len(self._heap)
+        return self._size
+
+    def _top(self, heap: list[_Entry[T]]) -> _Entry[T] | None:
+        while heap and heap[0].taken:
+            heapq.heappop(heap)
+        return heap[0] if heap else None
+
+    def _take(self, heap: list[_Entry[T]]) -> T:
+        if self._top(heap) is None:
+            raise IndexError("pop from an empty queue")
+        entry = heapq.heappop(heap)
+        entry.taken = True
+        self._size -= 1
+        return entry.item
 
 
 class FifoQueue(Generic[T]):
-    """Arrival order, ignoring priority: plain per-queue consumption, for comparison."""
+    """Arrival order, ignoring priority: plain per-queue consumption, for comparison.
+
+    Nothing is urgent here (the scheduler is off)."""
 
     def __init__(self) -> None:
         self._items: deque[tuple[T, int]] = deque()
+
+    def has_urgent(self) -> bool:
+        return False
+
+    def pop_urgent(self) -> T:
+        raise IndexError("nothing is urgent without the scheduler")
 
     def push(self, item: T, priority: int, arrived_s: float) -> None:
         self._items.append((item, priority))

@@ -134,6 +134,29 @@ async def test_sigterm_lets_running_tasks_finish_and_requeues_the_rest(world, po
     assert depths[f"{settings.topology_prefix}.claims.4"] == 5  # the rest went back, none lost
 
 
+async def test_a_stopped_worker_exits_when_its_last_task_is_done_not_after_the_grace(world, pool):
+    """Nothing buffered, one task running at SIGTERM: the worker exits once the task reports,
+    long before the 30 s grace period would have run out."""
+    settings = await world(shutdown_grace_s=30)
+    started = asyncio.Event()
+
+    async def slow(task, ctx):
+        started.set()
+        await asyncio.sleep(0.5)
+        return Analysis(5)
+
+    new = NewSession(sessions.new_session_id(), "tenant-a", 4, "text", {"content": "x"}, 60)
+    await sessions.create(pool, new)
+    async with publisher_for(settings) as publisher:
+        await publisher.task(next(t for t in first_tasks(new, None) if t.component == "claims"))
+    stop = asyncio.Event()
+    worker = asyncio.create_task(Worker(settings, WorkerOptions("claims", 2, 5), slow).run(stop))
+    await asyncio.wait_for(started.wait(), 10)
+    stop.set()
+    await asyncio.wait_for(worker, 10)
+    assert (await queue_depths(settings))[f"{settings.topology_prefix}.results"] == 1
+
+
 async def test_a_postgres_outage_holds_results_until_it_returns(
     world, pool, publisher, database_url
 ):

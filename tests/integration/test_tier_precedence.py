@@ -169,6 +169,7 @@ async def test_an_urgent_task_starts_while_lower_tiers_fill_every_slot(world, po
 
 
 async def test_without_a_kept_slot_an_urgent_task_waits_for_a_free_one(world, pool):
+    """URGENT_SLOTS=0: the enterprise task starts only once the freemium one is done."""
     assert not await enterprise_started_beside_busy_slots(await world(urgent_slots=0), pool)
 
 

@@ -1,5 +1,7 @@
 """Worker-side scheduling across plan queues: highest tier first, aging, ties by arrival."""
 
+import pytest
+
 from workers.scheduling import FifoQueue, TierQueue, effective_priority
 
 
@@ -66,3 +68,39 @@ def test_peek_shows_the_priority_pop_would_take():
         q.push("enterprise", 10, 1)
     assert tiers.peek_priority() == 10
     assert fifo.peek_priority() == 1
+
+
+def test_the_urgent_slot_finds_urgent_work_behind_an_aged_lower_tier():
+    """Aging put an old freemium delivery first; the urgent heap still yields the business
+    one, and the freemium delivery is then next for everyone else."""
+    q: TierQueue[str] = TierQueue(aging_per_s=0.2, urgent_at=8)
+    q.push("old-freemium", 1, arrived_s=0.0)
+    q.push("business", 8, arrived_s=60.0)
+    q.push("enterprise", 10, arrived_s=61.0)
+    assert q.peek_priority() == 1 and q.has_urgent()
+    assert q.pop_urgent() == "enterprise"  # highest effective priority among urgent items
+    assert q.pop() == "old-freemium"
+    assert q.pop() == "business"  # taken once only: the urgent heap skips it from now on
+    assert not q.has_urgent() and len(q) == 0
+
+
+def test_an_item_taken_by_the_urgent_slot_is_gone_for_the_others():
+    """Both heaps hold it; taken through one, it is skipped in the other."""
+    q: TierQueue[str] = TierQueue(aging_per_s=0, urgent_at=8)
+    q.push("enterprise", 10, arrived_s=0)
+    q.push("freemium", 1, arrived_s=0)
+    assert q.pop_urgent() == "enterprise"
+    assert len(q) == 1 and q.peek_priority() == 1
+    assert q.drain() == ["freemium"]
+
+
+def test_nothing_is_urgent_without_a_threshold_or_without_the_scheduler():
+    """Scheduler off (arrival order) or no urgent priority: the urgent slot never takes."""
+    q: TierQueue[str] = TierQueue(aging_per_s=0)
+    q.push("enterprise", 10, arrived_s=0)
+    assert not q.has_urgent()
+    fifo: FifoQueue[str] = FifoQueue()
+    fifo.push("enterprise", 10, arrived_s=0)
+    assert not fifo.has_urgent()
+    with pytest.raises(IndexError):
+        fifo.pop_urgent()
