@@ -48,8 +48,10 @@ def busy_share(earlier: tuple[int, int], later: tuple[int, int]) -> float:
 class CpuLoad:
     """Follows the CPUs' busy share over the last second."""
 
-    def __init__(self, path: Path = PROC_STAT, sample_s: float = SAMPLE_S) -> None:
-        self.path = path
+    def __init__(
+        self, read_stat: Callable[[], str] = PROC_STAT.read_text, sample_s: float = SAMPLE_S
+    ) -> None:
+        self._read_stat = read_stat
         self.sample_s = sample_s
         self._readings: deque[tuple[int, int]] = deque(maxlen=WINDOW + 1)
 
@@ -57,7 +59,7 @@ class CpuLoad:
         """Take a reading; the busy share since the oldest one kept, None before there are
         two or where /proc/stat cannot be read (not Linux)."""
         try:
-            self._readings.append(cpu_times(self.path.read_text()))
+            self._readings.append(cpu_times(self._read_stat()))
         except (OSError, ValueError):
             return None
         if len(self._readings) < 2:
@@ -65,9 +67,11 @@ class CpuLoad:
         return busy_share(self._readings[0], self._readings[-1])
 
     async def follow(self, report: Callable[[float | None], None]) -> None:
-        """Report the busy share every `sample_s` until cancelled (None: unknown)."""
-        first = self.read()
-        if first is None and not self.path.exists():
+        """Report the busy share every `sample_s` until cancelled (None: unknown). Where
+        /proc/stat cannot be read at all, report None once and stop."""
+        try:
+            self._readings.append(cpu_times(self._read_stat()))
+        except (OSError, ValueError):
             log.info("cpu load unknown; lower tiers are held whenever urgent work runs")
             report(None)
             return

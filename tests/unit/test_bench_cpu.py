@@ -18,10 +18,12 @@ from scripts.bench_cpu import cpu_seconds, kind_of, per_kind
     ],
 )
 def test_processes_are_told_apart_by_name_and_command_line(comm, cmdline, kind):
+    """The pipeline's processes by command line, the servers by name, the rest not at all."""
     assert kind_of(comm, cmdline, own_pid=1, pid=2) == kind
 
 
 def test_the_benchmark_itself_counts_as_the_client():
+    """Its HTTP client's CPU is reported apart from the pipeline's."""
     assert kind_of("python", "python scripts/bench_cpu.py", own_pid=7, pid=7) == "client"
 
 
@@ -32,6 +34,7 @@ def test_cpu_time_is_user_plus_system_ticks():
 
 
 def test_cpu_per_session_is_the_difference_over_the_sessions():
+    """A kind that appeared after the first snapshot counts from zero."""
     used = per_kind({"api": 1.0}, {"api": 4.0, "worker": 6.0}, sessions=1000)
     assert used == {
         "api": {"cpu_s": 3.0, "ms_per_session": 3.0},

@@ -134,6 +134,7 @@ async def test_with_spare_cpu_nothing_is_held_back():
 
 
 async def test_a_start_held_on_a_saturated_machine_goes_once_cpu_frees_up():
+    """The load falling below the threshold wakes a start held back by an urgent session."""
     gate = UrgentGate(threshold=8, max_hold_s=5, busy_threshold=0.9)
     gate.hold("in-flight")
     gate.load(0.97)
