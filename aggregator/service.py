@@ -34,6 +34,8 @@ _DB_DOWN = (
 )
 # Back-off while Postgres is away; the result stays unacked meanwhile, so nothing is lost.
 DB_RETRY_S = 1.0
+# How long a stopping aggregator waits for the ends of urgent sessions to be announced.
+ENDS_GRACE_S = 2.0
 
 
 class Lane:
@@ -69,6 +71,7 @@ class Aggregator:
         self._idle = asyncio.Event()
         self._idle.set()
         self._background: set[asyncio.Task[None]] = set()
+        self._ending: set[asyncio.Task[None]] = set()  # urgent-session ends being announced
         self.names = Names(settings.topology_prefix)
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -106,6 +109,8 @@ class Aggregator:
             for queue, tag in consumers:
                 await queue.cancel(tag)
             await self._idle.wait()  # what was delivered before the cancel still gets applied
+            if self._ending:  # holds lapse by themselves: a slow Redis need not delay the exit
+                await asyncio.wait(self._ending, timeout=ENDS_GRACE_S)
             for task in (*appliers, janitor, *self._background):
                 task.cancel()
             await asyncio.gather(*appliers, janitor, *self._background, return_exceptions=True)
@@ -140,9 +145,9 @@ class Aggregator:
             finally:
                 self._gate.finished(priority)
             if urgent and finished:  # in the background: the next batch need not wait for it
-                task = asyncio.create_task(self._end_urgent(finished))
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
+                ending = asyncio.create_task(self._end_urgent(finished))
+                self._ending.add(ending)
+                ending.add_done_callback(self._ending.discard)
             self._unacked -= len(batch)
             if not self._unacked:
                 self._idle.set()
