@@ -46,7 +46,6 @@ import httpx
 
 PEER_DIR = Path("/work/shared/peer")
 PEER_VENV = Path.home() / "peer-venv"
-ANALYSIS_WORKERS = [(c, 8, 10) for c in ("techniques", "ai_tampered", "claims", "domain")]
 # How often the polling client re-reads GET …/result: fine enough to resolve a 10 ms target.
 RESULT_POLL_S = 0.002
 # Pause between idle sessions, so each one finds the pipeline quiet.
@@ -62,11 +61,11 @@ async def ours(sessions: int, idle: int, in_flight: int, aggregators: int) -> di
     try:
         with lib.ProcessGroup() as group:
             lib.start_api_and_aggregators(world, group, aggregators)
-            lib.start_workers(world, group, ANALYSIS_WORKERS)
+            lib.start_workers(world, group, lib.NOOP_WORKERS)
             await lib.wait_until_ready(world, group)
             pool = await asyncpg.create_pool(world.database_url, min_size=1, max_size=2)
             try:
-                await _warm_up(world, pool)
+                await lib.warm_up(world, pool)
                 throughput = await _throughput(world, pool, sessions, in_flight)
                 group.check_alive()
                 latency = await _idle_latency(world, pool, idle)
@@ -84,15 +83,6 @@ async def ours(sessions: int, idle: int, in_flight: int, aggregators: int) -> di
         await lib.destroy_world(world)
 
 
-async def _warm_up(world: lib.World, pool: asyncpg.Pool) -> None:
-    """A few sessions first, so connection set-up and first-call costs stay out of the figures."""
-    async with lib.client(world, 4) as http:
-        ids = [
-            sid for sid, _ in await asyncio.gather(*(lib.post_session(http, 6) for _ in range(20)))
-        ]
-    await _wait_final(pool, ids, timeout_s=30)
-
-
 async def _throughput(
     world: lib.World, pool: asyncpg.Pool, n: int, in_flight: int
 ) -> dict[str, Any]:
@@ -104,7 +94,7 @@ async def _throughput(
 
     async with lib.client(world, in_flight) as http:
         posted = await asyncio.gather(*(one(http) for _ in range(n)))
-    done = await _wait_final(pool, [sid for sid, _ in posted], timeout_s=600)
+    done = await lib.wait_all_final(pool, [sid for sid, _ in posted], timeout_s=600)
     start = min(sent for _, sent in posted)
     end = max(f for _, f in done.values())
     latencies = [(done[sid][1] - sent) * 1000 for sid, sent in posted]
@@ -153,22 +143,6 @@ async def _seen_final(http: httpx.AsyncClient, sid: str) -> float:
         if (await http.get(f"/api/v3/pipeline/{sid}/result")).status_code == 200:
             return time.time()
         await asyncio.sleep(RESULT_POLL_S)
-
-
-async def _wait_final(
-    pool: asyncpg.Pool, ids: list[str], timeout_s: float
-) -> dict[str, tuple[float, float]]:
-    """Wait until every session of `ids` is final; their (created, finished) epoch times.
-
-    The world's database holds only this run's sessions, so a count is enough to wait on:
-    polling the ids themselves would cost the client more CPU than the pipeline it measures.
-    """
-    deadline = time.monotonic() + timeout_s
-    while await lib.open_sessions(pool):
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"sessions still open after {timeout_s}s")
-        await asyncio.sleep(0.1)
-    return await lib.finished(pool, ids)
 
 
 # --- (b) the Celery chord peer and (c) the raw ceiling ---------------------------------------

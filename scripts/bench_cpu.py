@@ -28,11 +28,6 @@ import asyncpg
 import benchlib as lib
 import click
 
-from shared.constants import ANALYSIS_COMPONENTS
-
-WORKERS = [(c, 8, 10) for c in ANALYSIS_COMPONENTS]
-WARMUP_SESSIONS = 50
-
 
 def kind_of(comm: str, cmdline: str, own_pid: int, pid: int) -> str | None:
     """Which kind of process this is, or None for one that is not counted. Pure."""
@@ -95,13 +90,12 @@ async def run(sessions: int, plan: int, in_flight: int, aggregators: int) -> dic
     try:
         with lib.ProcessGroup() as group:
             lib.start_api_and_aggregators(world, group, aggregators)
-            lib.start_workers(world, group, WORKERS)
+            lib.start_workers(world, group, lib.NOOP_WORKERS)
             await lib.wait_until_ready(world, group)
             pool = await asyncpg.create_pool(world.database_url, min_size=1, max_size=2)
             try:
+                await lib.warm_up(world, pool, plan)
                 async with lib.client(world, in_flight) as http:
-                    warm = [(await lib.post_session(http, plan))[0] for _ in range(WARMUP_SESSIONS)]
-                    await _wait_final(pool, warm, 60)
                     before, started = snapshot(), time.monotonic()
                     gate = asyncio.Semaphore(in_flight)
 
@@ -110,7 +104,7 @@ async def run(sessions: int, plan: int, in_flight: int, aggregators: int) -> dic
                             return (await lib.post_session(http, plan))[0]
 
                     ids = await asyncio.gather(*(one() for _ in range(sessions)))
-                    await _wait_final(pool, ids, 600)
+                    await lib.wait_all_final(pool, ids, 600)
                     seconds, after = time.monotonic() - started, snapshot()
                 group.check_alive()
             finally:
@@ -125,14 +119,6 @@ async def run(sessions: int, plan: int, in_flight: int, aggregators: int) -> dic
         }
     finally:
         await lib.destroy_world(world)
-
-
-async def _wait_final(pool: asyncpg.Pool, ids: list[str], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while len(await lib.finished(pool, ids)) < len(ids):
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"sessions still open after {timeout_s}s")
-        await asyncio.sleep(0.2)
 
 
 @click.command()

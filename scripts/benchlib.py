@@ -48,6 +48,8 @@ BENCH_KEY = "bench-enterprise"
 PROCESSING = b'"status": "processing"'
 # After SIGTERM a process group gets this long before SIGKILL; workers drain in well under it.
 STOP_TIMEOUT_S = 15.0
+# One no-op worker per analysis component: (component, concurrency, prefetch per plan queue).
+NOOP_WORKERS = [(c, 8, 10) for c in ("techniques", "ai_tampered", "claims", "domain")]
 
 
 # --- pure helpers -------------------------------------------------------------------------
@@ -424,6 +426,29 @@ async def finished(pool: asyncpg.Pool, ids: Sequence[str]) -> dict[str, tuple[fl
         list(ids),
     )
     return {r["id"]: (float(r["c"]), float(r["f"])) for r in rows}
+
+
+async def wait_all_final(
+    pool: asyncpg.Pool, ids: Sequence[str], timeout_s: float
+) -> dict[str, tuple[float, float]]:
+    """Wait until every session of `ids` is final; their (created, finished) epoch times.
+
+    The world's database holds only this run's sessions, so a count is enough to wait on:
+    polling the ids themselves would cost the client more CPU than the pipeline it measures.
+    """
+    deadline = time.monotonic() + timeout_s
+    while await open_sessions(pool):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"sessions still open after {timeout_s}s")
+        await asyncio.sleep(0.1)
+    return await finished(pool, ids)
+
+
+async def warm_up(world: World, pool: asyncpg.Pool, plan: int = 6, count: int = 20) -> None:
+    """A few sessions first, so connection set-up and first-call costs stay out of the figures."""
+    async with client(world, 4) as http:
+        posted = await asyncio.gather(*(post_session(http, plan) for _ in range(count)))
+    await wait_all_final(pool, [sid for sid, _ in posted], timeout_s=30)
 
 
 async def open_sessions(pool: asyncpg.Pool, plan: int | None = None) -> int:

@@ -105,30 +105,33 @@ async def _true(value):
     return value
 
 
-async def test_sigterm_lets_running_tasks_finish_and_requeues_the_rest(world, pool):
-    """Stop mid-backlog: the running task reports, buffered deliveries return to their queue."""
-    settings = await world(shutdown_grace_s=5)
+async def stop_mid_task(settings, pool, queued: int, concurrency: int) -> None:
+    """Queue `queued` claims tasks, start a worker on them, stop it as soon as the first
+    0.5 s task has started; fail unless the worker has exited within 10 s."""
     started = asyncio.Event()
 
     async def slow(task, ctx):
         started.set()
-        await asyncio.sleep(0.8)
+        await asyncio.sleep(0.5)
         return Analysis(5)
 
     async with publisher_for(settings) as publisher:
-        sids = []
-        for _ in range(6):
+        for _ in range(queued):
             new = NewSession(sessions.new_session_id(), "tenant-a", 4, "text", {"content": "x"}, 60)
             await sessions.create(pool, new)
             await publisher.task(next(t for t in first_tasks(new, None) if t.component == "claims"))
-            sids.append(new.id)
-        stop = asyncio.Event()
-        worker = asyncio.create_task(
-            Worker(settings, WorkerOptions("claims", 1, 5), slow).run(stop)
-        )
-        await asyncio.wait_for(started.wait(), 10)
-        stop.set()
-        await asyncio.wait_for(worker, 10)
+    stop = asyncio.Event()
+    options = WorkerOptions("claims", concurrency, 5)
+    worker = asyncio.create_task(Worker(settings, options, slow).run(stop))
+    await asyncio.wait_for(started.wait(), 10)
+    stop.set()
+    await asyncio.wait_for(worker, 10)
+
+
+async def test_sigterm_lets_running_tasks_finish_and_requeues_the_rest(world, pool):
+    """Stop mid-backlog: the running task reports, buffered deliveries return to their queue."""
+    settings = await world(shutdown_grace_s=5)
+    await stop_mid_task(settings, pool, queued=6, concurrency=1)
     depths = await queue_depths(settings)
     assert depths[f"{settings.topology_prefix}.results"] == 1  # the running task finished
     assert depths[f"{settings.topology_prefix}.claims.4"] == 5  # the rest went back, none lost
@@ -138,22 +141,7 @@ async def test_a_stopped_worker_exits_when_its_last_task_is_done_not_after_the_g
     """Nothing buffered, one task running at SIGTERM: the worker exits once the task reports,
     long before the 30 s grace period would have run out."""
     settings = await world(shutdown_grace_s=30)
-    started = asyncio.Event()
-
-    async def slow(task, ctx):
-        started.set()
-        await asyncio.sleep(0.5)
-        return Analysis(5)
-
-    new = NewSession(sessions.new_session_id(), "tenant-a", 4, "text", {"content": "x"}, 60)
-    await sessions.create(pool, new)
-    async with publisher_for(settings) as publisher:
-        await publisher.task(next(t for t in first_tasks(new, None) if t.component == "claims"))
-    stop = asyncio.Event()
-    worker = asyncio.create_task(Worker(settings, WorkerOptions("claims", 2, 5), slow).run(stop))
-    await asyncio.wait_for(started.wait(), 10)
-    stop.set()
-    await asyncio.wait_for(worker, 10)
+    await stop_mid_task(settings, pool, queued=1, concurrency=2)
     assert (await queue_depths(settings))[f"{settings.topology_prefix}.results"] == 1
 
 
