@@ -212,6 +212,36 @@ def up(compose_file: Path, log_dir: Path | None) -> None:
     sys.exit(supervisor.run())
 
 
+@main.group()
+def dlq() -> None:
+    """List or replay the dead-letter queue."""
+
+
+@dlq.command("list")
+@click.option("--limit", type=int, default=50, show_default=True, help="letters to show")
+def dlq_list(limit: int) -> None:
+    """Show dead letters with their origin and reason; they stay in the queue."""
+    from ops.dlq import inspect
+
+    letters = asyncio.run(inspect(_settings(), limit))
+    for letter in letters:
+        click.echo(f"{letter.origin or '-'}\t{letter.reason}\t{letter.size} B\t{letter.preview!r}")
+    click.echo(f"{len(letters)} dead letter(s) shown", err=True)
+
+
+@dlq.command("replay")
+@click.option("--limit", type=int, default=1000, show_default=True, help="letters to replay")
+@click.option(
+    "--reason", "reason_contains", default=None, help="only letters whose reason has this"
+)
+def dlq_replay(limit: int, reason_contains: str | None) -> None:
+    """Send dead letters back to their queue as a fresh first attempt."""
+    from ops.dlq import replay
+
+    replayed = asyncio.run(replay(_settings(), limit, reason_contains))
+    click.echo(f"replayed {replayed} dead letter(s)")
+
+
 main.add_command(factchecks)
 
 
