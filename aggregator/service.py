@@ -26,12 +26,7 @@ from topology.spec import Names
 
 log = structlog.get_logger(__name__)
 
-_DB_DOWN = (
-    OSError,
-    asyncpg.InterfaceError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.CannotConnectNowError,
-)
+_DB_DOWN = database.UNAVAILABLE
 # Back-off while Postgres is away; the result stays unacked meanwhile, so nothing is lost.
 DB_RETRY_S = 1.0
 # How long a stopping aggregator waits for the ends of urgent sessions to be announced.

@@ -20,6 +20,19 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
         )
 
 
+# Errors that mean "Postgres is away or restarting", not "Postgres refused this statement":
+# whoever meets one waits and tries again; nothing is dead-lettered for it. A server shutting
+# down (fast or crashed) ends its sessions with 57P01/57P02, a starting one answers 57P03, and a
+# server out of connections, memory or disk answers 53xxx.
+UNAVAILABLE: tuple[type[BaseException], ...] = (
+    OSError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.OperatorInterventionError,
+    asyncpg.exceptions.InsufficientResourcesError,
+)
+
+
 # Every statement is planned for its arguments. A generic plan, cached by a long-lived
 # connection when the tables were nearly empty, is kept until the next ANALYZE: on a fresh
 # database it made the fan-in several times slower once the tables had grown (migration 004).

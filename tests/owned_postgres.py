@@ -1,0 +1,92 @@
+"""A PostgreSQL server the test owns: its own data directory and port, so a test can restart it
+for real (a fast shutdown ends every session with 57P01) without touching the shared server."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+BIN = Path("/usr/lib/postgresql")
+
+
+def _pg_bin(tool: str) -> str:
+    """The server tool of the newest installed major version (Debian's layout), else PATH."""
+    versions = sorted(BIN.glob("*/bin"), key=lambda p: int(p.parent.name)) if BIN.is_dir() else []
+    for directory in reversed(versions):
+        if (directory / tool).exists():
+            return str(directory / tool)
+    found = shutil.which(tool)
+    if found is None:
+        raise RuntimeError(f"{tool} not found: a test-owned PostgreSQL needs the server binaries")
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class OwnedPostgres:
+    """One throwaway cluster; `restart()` is a real fast shutdown and start."""
+
+    def __init__(self, root: Path, options: str = "") -> None:
+        self.root = root
+        self.options = options
+        self.data = root / "data"
+        self.port = _free_port()
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _as_owner(self, *args: str) -> None:
+        # The server refuses to run as root: run its tools as the `postgres` user when root.
+        prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        subprocess.run([*prefix, *args], check=True, capture_output=True, timeout=120)
+
+    def init(self) -> None:
+        if os.geteuid() == 0:
+            shutil.chown(self.root, "postgres", "postgres")
+        self._as_owner(
+            _pg_bin("initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync"
+        )
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        options = f"{options} {self.options}"
+        self._as_owner(
+            _pg_bin("pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            "60",
+            "-l",
+            str(self.root / "server.log"),
+            "start",
+        )
+
+    def stop(self, mode: str = "fast") -> None:
+        self._as_owner(_pg_bin("pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
+
+
+@contextmanager
+def owned_postgres(options: str = "") -> Iterator[OwnedPostgres]:
+    """A started cluster (`options`: more server flags), stopped and removed afterwards."""
+    root = Path(tempfile.mkdtemp(prefix="verdict-pg-"))
+    server = OwnedPostgres(root, options)
+    try:
+        server.init()
+        server.start()
+        yield server
+    finally:
+        with contextlib.suppress(subprocess.CalledProcessError):  # already stopped
+            server.stop("immediate")
+        shutil.rmtree(root, ignore_errors=True)
