@@ -262,7 +262,12 @@ class Aggregator:
         return self.names.result_key("returned")
 
     async def _janitor(self, stop: asyncio.Event) -> None:
-        """Every session ends: finalize those past their deadline from what they have."""
+        """Every session ends: finalize those past their deadline from what they have.
+
+        A failed pass never ends the loop: it is logged with its traceback, counted, and the
+        next pass waits longer while failures persist; only cancellation stops it.
+        """
+        failures = 0
         while not stop.is_set():
             try:
                 finished = await finalize_overdue(
@@ -271,7 +276,22 @@ class Aggregator:
                 for recorded in finished:
                     log.warning("session finalized at its deadline", session_id=recorded.session_id)
                 await self._announce(finished)
+                failures = 0
             except _DB_DOWN as exc:
                 log.warning("janitor: postgres unavailable", error=repr(exc))
+            except Exception:
+                failures += 1
+                metrics.JANITOR_ERRORS.inc()
+                log.exception("janitor pass failed", failures=failures)
+            delay = janitor_delay_s(self.settings.janitor_interval_s, failures)
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.settings.janitor_interval_s)
+                await asyncio.wait_for(stop.wait(), delay)
+
+
+# A janitor failing pass after pass waits at most this long between passes.
+JANITOR_MAX_DELAY_S = 60.0
+
+
+def janitor_delay_s(interval_s: float, failures: int) -> float:
+    """The wait before the next janitor pass: the interval, doubled per failure in a row."""
+    return min(interval_s * 2 ** min(failures, 16), max(interval_s, JANITOR_MAX_DELAY_S))

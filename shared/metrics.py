@@ -20,6 +20,9 @@ DLQ_FULL = Counter(
     "Dead letters the full DLQ refused; parked in a retry tier",
     ["source"],
 )
+JANITOR_ERRORS = Counter(
+    "verdict_janitor_errors_total", "Janitor passes that failed with an unexpected error"
+)
 LOCK_CONTENTION = Counter(
     "verdict_lock_contention_total", "Tasks whose lock was held elsewhere", ["component"]
 )
