@@ -41,7 +41,7 @@ class Settings(BaseSettings):
     # A delivery whose header table encodes to more than this is rejected unread to its
     # queue's dead-letter route; far below RabbitMQ's 128 KiB frame_max, which a header frame
     # cannot exceed. (Bodies are bounded by shared.messages.MAX_MESSAGE_BYTES.)
-    max_header_bytes: int = Field(16_384, ge=1024)
+    max_header_bytes: int = Field(16_384, ge=1024, le=65_536)
 
     # JSON object: {"<key>": {"tenant": "...", "plan": 1..6}}.
     api_keys: dict[str, ApiKey] = Field(default_factory=dict)
