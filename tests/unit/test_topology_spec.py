@@ -1,8 +1,12 @@
 """The topology as data: names, arguments and counts derived from a prefix."""
 
+import pytest
+from pydantic import ValidationError
+
 from shared.constants import MAX_PRIORITY
+from shared.settings import load_settings
 from topology.broker import definitions, management_url
-from topology.spec import Names, build, format_delay
+from topology.spec import Names, build, format_delay, from_settings
 
 
 def test_thirty_plan_queues_with_the_spec_arguments():
@@ -117,3 +121,25 @@ def test_every_queue_a_worker_or_aggregator_consumes_dead_letters_to_the_dlq():
     for queue in consumed:
         assert queue.arguments["x-dead-letter-exchange"] == ""
         assert queue.arguments["x-dead-letter-routing-key"] == "analysis_dlq"
+
+
+def test_dlq_caps_and_the_header_bound_come_from_the_environment(monkeypatch):
+    """DLQ_MAX_LENGTH and DLQ_MAX_BYTES shape the declared DLQ; MAX_HEADER_BYTES is read too
+    and refused above 64 KiB, where a header frame would near RabbitMQ's frame_max."""
+    for name, value in {
+        "AMQP_URL": "amqp://unused",
+        "REDIS_URL": "redis://unused",
+        "DATABASE_URL": "postgresql://unused",
+        "DLQ_MAX_LENGTH": "12",
+        "DLQ_MAX_BYTES": "3456",
+        "MAX_HEADER_BYTES": "2048",
+    }.items():
+        monkeypatch.setenv(name, value)
+    settings = load_settings()
+    dlq = Names(settings.topology_prefix).dlq
+    arguments = from_settings(settings).queue(dlq).arguments
+    assert (arguments["x-max-length"], arguments["x-max-length-bytes"]) == (12, 3456)
+    assert settings.max_header_bytes == 2048
+    monkeypatch.setenv("MAX_HEADER_BYTES", "70000")
+    with pytest.raises(ValidationError, match="max_header_bytes"):
+        load_settings()
