@@ -192,9 +192,13 @@ async def test_a_full_dlq_parks_poison_in_a_retry_tier_until_there_is_room(world
     try:
         async with running(*workers_for(settings, components=("techniques",))):
             await eventually(refused_twice)
-            assert metric("verdict_queue_depth", queue=names.dlq) == 1
-            [filler] = await dlq_messages(settings)  # room for one
-            [parked] = await dead_letters(settings, 1)
+
+            async def depth_exported():
+                return metric("verdict_queue_depth", queue=names.dlq) == 1
+
+            await eventually(depth_exported)
+            # Taking the filler out makes room: the poison lands at its next return.
+            filler, parked = await dead_letters(settings, 2)
     finally:
         watcher.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -227,7 +231,7 @@ async def test_a_full_dlq_parks_a_poison_result_until_there_is_room(world):
 
     async with running(Aggregator(settings, explain=explain).run):
         await eventually(refused_twice)
-        await dlq_messages(settings)  # the filler: now there is room
-        [parked] = await dead_letters(settings, 1)
+        filler, parked = await dead_letters(settings, 2)  # the filler out: room for the poison
+    assert filler.headers[REASON_HEADER] == "filler"
     assert parked.body == poison.body
     assert parked.headers[ORIGIN_HEADER] == names.result_key("claims")
