@@ -16,10 +16,11 @@ from aggregator.explain import explain, explain_by_llm
 from aggregator.fanin import Explain, Recorded, finalize_overdue, record_results
 from shared import db as database
 from shared import live, metrics
-from shared.broker import Publisher, connect
+from shared.broker import Publisher, connect, reject_oversize, send_to_dlq
+from shared.deadletters import DeadLetterKind, oversize
 from shared.errors import InvalidMessage
 from shared.heartbeat import Heartbeat, worker_id
-from shared.messages import Result, decode_result
+from shared.messages import MAX_MESSAGE_BYTES, Result, decode_result
 from shared.settings import Settings
 from shared.urgency import UrgentSignals, follow_precedence, gate_for
 from topology.spec import Names
@@ -117,11 +118,17 @@ class Aggregator:
         log.info("aggregator stopped")
 
     async def _on_result(self, delivery: AbstractIncomingMessage) -> None:
+        too_big = oversize(
+            delivery.body, delivery.headers, MAX_MESSAGE_BYTES, self.settings.max_header_bytes
+        )
+        if too_big:  # unread, and never republished by us: the broker dead-letters it
+            await reject_oversize(delivery, too_big, "aggregator")
+            return
         try:
             result = decode_result(delivery.body)
             uuid.UUID(result.session_id)
         except (InvalidMessage, ValueError) as exc:
-            await self._dead_letter(delivery, str(exc))
+            await self._dead_letter(delivery, str(exc), "poison")
             return
         self._unacked += 1
         self._idle.clear()
@@ -231,16 +238,31 @@ class Aggregator:
         except _DB_DOWN as exc:  # the template explanation already stands
             log.warning("llm explanation not stored", error=repr(exc))
 
-    async def _dead_letter(self, delivery: AbstractIncomingMessage, reason: str) -> None:
-        log.warning("dead-lettering result", reason=reason)
-        await self.publisher.dead_letter(
-            delivery.body, dict(delivery.headers or {}), reason, delivery.routing_key or ""
+    async def _dead_letter(
+        self, delivery: AbstractIncomingMessage, reason: str, kind: DeadLetterKind = "refused"
+    ) -> None:
+        """To the DLQ with bounded headers; a full DLQ parks it in the longest retry tier,
+        from which it returns to the results queue it came from."""
+        parking = (self._home_key(delivery), max(self.settings.retry_delays_ms()))
+        await send_to_dlq(
+            self.publisher, delivery, reason, source="aggregator", kind=kind, parking=parking
         )
-        metrics.DEAD_LETTERS.labels("aggregator").inc()
-        await delivery.ack()
+
+    def _home_key(self, delivery: AbstractIncomingMessage) -> str:
+        """A routing key that brings a parked result back to a results queue: its own when it
+        matches a results binding (`{results}.*`, `{results}.urgent.*`), else the shared one."""
+        key = delivery.routing_key or ""
+        if key.rpartition(".")[0] in (self.names.results, self.names.urgent_results):
+            return key
+        return self.names.result_key("returned")
 
     async def _janitor(self, stop: asyncio.Event) -> None:
-        """Every session ends: finalize those past their deadline from what they have."""
+        """Every session ends: finalize those past their deadline from what they have.
+
+        A failed pass never ends the loop: it is logged with its traceback, counted, and the
+        next pass waits longer while failures persist; only cancellation stops it.
+        """
+        failures = 0
         while not stop.is_set():
             try:
                 finished = await finalize_overdue(
@@ -249,7 +271,22 @@ class Aggregator:
                 for recorded in finished:
                     log.warning("session finalized at its deadline", session_id=recorded.session_id)
                 await self._announce(finished)
+                failures = 0
             except _DB_DOWN as exc:
                 log.warning("janitor: postgres unavailable", error=repr(exc))
+            except Exception:
+                failures += 1
+                metrics.JANITOR_ERRORS.inc()
+                log.exception("janitor pass failed", failures=failures)
+            delay = janitor_delay_s(self.settings.janitor_interval_s, failures)
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.settings.janitor_interval_s)
+                await asyncio.wait_for(stop.wait(), delay)
+
+
+# A janitor failing pass after pass waits at most this long between passes.
+JANITOR_MAX_DELAY_S = 60.0
+
+
+def janitor_delay_s(interval_s: float, failures: int) -> float:
+    """The wait before the next janitor pass: the interval, doubled per failure in a row."""
+    return min(interval_s * 2 ** min(failures, 16), max(interval_s, JANITOR_MAX_DELAY_S))

@@ -7,12 +7,22 @@ from typing import Any
 
 import aio_pika
 import aiormq
-from aio_pika.abc import AbstractChannel, AbstractExchange, AbstractRobustConnection
+import structlog
+from aio_pika.abc import (
+    AbstractChannel,
+    AbstractExchange,
+    AbstractIncomingMessage,
+    AbstractRobustConnection,
+)
 
-from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
+from shared import metrics
+from shared.constants import ATTEMPT_HEADER
+from shared.deadletters import DeadLetterKind, dead_letter_headers
 from shared.errors import BrokerUnavailable, PublishError, QueueFull
 from shared.messages import Result, Task, encode
 from topology.spec import Names
+
+log = structlog.get_logger(__name__)
 
 _CONNECTION_ERRORS = (
     aiormq.exceptions.AMQPConnectionError,
@@ -53,6 +63,19 @@ def task_message(
             ATTEMPT_HEADER: attempt,
             **(headers or {}),
         },
+    )
+
+
+def redelivery_copy(delivery: AbstractIncomingMessage) -> aio_pika.Message:
+    """A delivery republished as it came: body, properties and headers unchanged."""
+    return aio_pika.Message(
+        delivery.body,
+        delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+        content_type=delivery.content_type,
+        priority=delivery.priority,
+        message_id=delivery.message_id,
+        correlation_id=delivery.correlation_id,
+        headers=dict(delivery.headers or {}),
     )
 
 
@@ -153,11 +176,53 @@ class Publisher:
     async def dead_letter(
         self, body: bytes, headers: dict[str, Any], reason: str, origin: str
     ) -> None:
-        """Send a message to the DLQ with the reason in its headers, for inspection and replay."""
+        """Send a message to the DLQ with the reason in its headers, for inspection and replay.
+
+        Only a bounded whitelist of `headers` goes with it, so the letter always fits a frame;
+        QueueFull when the DLQ is at its cap.
+        """
         message = aio_pika.Message(
             body,
             delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
             content_type="application/json",
-            headers={**headers, REASON_HEADER: reason[:1000], ORIGIN_HEADER: origin},
+            headers=dead_letter_headers(headers, reason, origin),
         )
         await self.send("", self.names.dlq, message)
+
+
+async def send_to_dlq(
+    publisher: Publisher,
+    delivery: AbstractIncomingMessage,
+    reason: str,
+    *,
+    source: str,
+    kind: DeadLetterKind,
+    parking: tuple[str, int],
+) -> None:
+    """Dead-letter `delivery` with bounded headers, then ack it.
+
+    A full DLQ refuses the letter (reject-publish); the original is then not lost but parked
+    in a retry tier, `parking` = (the routing key it returns to, the tier's delay), and is
+    dead-lettered again when it comes back.
+    """
+    log.warning("dead-lettering message", reason=reason, routing_key=delivery.routing_key)
+    try:
+        await publisher.dead_letter(
+            delivery.body, dict(delivery.headers or {}), reason, delivery.routing_key or ""
+        )
+    except QueueFull:
+        routing_key, delay_ms = parking
+        log.error("DLQ full: message parked in a retry tier", reason=reason, delay_ms=delay_ms)
+        metrics.DLQ_FULL.labels(source).inc()
+        await publisher.retry(redelivery_copy(delivery), routing_key, delay_ms)
+    else:
+        metrics.DEAD_LETTERS.labels(source, kind).inc()
+    await delivery.ack()
+
+
+async def reject_oversize(delivery: AbstractIncomingMessage, why: str, source: str) -> None:
+    """Reject unread: the broker dead-letters it through the queue's own route (`x-death`
+    reason `rejected`), so this process never republishes a message too big to handle."""
+    log.warning("oversize message rejected to its dead-letter route", reason=why)
+    await delivery.reject(requeue=False)
+    metrics.DEAD_LETTERS.labels(source, "oversize").inc()

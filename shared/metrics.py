@@ -9,7 +9,20 @@ JOB_SECONDS = Histogram("verdict_job_seconds", "Executor run time", ["component"
 RETRIES = Counter(
     "verdict_retries_total", "Tasks re-queued through a retry tier", ["component", "reason"]
 )
-DEAD_LETTERS = Counter("verdict_dead_letters_total", "Messages sent to the DLQ", ["source"])
+# reason: one of shared.deadletters.KINDS (poison, oversize, failed, refused).
+DEAD_LETTERS = Counter(
+    "verdict_dead_letters_total",
+    "Messages sent to the DLQ, by source and reason",
+    ["source", "reason"],
+)
+DLQ_FULL = Counter(
+    "verdict_dlq_full_total",
+    "Dead letters the full DLQ refused; parked in a retry tier",
+    ["source"],
+)
+JANITOR_ERRORS = Counter(
+    "verdict_janitor_errors_total", "Janitor passes that failed with an unexpected error"
+)
 LOCK_CONTENTION = Counter(
     "verdict_lock_contention_total", "Tasks whose lock was held elsewhere", ["component"]
 )

@@ -33,6 +33,15 @@ class Settings(BaseSettings):
     redis_prefix: str | None = None
     queue_message_ttl_ms: int = Field(86_400_000, ge=1000)
     queue_max_length: int = Field(100_000, ge=1)
+    # Dead letters and message bounds
+    # The DLQ holds at most this many messages and bytes; past either cap it refuses new
+    # letters (reject-publish) and a worker or aggregator parks the message in a retry tier.
+    dlq_max_length: int = Field(100_000, ge=1)
+    dlq_max_bytes: int = Field(1_073_741_824, ge=1)
+    # A delivery whose header table encodes to more than this is rejected unread to its
+    # queue's dead-letter route; far below RabbitMQ's 128 KiB frame_max, which a header frame
+    # cannot exceed. (Bodies are bounded by shared.messages.MAX_MESSAGE_BYTES.)
+    max_header_bytes: int = Field(16_384, ge=1024, le=65_536)
 
     # JSON object: {"<key>": {"tenant": "...", "plan": 1..6}}.
     api_keys: dict[str, ApiKey] = Field(default_factory=dict)

@@ -96,6 +96,17 @@ def task_queue_arguments(names: Names, ttl_ms: int, max_length: int) -> dict[str
     }
 
 
+def dlq_arguments(max_length: int, max_bytes: int) -> dict[str, Any]:
+    """The DLQ is capped by count and bytes and refuses past the cap rather than drop its
+    oldest letters (the default, drop-head, would lose them without a trace): a refused
+    publish is a nack the sender sees and acts on."""
+    return {
+        "x-max-length": max_length,
+        "x-max-length-bytes": max_bytes,
+        "x-overflow": "reject-publish",
+    }
+
+
 def retry_queue_arguments(names: Names, delay_ms: int) -> dict[str, Any]:
     """A tier holds a message for `delay_ms`, then dead-letters it to the main exchange.
 
@@ -112,6 +123,8 @@ def build(
     ttl_ms: int = 86_400_000,
     max_length: int = 100_000,
     retry_delays_ms: tuple[int, ...] = (1_000, 30_000, 60_000),
+    dlq_max_length: int = 100_000,
+    dlq_max_bytes: int = 1_073_741_824,
 ) -> Topology:
     """The whole topology of one deployment."""
     names = Names(prefix)
@@ -142,7 +155,13 @@ def build(
     bindings += [Binding(ex.name, q.name, "") for ex, q in tiers]
     return Topology(
         exchanges=(Exchange(names.exchange, "topic"), *(ex for ex, _ in tiers)),
-        queues=(*task_queues, results, urgent_results, Queue(names.dlq), *(q for _, q in tiers)),
+        queues=(
+            *task_queues,
+            results,
+            urgent_results,
+            Queue(names.dlq, dlq_arguments(dlq_max_length, dlq_max_bytes)),
+            *(q for _, q in tiers),
+        ),
         bindings=tuple(bindings),
     )
 
@@ -154,4 +173,6 @@ def from_settings(settings: Any) -> Topology:
         ttl_ms=settings.queue_message_ttl_ms,
         max_length=settings.queue_max_length,
         retry_delays_ms=settings.retry_delays_ms(),
+        dlq_max_length=settings.dlq_max_length,
+        dlq_max_bytes=settings.dlq_max_bytes,
     )

@@ -7,18 +7,24 @@ import time
 import uuid
 from dataclasses import dataclass
 
-import aio_pika
 import asyncpg
 import structlog
 from aio_pika.abc import AbstractIncomingMessage
 from redis.asyncio import Redis
 
 from shared import metrics
-from shared.broker import Publisher, task_message
+from shared.broker import (
+    Publisher,
+    redelivery_copy,
+    reject_oversize,
+    send_to_dlq,
+    task_message,
+)
 from shared.constants import ANALYSIS_COMPONENTS, ATTEMPT_HEADER, MEDIA_PREPROCESS
+from shared.deadletters import DeadLetterKind, oversize
 from shared.errors import InvalidMessage, Reject, Retry
 from shared.locks import ComponentLock, lock_key
-from shared.messages import Result, Task, decode_task, now_ms
+from shared.messages import MAX_MESSAGE_BYTES, Result, Task, decode_task, now_ms
 from shared.settings import Settings
 from workers.executor import Analysis, Executor, ExecutorContext, task_timeout_s
 from workers.retry import GiveUp, RetryLater, decide, describe
@@ -45,6 +51,12 @@ class TaskHandler:
 
     async def handle(self, delivery: AbstractIncomingMessage) -> None:
         """Process one delivery; it is acked, re-queued or dead-lettered, never left hanging."""
+        too_big = oversize(
+            delivery.body, delivery.headers, MAX_MESSAGE_BYTES, self.settings.max_header_bytes
+        )
+        if too_big:  # before anything reads it, and never republished by us
+            await reject_oversize(delivery, too_big, self.component)
+            return
         attempt = attempt_of(delivery)
         try:
             task = self._parse(delivery)
@@ -53,11 +65,12 @@ class TaskHandler:
             ):
                 await self._process(task, attempt, delivery)
         except Reject as rejected:
-            await self._dead_letter(delivery, rejected.reason)
+            await self._dead_letter(delivery, rejected.reason, "poison")
         except Retry as retry:
             await self._requeue(delivery, retry)
 
     def _parse(self, delivery: AbstractIncomingMessage) -> Task:
+        """The task a delivery carries, or Reject (poison) saying why there is none."""
         try:
             task = decode_task(delivery.body)
         except InvalidMessage as exc:
@@ -177,28 +190,25 @@ class TaskHandler:
         metrics.JOBS.labels(task.component, "failed").inc()
         await self._dead_letter(delivery, decision.reason)
 
-    async def _dead_letter(self, delivery: AbstractIncomingMessage, reason: str) -> None:
-        log.warning("dead-lettering message", reason=reason, routing_key=delivery.routing_key)
-        await self.publisher.dead_letter(
-            delivery.body, dict(delivery.headers or {}), reason, delivery.routing_key or ""
+    async def _dead_letter(
+        self, delivery: AbstractIncomingMessage, reason: str, kind: DeadLetterKind = "failed"
+    ) -> None:
+        """To the DLQ with bounded headers; a full DLQ parks it in the longest retry tier."""
+        parking = (delivery.routing_key or "", max(self.settings.retry_delays_ms()))
+        await send_to_dlq(
+            self.publisher, delivery, reason, source=self.component, kind=kind, parking=parking
         )
-        metrics.DEAD_LETTERS.labels(self.component).inc()
-        await delivery.ack()
 
     async def _requeue(self, delivery: AbstractIncomingMessage, retry: Retry) -> None:
-        """Send the delivery, unchanged and with the same attempt, through a retry tier."""
+        """Send the delivery, unchanged and with the same attempt, through a retry tier.
+
+        Its headers are within `max_header_bytes`: a bigger delivery never gets this far.
+        """
         log.info("re-queued without counting an attempt", reason=retry.reason)
         metrics.RETRIES.labels(self.component, "requeue").inc()
-        copy = aio_pika.Message(
-            delivery.body,
-            delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
-            content_type=delivery.content_type,
-            priority=delivery.priority,
-            message_id=delivery.message_id,
-            correlation_id=delivery.correlation_id,
-            headers=dict(delivery.headers or {}),
+        await self.publisher.retry(
+            redelivery_copy(delivery), delivery.routing_key or "", retry.delay_ms
         )
-        await self.publisher.retry(copy, delivery.routing_key or "", retry.delay_ms)
         await delivery.ack()
 
 

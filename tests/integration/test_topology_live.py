@@ -104,3 +104,32 @@ async def test_exported_definitions_load_into_the_broker_as_the_spec(services, d
         await svc.delete_broker_objects(
             services.amqp_url, services.management_url, settings.topology_prefix
         )
+
+
+async def test_an_uncapped_dlq_from_before_is_drift_until_it_is_recreated(world):
+    """A DLQ declared without its cap (as before the cap existed) is reported by verify and
+    refused by declare; deleting it while empty and declaring again gives the capped DLQ."""
+    settings = await world()
+    dlq = f"{settings.topology_prefix}_dlq"
+    base, vhost, auth = management_url(settings.amqp_url, settings.rabbitmq_management_url)
+    v = quote(vhost, safe="")
+    async with httpx.AsyncClient(base_url=f"{base}/api", auth=auth) as http:
+        await http.delete(f"/queues/{v}/{dlq}")
+        await http.put(f"/queues/{v}/{dlq}", json={"durable": True, "arguments": {}})
+        drift = await verify(
+            from_settings(settings), settings.amqp_url, settings.rabbitmq_management_url
+        )
+        assert [d for d in drift if d.startswith(f"queue {dlq}: arguments")] == drift != []
+        connection = await connect(settings.amqp_url, "test")
+        try:
+            with pytest.raises(TopologyError, match="arguments differ"):
+                await declare(await connection.channel(), from_settings(settings))
+            deleted = await http.delete(f"/queues/{v}/{dlq}", params={"if-empty": "true"})
+            assert deleted.status_code == 204
+            await declare(await connection.channel(), from_settings(settings))
+        finally:
+            await connection.close()
+    assert (
+        await verify(from_settings(settings), settings.amqp_url, settings.rabbitmq_management_url)
+        == []
+    )

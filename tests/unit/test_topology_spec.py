@@ -1,8 +1,12 @@
 """The topology as data: names, arguments and counts derived from a prefix."""
 
+import pytest
+from pydantic import ValidationError
+
 from shared.constants import MAX_PRIORITY
+from shared.settings import load_settings
 from topology.broker import definitions, management_url
-from topology.spec import Names, build, format_delay
+from topology.spec import Names, build, format_delay, from_settings
 
 
 def test_thirty_plan_queues_with_the_spec_arguments():
@@ -62,7 +66,7 @@ def test_top_tier_results_have_a_queue_of_their_own():
 def test_dlq_has_no_ttl_and_results_dead_letter_to_it():
     """The DLQ keeps messages for inspection; the results queue dead-letters into it."""
     topology = build("analysis")
-    assert topology.queue("analysis_dlq").arguments == {}
+    assert "x-message-ttl" not in topology.queue("analysis_dlq").arguments
     assert (
         topology.queue("analysis.results").arguments["x-dead-letter-routing-key"] == "analysis_dlq"
     )
@@ -94,3 +98,48 @@ def test_management_url_follows_the_amqp_url():
     assert (base, vhost, auth) == ("http://broker:15672", "/didi", ("u", "p@ss"))
     base, vhost, _ = management_url("amqp://u:p@broker/", "http://mgmt:8080")
     assert (base, vhost) == ("http://mgmt:8080", "/")
+
+
+def test_the_dlq_is_capped_and_refuses_rather_than_drops_past_its_cap():
+    """analysis_dlq has a length and a byte cap with reject-publish: a full DLQ nacks new
+    letters (the sender keeps the message) instead of silently dropping its oldest."""
+    dlq = build("analysis", dlq_max_length=7, dlq_max_bytes=4096).queue("analysis_dlq")
+    assert dlq.arguments == {
+        "x-max-length": 7,
+        "x-max-length-bytes": 4096,
+        "x-overflow": "reject-publish",
+    }
+
+
+def test_every_queue_a_worker_or_aggregator_consumes_dead_letters_to_the_dlq():
+    """Plan and results queues route rejected and expired messages to analysis_dlq."""
+    topology = build("analysis")
+    consumed = [
+        q for q in topology.queues if not q.name.startswith(("analysis.retry.", "analysis_dlq"))
+    ]
+    assert len(consumed) == 32
+    for queue in consumed:
+        assert queue.arguments["x-dead-letter-exchange"] == ""
+        assert queue.arguments["x-dead-letter-routing-key"] == "analysis_dlq"
+
+
+def test_dlq_caps_and_the_header_bound_come_from_the_environment(monkeypatch):
+    """DLQ_MAX_LENGTH and DLQ_MAX_BYTES shape the declared DLQ; MAX_HEADER_BYTES is read too
+    and refused above 64 KiB, where a header frame would near RabbitMQ's frame_max."""
+    for name, value in {
+        "AMQP_URL": "amqp://unused",
+        "REDIS_URL": "redis://unused",
+        "DATABASE_URL": "postgresql://unused",
+        "DLQ_MAX_LENGTH": "12",
+        "DLQ_MAX_BYTES": "3456",
+        "MAX_HEADER_BYTES": "2048",
+    }.items():
+        monkeypatch.setenv(name, value)
+    settings = load_settings()
+    dlq = Names(settings.topology_prefix).dlq
+    arguments = from_settings(settings).queue(dlq).arguments
+    assert (arguments["x-max-length"], arguments["x-max-length-bytes"]) == (12, 3456)
+    assert settings.max_header_bytes == 2048
+    monkeypatch.setenv("MAX_HEADER_BYTES", "70000")
+    with pytest.raises(ValidationError, match="max_header_bytes"):
+        load_settings()

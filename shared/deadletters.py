@@ -1,0 +1,115 @@
+"""Dead letters that always fit: bounded headers, size bounds and reason classes (pure).
+
+A dead letter must never fail to publish. RabbitMQ cannot split a content header frame, so
+a header table past the connection's `frame_max` (128 KiB by default) makes the broker close
+the whole connection, and the message comes back to crash the component again. Two rules
+keep every dead letter small: what we add to one is a fixed whitelist of short,
+type-checked headers, and a delivery too big to handle is rejected unread, so the broker
+dead-letters it through its queue's `x-dead-letter-*` route without our republishing it.
+The I/O around these (`send_to_dlq`, `reject_oversize`) is in shared/broker.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Final, Literal
+
+from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
+
+# Why a message was dead-lettered: a small fixed set, so the metric's cardinality is bounded.
+# poison: unreadable or misrouted; oversize: over a size bound, rejected to the broker's
+# dead-letter route; failed: a task given up on; refused: a result Postgres cannot store.
+DeadLetterKind = Literal["poison", "oversize", "failed", "refused"]
+KINDS: Final[tuple[DeadLetterKind, ...]] = ("poison", "oversize", "failed", "refused")
+
+# Session ids, component names and routing keys are far shorter; anything longer is noise.
+MAX_VALUE_CHARS: Final = 256
+# Enough for a validation error or an exception message, small beside any frame limit.
+MAX_REASON_CHARS: Final = 500
+# The original headers a dead letter keeps, with the type each must have: what an operator
+# needs to see where it came from, and what `verdict dlq replay` needs to send it back.
+KEPT_HEADERS: Final[Mapping[str, type]] = {
+    "sessionId": str,
+    "component": str,
+    "planType": int,
+    ATTEMPT_HEADER: int,
+}
+
+
+def dead_letter_headers(original: Mapping[str, Any], reason: str, origin: str) -> dict[str, Any]:
+    """The header table of a dead letter: whitelisted originals of the right type, cut short,
+    plus the reason and origin; never the original's other headers."""
+    kept = {
+        name: _bounded(original[name])
+        for name, kind in KEPT_HEADERS.items()
+        if _is(original.get(name), kind)
+    }
+    return {
+        **kept,
+        REASON_HEADER: reason[:MAX_REASON_CHARS],
+        ORIGIN_HEADER: origin[:MAX_VALUE_CHARS],
+    }
+
+
+def _is(value: object, kind: type) -> bool:
+    return isinstance(value, kind) and not isinstance(value, bool)
+
+
+def _bounded(value: Any) -> Any:
+    return value[:MAX_VALUE_CHARS] if isinstance(value, str) else value
+
+
+# Encoded size of each AMQP field-value type past its one-byte tag (the widest integer form).
+_FIXED_SIZE: Final[tuple[tuple[type, int], ...]] = (
+    (bool, 1),
+    (int, 8),
+    (float, 8),
+    (Decimal, 5),
+    (datetime, 8),
+)
+
+
+def header_bytes(headers: Mapping[str, Any] | None) -> int:
+    """An upper estimate of the AMQP encoding of a header table, nested tables and arrays
+    included. Iterative, so hostile nesting cannot exhaust the stack."""
+    total = 0
+    pending: list[Any] = [headers or {}]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, Mapping):
+            total += 4  # the table's length prefix
+            for key, item in value.items():
+                total += 1 + len(str(key).encode()) + 1  # key length, key, value tag
+                pending.append(item)
+        elif isinstance(value, list | tuple):
+            total += 4
+            total += len(value)  # a tag per element
+            pending.extend(value)
+        else:
+            total += _scalar_bytes(value)
+    return total
+
+
+def _scalar_bytes(value: object) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bytes | bytearray):
+        return 4 + len(value)
+    for kind, size in _FIXED_SIZE:
+        if isinstance(value, kind):
+            return size
+    return 4 + len(str(value).encode())
+
+
+def oversize(
+    body: bytes, headers: Mapping[str, Any] | None, max_body: int, max_headers: int
+) -> str | None:
+    """Why a delivery is too big to handle, or None when it is within both bounds."""
+    if len(body) > max_body:
+        return f"body of {len(body)} bytes exceeds {max_body}"
+    size = header_bytes(headers)
+    if size > max_headers:
+        return f"headers of about {size} bytes exceed {max_headers}"
+    return None

@@ -1,0 +1,79 @@
+"""Dead letters always fit a frame: whitelisted headers, header size estimate, size bounds."""
+
+from datetime import datetime
+from decimal import Decimal
+
+import pytest
+from pamqp import encode
+
+from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
+from shared.deadletters import (
+    MAX_REASON_CHARS,
+    MAX_VALUE_CHARS,
+    dead_letter_headers,
+    header_bytes,
+    oversize,
+)
+
+SID = "5f0c6b1e-2a51-4c39-9d0e-3f0b8f7a2c11"
+TASK_HEADERS = {"sessionId": SID, "component": "claims", "planType": 4, ATTEMPT_HEADER: 2}
+
+
+def test_a_130_kb_header_in_gives_a_small_header_table_out():
+    """Only the whitelist survives: a huge foreign header is dropped, the letter stays tiny."""
+    original = {**TASK_HEADERS, "pad": "x" * 130_000, "x-trace": ["y" * 1000] * 50}
+    headers = dead_letter_headers(original, "invalid task: body", "analysis.claims.4")
+    assert headers == {
+        **TASK_HEADERS,
+        REASON_HEADER: "invalid task: body",
+        ORIGIN_HEADER: "analysis.claims.4",
+    }
+    assert header_bytes(headers) < 1024
+
+
+def test_whitelisted_headers_are_type_checked_and_cut_short():
+    """A whitelisted name with the wrong type is dropped; long strings and reasons are cut."""
+    original = {
+        "sessionId": "s" * 100_000,
+        "component": {"nested": "table"},
+        "planType": "4",
+        ATTEMPT_HEADER: True,
+    }
+    headers = dead_letter_headers(original, "r" * 100_000, "o" * 100_000)
+    assert headers == {
+        "sessionId": "s" * MAX_VALUE_CHARS,
+        REASON_HEADER: "r" * MAX_REASON_CHARS,
+        ORIGIN_HEADER: "o" * MAX_VALUE_CHARS,
+    }
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        {},
+        TASK_HEADERS,
+        {"pad": "é" * 5000, "n": -(2**40), "f": 1.5, "b": False, "none": None},
+        {"when": datetime(2026, 1, 1), "d": Decimal("1.5")},
+        {"x-death": [{"count": 3, "reason": "expired", "routing-keys": ["a.b.c"]}] * 4},
+    ],
+)
+def test_the_header_estimate_is_an_upper_bound_close_to_the_real_encoding(table):
+    """The estimate never undercounts pamqp's encoding of the table, and is within 10 %."""
+    real = len(encode.field_table(table))
+    assert real <= header_bytes(table) <= real * 1.1 + 16
+
+
+def test_hostile_nesting_is_measured_without_exhausting_the_stack():
+    """A header nested 100,000 levels deep is measured, not a RecursionError."""
+    deep: list[object] = []
+    for _ in range(100_000):
+        deep = [deep]
+    assert header_bytes({"deep": deep}) > 100_000
+
+
+def test_oversize_names_the_bound_a_delivery_breaks_and_passes_the_rest():
+    """Body over its bound, headers over theirs: a reason each; within both: None."""
+    assert oversize(b"x" * 11, None, 10, 1024) == "body of 11 bytes exceeds 10"
+    too_wide = oversize(b"{}", {"pad": "x" * 2000}, 10, 1024)
+    assert too_wide is not None and too_wide.startswith("headers of about 20")
+    assert oversize(b"{}", TASK_HEADERS, 10, 1024) is None

@@ -1,0 +1,62 @@
+"""The aggregator's janitor survives any failing pass: logged, counted, backed off."""
+
+import asyncio
+
+import structlog
+from prometheus_client import REGISTRY
+
+from aggregator import service
+from aggregator.service import Aggregator, janitor_delay_s
+from shared.settings import Settings
+
+
+def aggregator(interval_s: float) -> Aggregator:
+    settings = Settings(
+        amqp_url="amqp://unused",
+        redis_url="redis://unused",
+        database_url="postgresql://unused",
+        janitor_interval_s=interval_s,
+    )
+    janitor = Aggregator(settings)
+    janitor.pool = janitor.redis = None  # type: ignore[assignment]  # the fake needs neither
+    return janitor
+
+
+def janitor_errors() -> float:
+    return REGISTRY.get_sample_value("verdict_janitor_errors_total") or 0.0
+
+
+async def test_a_failing_janitor_pass_is_logged_counted_and_the_loop_goes_on(monkeypatch):
+    """Two passes raise an unexpected error: both are logged with their traceback and
+    counted, and the third pass still runs; only the stop ends the loop."""
+    passes: list[int] = []
+    third = asyncio.Event()
+
+    async def finalize_overdue(pool, weights, explain):
+        passes.append(len(passes) + 1)
+        if len(passes) <= 2:
+            raise RuntimeError("bug in a finalize pass")
+        third.set()
+        return []
+
+    monkeypatch.setattr(service, "finalize_overdue", finalize_overdue)
+    before = janitor_errors()
+    stop = asyncio.Event()
+    with structlog.testing.capture_logs() as logs:
+        janitor = asyncio.create_task(aggregator(0.01)._janitor(stop))
+        third_pass = asyncio.create_task(third.wait())
+        await asyncio.wait({janitor, third_pass}, timeout=10, return_when=asyncio.FIRST_COMPLETED)
+        assert third_pass.done() and not janitor.done()
+        stop.set()
+        await asyncio.wait_for(janitor, 10)
+    failed = [e for e in logs if e["event"] == "janitor pass failed"]
+    assert [e["failures"] for e in failed] == [1, 2]
+    assert all(e["exc_info"] for e in failed) and janitor_errors() - before == 2
+
+
+def test_the_janitor_backs_off_while_failures_persist_and_resets_after_a_good_pass():
+    """The wait doubles per failure in a row, up to a minute; no failure: the interval."""
+    assert janitor_delay_s(5.0, 0) == 5.0
+    assert [janitor_delay_s(5.0, n) for n in (1, 2, 3)] == [10.0, 20.0, 40.0]
+    assert janitor_delay_s(5.0, 10_000) == 60.0
+    assert janitor_delay_s(120.0, 3) == 120.0
