@@ -5,11 +5,14 @@ Runs `verdict up` (compose.yaml's replicas) on a fresh topology prefix, database
 database, submits sessions over HTTP on every plan, and meanwhile:
   - kills -9 a random worker of every component and the aggregator, repeatedly
     (the supervisor restarts them, like compose's `restart: unless-stopped`),
-  - restarts RabbitMQ once (`rabbitmqctl stop_app` / `start_app`),
+  - restarts RabbitMQ once (`rabbitmqctl stop_app` / `start_app`) — with --own-broker a node
+    of its own on other ports (scripts/rabbit_node.py), so the machine's broker is untouched,
   - flushes the run's Redis database once,
   - injects poison messages into plan queues.
-Then it checks: every accepted session is final, no session has two verdicts, every verdict
-agrees with its component rows, and the DLQ holds exactly the injected poison. It prints the
+Then it checks: every accepted session is `completed` (the session deadline is far beyond the
+settle time, so a lost task cannot hide behind the janitor ending its session `partial`), no
+component timed out, no session has two verdicts, every verdict agrees with its component
+rows, and the DLQ holds exactly the injected poison. It prints the
 counts as JSON and exits 1 when a check fails.
 
     scripts/chaos.py --sessions 300 --poison 6
@@ -43,6 +46,9 @@ from redis.asyncio import Redis
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from rabbit_node import RabbitNode  # noqa: E402
 
 from aggregator.verdict import ComponentOutcome, compute  # noqa: E402
 from shared.settings import Settings  # noqa: E402
@@ -85,8 +91,27 @@ def with_db(url: str, db: str) -> str:
     return urlunsplit(urlsplit(url)._replace(path=f"/{db}"))
 
 
+# The session deadline is this many times the settle timeout: the janitor must never end a
+# session during the run, or a lost task would pass as a `partial` session.
+DEADLINE_FACTOR = 20
+
+
 async def main(args: argparse.Namespace) -> int:
-    amqp = os.environ.get("AMQP_URL", svc.LOOPBACK["AMQP_URL"])
+    node = None
+    if args.own_broker:
+        node = await asyncio.to_thread(
+            RabbitNode(f"vchaos{args.own_broker}", args.own_broker).start
+        )
+    try:
+        return await scenario(args, node)
+    finally:
+        if node is not None:
+            await asyncio.to_thread(node.stop)
+
+
+async def scenario(args: argparse.Namespace, node: RabbitNode | None) -> int:
+    amqp = node.amqp_url if node else os.environ.get("AMQP_URL", svc.LOOPBACK["AMQP_URL"])
+    management = node.management_url if node else os.environ.get("RABBITMQ_MANAGEMENT_URL")
     redis_url = with_db(os.environ.get("REDIS_URL", svc.LOOPBACK["REDIS_URL"]), str(CHAOS_REDIS_DB))
     admin_db = os.environ.get("DATABASE_URL", svc.LOOPBACK["DATABASE_URL"])
     prefix, db_name = svc.unique("chaos"), svc.unique("verdict_chaos_")
@@ -105,11 +130,13 @@ async def main(args: argparse.Namespace) -> int:
         "LOCK_TTL_MS": "3000",
         "LOCK_RETRY_MS": "500",
         "RETRY_BASE_MS": "500",
-        "SESSION_DEADLINE_S": str(args.timeout),
+        "SESSION_DEADLINE_S": str(args.timeout * DEADLINE_FACTOR),
         "JANITOR_INTERVAL_S": "2",
         "SHUTDOWN_GRACE_S": "5",
         "LOG_JSON": "true",
     }
+    if management:
+        env["RABBITMQ_MANAGEMENT_URL"] = management
     settings = Settings(
         amqp_url=amqp, redis_url=redis_url, database_url=database_url, topology_prefix=prefix
     )
@@ -126,12 +153,13 @@ async def main(args: argparse.Namespace) -> int:
         base = f"http://127.0.0.1:{port}"
         await wait_ready(base, up, logs)
         started = time.monotonic()
-        await asyncio.gather(submit_all(base, args, tally), make_chaos(args, settings, logs, tally))
+        chaos = make_chaos(args, settings, logs, tally, node)
+        await asyncio.gather(submit_all(base, args, tally), chaos)
         tally.events["submitted_s"] = round(time.monotonic() - started, 1)
         report = await settle_and_check(settings, tally, args.timeout, started)
     finally:
         stop(up)
-        await cleanup(amqp, admin_db, db_name, prefix, redis_url)
+        await cleanup(amqp, management, admin_db, db_name, prefix, redis_url)
     report["logs"] = str(logs)
     print(json.dumps(report, indent=2))
     return 0 if report["ok"] else 1
@@ -194,7 +222,11 @@ async def submit_all(base: str, args: argparse.Namespace, tally: Tally) -> None:
 
 
 async def make_chaos(
-    args: argparse.Namespace, settings: Settings, logs: Path, tally: Tally
+    args: argparse.Namespace,
+    settings: Settings,
+    logs: Path,
+    tally: Tally,
+    node: RabbitNode | None,
 ) -> None:
     """Kill every kind of process at least once, restart RabbitMQ once, flush Redis once."""
     groups = [
@@ -211,7 +243,7 @@ async def make_chaos(
         await asyncio.sleep(step)
         kill_one(group, logs, tally)
         if n == len(plan) // 3:
-            await restart_rabbitmq(tally)
+            await restart_rabbitmq(tally, node)
             await inject_poison(settings, args.poison, tally)
         if n == 2 * len(plan) // 3:
             await flush_redis(settings, tally)
@@ -228,11 +260,16 @@ def kill_one(group: str, logs: Path, tally: Tally) -> None:
         pass
 
 
-async def restart_rabbitmq(tally: Tally) -> None:
+async def restart_rabbitmq(tally: Tally, node: RabbitNode | None) -> None:
     started = time.monotonic()
-    await run("rabbitmqctl", "stop_app")
-    await asyncio.sleep(3)
-    await run("rabbitmqctl", "start_app")
+    if node is not None:
+        await asyncio.to_thread(node.stop_app)
+        await asyncio.sleep(3)
+        await asyncio.to_thread(node.start_app)
+    else:
+        await run("rabbitmqctl", "stop_app")
+        await asyncio.sleep(3)
+        await run("rabbitmqctl", "start_app")
     tally.broker_back_at = time.monotonic()
     tally.events["rabbitmq_down_s"] = round(time.monotonic() - started, 1)
 
@@ -296,6 +333,15 @@ async def settle_and_check(
         timed_out = await conn.fetchval(
             "SELECT count(DISTINCT session_id) FROM component_results WHERE status = 'timeout'"
         )
+        # The janitor marks what a session never received `timeout`; anything else is a
+        # component's own outcome.
+        components = dict(
+            await conn.fetch(
+                "SELECT status, count(*) FROM component_results"
+                " WHERE session_id = ANY($1::uuid[]) GROUP BY status",
+                accepted,
+            )
+        )
         orphans = await conn.fetchval(
             "SELECT count(*) FROM sessions s WHERE NOT (s.id = ANY($1::uuid[]))", accepted
         )
@@ -317,7 +363,9 @@ async def settle_and_check(
         "retried_after_503": tally.refused_503,
         "finished": final,
         "lost": len(accepted) - final,
+        "not_completed": len(accepted) - statuses.get("completed", 0),
         "by_status": statuses,
+        "components_by_status": components,
         "finalized_by_deadline": timed_out,
         "duplicated_verdicts": 0,  # verdicts.session_id is the primary key; checked below anyway
         "verdicts_disagreeing_with_components": mismatches,
@@ -331,6 +379,8 @@ async def settle_and_check(
     }
     report["ok"] = (
         report["lost"] == 0
+        and report["not_completed"] == 0
+        and timed_out == 0
         and not mismatches
         and not tally.errors
         and sorted(dlq) == sorted(tally.poison)
@@ -416,9 +466,11 @@ def stop(up: subprocess.Popen) -> None:
             os.killpg(up.pid, signal.SIGKILL)
 
 
-async def cleanup(amqp: str, admin_db: str, db_name: str, prefix: str, redis_url: str) -> None:
+async def cleanup(
+    amqp: str, management: str | None, admin_db: str, db_name: str, prefix: str, redis_url: str
+) -> None:
     await svc.drop_database(with_db(admin_db, "postgres"), db_name)
-    await svc.delete_broker_objects(amqp, os.environ.get("RABBITMQ_MANAGEMENT_URL"), prefix)
+    await svc.delete_broker_objects(amqp, management, prefix)
     redis = Redis.from_url(redis_url)
     try:
         await redis.flushdb()
@@ -435,6 +487,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--poison", type=int, default=6, help="poison messages to inject")
     p.add_argument("--extra-kills", type=int, default=6, help="kills beyond one per process kind")
     p.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for every session")
+    p.add_argument(
+        "--own-broker",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="run on a RabbitMQ node of its own with this AMQP port (default: AMQP_URL's broker)",
+    )
     args = p.parse_args(argv)
     if not 1 <= args.sessions <= 5000 or args.timeout > 1800:
         p.error("keep it bounded: 1..5000 sessions, timeout up to 1800 s")

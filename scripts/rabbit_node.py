@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""A RabbitMQ node of our own on loopback, beside the machine's broker.
+
+Its own node name, AMQP, distribution and management ports, and data directory, so a test or a
+chaos run can stop, restart or kill it without disturbing the broker everyone else uses (a
+`scripts/up` pipeline, a colleague's tests). It reuses the installed server and the `rabbitmq`
+user's Erlang cookie, so `rabbitmqctl -n NAME` reaches it.
+
+    scripts/rabbit_node.py start vchaos --port 5690    # prints its AMQP and management URLs
+    scripts/rabbit_node.py stop vchaos
+
+Loopback only: every listener binds 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+SERVER = Path("/usr/lib/rabbitmq/bin")  # Debian's layout; PATH otherwise
+BASE = Path(os.environ.get("VERDICT_RABBIT_NODES", "/tmp/verdict-rabbit-nodes"))
+# The guest user may connect from loopback only (RabbitMQ's default), which is all we use.
+USER, PASSWORD = "guest", "guest"
+BOOT_TIMEOUT_S = 120
+
+
+def _tool(name: str) -> str:
+    local = SERVER / name
+    return str(local) if local.exists() else (shutil.which(name) or name)
+
+
+@dataclass(frozen=True)
+class RabbitNode:
+    """One node: `name` (short, becomes `name@localhost`) and its AMQP port; the distribution
+    port is the AMQP port + 20000 and management the AMQP port + 10000."""
+
+    name: str
+    port: int
+
+    @property
+    def node(self) -> str:
+        return f"{self.name}@localhost"
+
+    @property
+    def home(self) -> Path:
+        return BASE / self.name
+
+    @property
+    def amqp_url(self) -> str:
+        return f"amqp://{USER}:{PASSWORD}@127.0.0.1:{self.port}/"
+
+    @property
+    def management_url(self) -> str:
+        return f"http://{USER}:{PASSWORD}@127.0.0.1:{self.port + 10000}"
+
+    def _env(self) -> dict[str, str]:
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": self._owner_home(),
+            "RABBITMQ_NODENAME": self.node,
+            "RABBITMQ_DIST_PORT": str(self.port + 20000),
+            "RABBITMQ_CONFIG_FILE": str(self.home / "rabbitmq.conf"),
+            "RABBITMQ_MNESIA_BASE": str(self.home / "mnesia"),
+            "RABBITMQ_LOG_BASE": str(self.home / "log"),
+            "RABBITMQ_ENABLED_PLUGINS_FILE": str(self.home / "enabled_plugins"),
+            "RABBITMQ_PID_FILE": str(self.home / "pid"),
+        }
+
+    @staticmethod
+    def _owner_home() -> str:
+        try:
+            return pwd.getpwnam("rabbitmq").pw_dir
+        except KeyError:
+            return os.environ.get("HOME", "/tmp")
+
+    def _run(self, *argv: str, timeout: float = 120, check: bool = True) -> str | None:
+        """The command's output; None when it failed and `check` is off."""
+        # The server and its CLI run as `rabbitmq` (its cookie) when we are root.
+        as_owner = ["runuser", "-u", "rabbitmq", "--"] if os.geteuid() == 0 else []
+        done = subprocess.run(
+            [*as_owner, "env", *(f"{k}={v}" for k, v in self._env().items()), *argv],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if done.returncode != 0:
+            if check:
+                raise RuntimeError(f"{' '.join(argv[:3])}: {done.stderr.strip()[-500:]}")
+            return None
+        return done.stdout
+
+    def ctl(self, *args: str, timeout: float = 120, check: bool = True) -> str | None:
+        """`rabbitmqctl -n NODE ARGS`."""
+        return self._run(_tool("rabbitmqctl"), "-n", self.node, *args, timeout=timeout, check=check)
+
+    def start(self) -> RabbitNode:
+        """Write its configuration, start it detached and wait until it serves AMQP and HTTP."""
+        for sub in ("mnesia", "log"):
+            (self.home / sub).mkdir(parents=True, exist_ok=True)
+        (self.home / "rabbitmq.conf").write_text(
+            f"listeners.tcp.default = 127.0.0.1:{self.port}\n"
+            f"management.tcp.ip = 127.0.0.1\n"
+            f"management.tcp.port = {self.port + 10000}\n"
+        )
+        (self.home / "enabled_plugins").write_text("[rabbitmq_management].\n")
+        if os.geteuid() == 0:
+            shutil.chown(BASE, "rabbitmq", "rabbitmq")
+            for path in [self.home, *self.home.rglob("*")]:
+                shutil.chown(path, "rabbitmq", "rabbitmq")
+        self._run(_tool("rabbitmq-server"), "-detached")
+        try:
+            self.wait_ready()
+        except Exception:
+            self.stop()
+            raise
+        return self
+
+    def wait_ready(self, timeout: float = BOOT_TIMEOUT_S) -> None:
+        """Until the node has booted and its management API answers."""
+        deadline = time.monotonic() + timeout
+        # Until the VM has registered with epmd, await_startup fails at once: ask again.
+        while self.ctl("await_startup", "--timeout", "10", timeout=30, check=False) is None:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.node} did not boot within {timeout:.0f}s")
+            time.sleep(1)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self._management_answers():
+                return
+            time.sleep(0.5)
+        raise RuntimeError(f"{self.node}: management API did not answer")
+
+    def _management_answers(self) -> bool:
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port + 10000}/api/overview")
+        token = f"{USER}:{PASSWORD}".encode()
+        request.add_header("Authorization", "Basic " + base64.b64encode(token).decode())
+        try:
+            with urllib.request.urlopen(request, timeout=2) as answer:
+                return bool(answer.status == 200)
+        except OSError:
+            return False
+
+    def stop_app(self) -> None:
+        """The broker application stops; the Erlang VM stays (`rabbitmqctl stop_app`)."""
+        self.ctl("stop_app")
+
+    def start_app(self) -> None:
+        self.ctl("start_app")
+        self.wait_ready()
+
+    def stop(self) -> None:
+        """Stop the node and remove its data directory."""
+        self.ctl("stop", timeout=60, check=False)
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=("start", "stop"))
+    parser.add_argument("name", help="short node name, e.g. vchaos")
+    parser.add_argument("--port", type=int, default=5690, help="AMQP port (default 5690)")
+    args = parser.parse_args(argv)
+    node = RabbitNode(args.name, args.port)
+    if args.action == "start":
+        node.start()
+        print(
+            json.dumps(
+                {
+                    "node": node.node,
+                    "amqp_url": node.amqp_url,
+                    "management_url": node.management_url,
+                }
+            )
+        )
+    else:
+        node.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
