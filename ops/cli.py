@@ -135,6 +135,11 @@ def api(host: str | None, port: int | None) -> None:
     from dispatcher.app import create_app
 
     settings = _settings()
+    # After its graceful shutdown uvicorn raises the signal it caught again, for the handler
+    # that was there before it: with the default one the API would die of its SIGTERM instead
+    # of exiting 0 like every other process. This one lets the command return.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda signum, frame: None)
     uvicorn.run(
         create_app(settings),
         host=host or settings.api_host,

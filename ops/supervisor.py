@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -124,22 +125,52 @@ class Supervisor:
             self._start(child)
 
     def _shutdown(self, children: list[Child]) -> int:
+        """SIGTERM every child, SIGKILL what is left at the deadline; the exit status says
+        whether every child stopped cleanly (each one's is logged and kept in `exits.json`)."""
         _say("stopping")
-        live = [c.process for c in children if c.process and c.process.poll() is None]
-        for process in live:
-            process.send_signal(signal.SIGTERM)
+        live = [c for c in children if c.process and c.process.poll() is None]
+        for child in live:
+            assert child.process is not None
+            child.process.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT_S
-        for process in live:
+        codes: dict[str, int] = {}
+        for child in live:
+            assert child.process is not None
             try:
-                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+                codes[child.label] = child.process.wait(
+                    timeout=max(0.1, deadline - time.monotonic())
+                )
             except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+                child.process.kill()
+                child.process.wait()
+                codes[child.label] = KILLED_AT_DEADLINE
         for child in children:
             if child.log:
                 child.log.close()
-        _say("stopped")
-        return 0
+        for label, code in codes.items():
+            if code != 0:
+                _say(f"{label} did not stop cleanly: {describe_exit(code)}")
+        if self.log_dir:
+            (self.log_dir / "exits.json").write_text(json.dumps(codes, indent=1))
+        status = shutdown_status(codes.values())
+        _say("stopped" if status == 0 else "stopped, not cleanly")
+        return status
+
+
+# Recorded for a child still running at the stop deadline (then killed): not a clean stop.
+KILLED_AT_DEADLINE = -int(signal.SIGKILL)
+
+
+def shutdown_status(codes: Iterable[int]) -> int:
+    """0 when every child exited 0 on SIGTERM; else 1."""
+    return 0 if all(code == 0 for code in codes) else 1
+
+
+def describe_exit(code: int) -> str:
+    """`exit status N`, or the signal that ended the process (Popen reports it as -N)."""
+    if code < 0:
+        return f"killed by {signal.Signals(-code).name}"
+    return f"exit status {code}"
 
 
 def _say(text: str) -> None:

@@ -130,7 +130,7 @@ def test_sessions_on_three_plans_reach_a_verdict(pipeline, database_url, service
 
 
 def test_sigterm_stops_every_process_cleanly(pipeline):
-    """`verdict up` stops its children on SIGTERM and exits 0."""
+    """`verdict up` stops its children on SIGTERM; each exits 0 by itself, and so does it."""
     process = pipeline["process"]
     children = json.loads((pipeline["logs"] / "logs" / "pids.json").read_text())
     assert (
@@ -140,6 +140,8 @@ def test_sigterm_stops_every_process_cleanly(pipeline):
     assert process.wait(60) == 0
     still_running = [label for label, pid in children.items() if _alive(pid)]
     assert still_running == []
+    exits = json.loads((pipeline["logs"] / "logs" / "exits.json").read_text())
+    assert exits == {label: 0 for label in children}  # each child stopped by itself, cleanly
     logs = (pipeline["logs"] / "up.log").read_text()
     assert "stopped" in logs
 

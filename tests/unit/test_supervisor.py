@@ -1,0 +1,19 @@
+"""`verdict up`'s verdict on its own stop: clean only when every child exited 0."""
+
+import signal
+
+from ops.supervisor import KILLED_AT_DEADLINE, describe_exit, shutdown_status
+
+
+def test_a_stop_is_clean_only_when_every_child_exits_zero():
+    """One child with a non-zero status, or killed at the deadline, makes the stop unclean."""
+    assert shutdown_status([0, 0, 0]) == 0
+    assert shutdown_status([0, 1, 0]) == 1
+    assert shutdown_status([0, KILLED_AT_DEADLINE]) == 1
+    assert shutdown_status([-int(signal.SIGTERM)]) == 1  # died of the signal, no handler
+
+
+def test_exits_are_described_by_status_or_signal():
+    """Operators read `exit status N` or the signal's name, not Popen's negative numbers."""
+    assert describe_exit(3) == "exit status 3"
+    assert describe_exit(KILLED_AT_DEADLINE) == "killed by SIGKILL"
