@@ -237,3 +237,24 @@ async def test_refused_requests_are_audited_without_key_material(world):
     everything = repr(logs)
     assert secret not in everything and "not-a-key" not in everything
     assert "private words" not in everything
+
+
+async def test_quotas_can_be_switched_off_for_benchmarks(world, pool):
+    """QUOTAS_ENABLED=false: no rate limit, no address throttle, no in-flight cap, no headers."""
+    granted = keys(free=1)
+    settings = await world(
+        api_keys=api_keys(granted),
+        quotas_enabled=False,
+        rate_limits_by_plan={1: "1/minute"},
+        auth_failure_limit="1/minute",
+        max_in_flight_by_plan={1: 1},
+    )
+    async with serving(settings) as app, client(app) as api:
+        guesses = [
+            await api.post(SUBMIT, json={}, headers={"X-API-Key": "guess"}) for _ in range(3)
+        ]
+        accepted = await submit(api, granted, "free", 3)
+    assert [r.status_code for r in guesses] == [401, 401, 401]
+    assert [r.status_code for r in accepted] == [202, 202, 202]
+    assert "RateLimit-Limit" not in accepted[-1].headers
+    assert await sessions_of(pool, granted, "free") == 3
