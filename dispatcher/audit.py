@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 
 import structlog
@@ -25,9 +26,8 @@ REFUSALS = Counter(
 AUDITED_STATUSES = frozenset({401, 403, 404, 429})
 # Why a request was refused when the handler that refused it did not say.
 DEFAULT_REASONS = {401: "unauthenticated", 403: "forbidden", 404: "not_found", 429: "throttled"}
-# What handlers leave in the request's state (`request.state.<name>`) for the audit.
-REASON = "refusal_reason"
-TENANT = "tenant"
+# What the code that refused the current request noted about it (`note`), for the audit.
+_NOTES: ContextVar[dict[str, Any] | None] = ContextVar("refusal_notes", default=None)
 # Hex digits of a key's digest in the log: tells keys apart without weakening them.
 KEY_HASH_CHARS = 8
 # Paths are client input: long ones are cut, so a log line stays small.
@@ -48,18 +48,24 @@ def presented_key(headers: Mapping[bytes, bytes]) -> str | None:
     return token if scheme.lower() == "bearer" and token else None
 
 
-def refusal_event(scope: Scope, status: int) -> dict[str, Any]:
+def note(*, reason: str | None = None, tenant: str | None = None) -> None:
+    """Record why the current request is refused, or whose it is, should it be refused."""
+    notes = _NOTES.get()
+    if notes is not None:
+        notes.update({k: v for k, v in (("reason", reason), ("tenant", tenant)) if v})
+
+
+def refusal_event(scope: Scope, status: int, notes: Mapping[str, Any]) -> dict[str, Any]:
     """The audit fields of a refused request: no key, no body, no query string."""
-    state = scope.get("state") or {}
     client = scope.get("client")
     key = presented_key(dict(scope.get("headers") or ()))
     return {
         "status": status,
-        "reason": state.get(REASON) or DEFAULT_REASONS.get(status, "refused"),
+        "reason": notes.get("reason") or DEFAULT_REASONS.get(status, "refused"),
         "method": scope.get("method"),
         "path": str(scope.get("path", ""))[:MAX_PATH_CHARS],
         "client": client[0] if client else None,
-        "tenant": state.get(TENANT),
+        "tenant": notes.get("tenant"),
         "key_hash": key_digest(key)[:KEY_HASH_CHARS] if key else None,
     }
 
@@ -77,13 +83,18 @@ class RefusalAudit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        scope.setdefault("state", {})  # shared with the request, so handlers' notes reach us
+        notes: dict[str, Any] = {}
 
         async def watch(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] in AUDITED_STATUSES:
-                event = refusal_event(scope, message["status"])
+                event = refusal_event(scope, message["status"], notes)
                 REFUSALS.labels(event["status"], event["reason"]).inc()
                 self.log.info("audit.refused", **event)
             await send(message)
 
-        await self.app(scope, receive, watch)
+        # Handlers run in this task, so they see the variable; the dict is this request's.
+        token = _NOTES.set(notes)
+        try:
+            await self.app(scope, receive, watch)
+        finally:
+            _NOTES.reset(token)

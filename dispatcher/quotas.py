@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import asyncpg
@@ -54,6 +54,9 @@ UNCHECKED = Counter(
 # A rate-limit check waits this long for Redis before it lets the request through: far above
 # a loopback round trip, far below what a client would notice.
 REDIS_TIMEOUT_S = 0.25
+# After Redis failed to answer, requests go unchecked this long before one tries it again:
+# during an outage only about one request a second waits for it.
+REDIS_RETRY_S = 1.0
 # Nothing says when a tenant's sessions will finish; a few seconds lets some of them.
 IN_FLIGHT_RETRY_AFTER_S = 5
 # What the rate limit leaves in the request's state for `RateLimitHeaders`.
@@ -70,6 +73,12 @@ SELECT (SELECT count(*) FROM (SELECT 1 FROM sessions
 """
 
 
+def too_many(detail: str, retry_after: int) -> HTTPException:
+    return HTTPException(
+        status.HTTP_429_TOO_MANY_REQUESTS, detail, headers={"Retry-After": str(retry_after)}
+    )
+
+
 class Quotas:
     """The API's quotas, read from the settings once; Redis for windows, Postgres for caps."""
 
@@ -77,20 +86,11 @@ class Quotas:
         self.settings = settings
         self.enabled = settings.quotas_enabled
         self.pool = pool
+        self.windows = WindowCounts(settings, redis)
         self.submissions = parse_plan_limits(settings.rate_limits_by_plan)
         self.reads = parse_plan_limits(settings.read_rate_limits_by_plan)
         self.auth_failures = parse_limits(settings.auth_failure_limit)
         self.caps = settings.max_in_flight_by_plan
-        # The app's connection pool (the storage's options are typed for scalars only), and
-        # keys under the deployment's Redis prefix.
-        shared_pool: dict[str, Any] = {"connection_pool": redis.connection_pool}
-        self.storage = RedisStorage(
-            f"async+{settings.redis_url}",
-            implementation="redispy",
-            key_prefix=f"{settings.key_prefix}:ratelimit",
-            **shared_pool,
-        )
-        self.degraded = False
 
     async def admit(self, request: Request) -> Caller:
         """The caller of a request, after the address throttle, the key and its rate limit."""
@@ -101,11 +101,11 @@ class Quotas:
         try:
             who = authenticate(self.settings, key)
         except HTTPException:
-            request.state.refusal_reason = "unknown_key" if key else "missing_key"
+            audit.note(reason="unknown_key" if key else "missing_key")
             if key and self.enabled:
-                await self._checked("auth_failures", self._charge(self.auth_failures, address))
+                await self.windows.charge("auth_failures", self.auth_failures, address)
             raise
-        setattr(request.state, audit.TENANT, who.tenant)
+        audit.note(tenant=who.tenant)
         if self.enabled and key:
             await self._charge_key(request, who, key)
         return who
@@ -121,58 +121,83 @@ class Quotas:
         cap = self.caps[who.plan]
         row = await self.pool.fetchrow(IN_FLIGHT_SQL, who.tenant, cap, idempotency_key)
         if row["open"] >= cap and not row["replay"]:
-            raise HTTPException(
-                status.HTTP_429_TOO_MANY_REQUESTS,
+            audit.note(reason="in_flight_cap")
+            raise too_many(
                 f"{row['open']} sessions of this tenant are still processing, the most this "
-                f"plan allows; retry when some have finished",
-                headers={"Retry-After": str(IN_FLIGHT_RETRY_AFTER_S)},
+                "plan allows; retry when some have finished",
+                IN_FLIGHT_RETRY_AFTER_S,
             )
 
     async def _refuse_throttled_address(self, request: Request, address: str) -> None:
-        usages = await self._checked("address", self._peek(self.auth_failures, address))
+        usages = await self.windows.peek("address", self.auth_failures, address)
         wait = retry_after_s(usages or ())
-        if wait is None:
-            return
-        request.state.refusal_reason = "address_throttled"
-        setattr(request.state, HEADERS, headers(usages or ()))
-        raise HTTPException(
-            status.HTTP_429_TOO_MANY_REQUESTS,
-            "too many unknown API keys from this address; retry later",
-            headers={"Retry-After": str(wait)},
-        )
+        if usages and wait is not None:
+            audit.note(reason="address_throttled")
+            setattr(request.state, HEADERS, headers(usages))
+            raise too_many("too many unknown API keys from this address; retry later", wait)
 
     async def _charge_key(self, request: Request, who: Caller, key: str) -> None:
         reading = request.method in ("GET", "HEAD")
-        windows = (self.reads if reading else self.submissions)[who.plan]
         scope = "read" if reading else "submit"
+        windows = (self.reads if reading else self.submissions)[who.plan]
         bucket = (scope, who.tenant, audit.key_digest(key), str(who.plan))
-        usages = await self._checked(scope, self._charge(windows, *bucket))
+        usages = await self.windows.charge(scope, windows, *bucket)
         if usages is None:
             return
         setattr(request.state, HEADERS, headers(usages))
         wait = retry_after_s(usages)
         if wait is not None:
-            request.state.refusal_reason = f"rate_limited_{scope}"
+            audit.note(reason=f"rate_limited_{scope}")
             kind = "reads" if reading else "submissions"
-            raise HTTPException(
-                status.HTTP_429_TOO_MANY_REQUESTS,
-                f"rate limit of this API key's plan reached for {kind}; retry in {wait} s",
-                headers={"Retry-After": str(wait)},
-            )
+            raise too_many(f"rate limit reached: no more {kind} on this key for {wait} s", wait)
 
-    async def _charge(self, windows: Sequence[RateLimitItem], *bucket: str) -> list[Usage]:
+
+class WindowCounts:
+    """Fixed-window counters in Redis (the `limits` library's storage), failing open.
+
+    A method answers None, and the request goes through unchecked, when Redis does not."""
+
+    def __init__(self, settings: Settings, redis: Redis) -> None:
+        # The app's connection pool (the storage's options are typed for scalars only), and
+        # keys under the deployment's Redis prefix.
+        shared_pool: dict[str, Any] = {"connection_pool": redis.connection_pool}
+        self.storage = RedisStorage(
+            f"async+{settings.redis_url}",
+            implementation="redispy",
+            key_prefix=f"{settings.key_prefix}:ratelimit",
+            **shared_pool,
+        )
+        self.unchecked_until = 0.0  # monotonic time; while ahead, Redis is not asked
+
+    async def charge(
+        self, check: str, windows: Sequence[RateLimitItem], *bucket: str
+    ) -> list[Usage] | None:
         """Count one request in every window of the bucket."""
+        return await self._checked(check, lambda: self._charge(windows, bucket))
+
+    async def peek(
+        self, check: str, windows: Sequence[RateLimitItem], *bucket: str
+    ) -> list[Usage] | None:
+        """The bucket's windows as if this request were counted, without counting it."""
+        return await self._checked(check, lambda: self._peek(windows, bucket))
+
+    async def _charge(
+        self, windows: Sequence[RateLimitItem], bucket: tuple[str, ...]
+    ) -> list[Usage]:
         keys = [w.key_for(*bucket) for w in windows]
         counts = await asyncio.gather(
             *(self.storage.incr(k, w.get_expiry()) for k, w in zip(keys, windows, strict=True))
         )
         return await self._usages(windows, keys, list(counts))
 
-    async def _peek(self, windows: Sequence[RateLimitItem], *bucket: str) -> list[Usage]:
-        """The bucket's windows as if this request were counted, without counting it."""
+    async def _peek(self, windows: Sequence[RateLimitItem], bucket: tuple[str, ...]) -> list[Usage]:
         keys = [w.key_for(*bucket) for w in windows]
-        counts = await asyncio.gather(*(self.storage.get(k) for k in keys))
-        return await self._usages(windows, keys, [c + 1 for c in counts])
+        counts = [c + 1 for c in await asyncio.gather(*(self.storage.get(k) for k in keys))]
+        pairs = list(zip(windows, counts, strict=True))
+        if all(count <= w.amount for w, count in pairs):
+            # Not over: when the windows end does not matter, and would cost a round trip.
+            return [Usage(w.amount, w.get_expiry(), count, 0.0) for w, count in pairs]
+        return await self._usages(windows, keys, counts)
 
     async def _usages(
         self, windows: Sequence[RateLimitItem], keys: list[str], counts: list[int]
@@ -184,20 +209,23 @@ class Quotas:
             for w, count, end in zip(windows, counts, ends, strict=True)
         ]
 
-    async def _checked(self, check: str, call: Awaitable[T]) -> T | None:
-        """The call's result, or None (let the request through) when Redis does not answer."""
+    async def _checked(self, check: str, call: Callable[[], Awaitable[T]]) -> T | None:
+        now = time.monotonic()
+        if now < self.unchecked_until:
+            UNCHECKED.labels(check).inc()
+            return None
         try:
             async with asyncio.timeout(REDIS_TIMEOUT_S):
-                result = await call
+                result = await call()
         except (RedisError, OSError, TimeoutError) as exc:
             UNCHECKED.labels(check).inc()
-            if not self.degraded:
+            if not self.unchecked_until:
                 log.warning("rate limits unchecked: redis unavailable", error=repr(exc))
-                self.degraded = True
+            self.unchecked_until = now + REDIS_RETRY_S
             return None
-        if self.degraded:
-            log.info("rate limits checked again: redis answers")
-            self.degraded = False
+        if self.unchecked_until:
+            log.info("rate limits checked again")
+            self.unchecked_until = 0.0
         return result
 
 

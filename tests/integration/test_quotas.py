@@ -4,6 +4,7 @@ the throttle on guessed keys, the in-flight cap, fail-open without Redis, and th
 import contextlib
 import hashlib
 import uuid
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
@@ -12,6 +13,7 @@ from structlog.testing import capture_logs
 from dispatcher.app import create_app
 from dispatcher.quotas import UNCHECKED
 from tests.integration.conftest import eventually, queue_depths
+from tests.proxy import Proxy
 
 pytestmark = pytest.mark.integration
 
@@ -154,7 +156,8 @@ async def test_the_in_flight_cap_refuses_new_sessions_until_some_finish(world, p
         first = await api.post(
             SUBMIT, json={"text": "one"}, headers={**auth(granted, "a"), "Idempotency-Key": "k-1"}
         )
-        second, over_cap = await submit(api, granted, "a", 2)
+        with capture_logs() as logs:
+            second, over_cap = await submit(api, granted, "a", 2)
         replay = await api.post(
             SUBMIT, json={"text": "one"}, headers={**auth(granted, "a"), "Idempotency-Key": "k-1"}
         )
@@ -167,6 +170,8 @@ async def test_the_in_flight_cap_refuses_new_sessions_until_some_finish(world, p
     assert (first.status_code, second.status_code) == (202, 202)
     assert over_cap.status_code == 429 and int(over_cap.headers["Retry-After"]) > 0
     assert "still processing" in over_cap.json()["detail"]
+    refusals = [(e["reason"], e["tenant"]) for e in logs if e["event"] == "audit.refused"]
+    assert refusals == [("in_flight_cap", granted["a"][1])]
     assert replay.status_code == 202
     assert replay.json()["session_id"] == first.json()["session_id"]
     assert other_tenant.status_code == 202
@@ -175,23 +180,39 @@ async def test_the_in_flight_cap_refuses_new_sessions_until_some_finish(world, p
     assert sum((await queue_depths(settings)).values()) == 4 * (3 + 1)
 
 
-async def test_without_redis_the_rate_limits_fail_open(world):
-    """Redis unreachable: requests past the limit are served, with one warning and a metric."""
+async def test_without_redis_the_rate_limits_fail_open_and_return_with_it(world, services):
+    """Redis cut: requests past the limit are served, with one warning and a metric for each;
+    once Redis is back the limit applies again."""
     granted = keys(free=1)
+    parts = urlsplit(services.redis_url)
+    proxy = await Proxy(parts.hostname or "127.0.0.1", parts.port or 6379).start()
     settings = await world(
         api_keys=api_keys(granted),
-        rate_limits_by_plan={1: "1/minute"},
-        redis_url="redis://127.0.0.1:1/0",
+        rate_limits_by_plan={1: "2/minute"},
+        redis_url=urlunsplit(parts._replace(netloc=f"127.0.0.1:{proxy.port}")),
     )
     before = UNCHECKED.labels("submit")._value.get()
     with capture_logs() as logs:
         async with serving(settings) as app, client(app) as api:
-            responses = await submit(api, granted, "free", 3)
-    assert [r.status_code for r in responses] == [202, 202, 202]
-    assert "RateLimit-Limit" not in responses[0].headers
-    assert UNCHECKED.labels("submit")._value.get() - before == 3
-    warnings = [e for e in logs if e["event"].startswith("rate limits unchecked")]
-    assert len(warnings) == 1 and warnings[0]["log_level"] == "warning"
+            await proxy.cut()
+            during = await submit(api, granted, "free", 4)
+            unchecked = UNCHECKED.labels("submit")._value.get() - before
+            await proxy.restore()
+
+            async def checked():
+                (response,) = await submit(api, granted, "free", 1)
+                return response if "RateLimit-Limit" in response.headers else None
+
+            first_checked = await eventually(checked, timeout=10)
+            after = await submit(api, granted, "free", 2)
+        await proxy.cut()
+    assert [r.status_code for r in during] == [202] * 4
+    assert "RateLimit-Limit" not in during[0].headers
+    assert unchecked == 4
+    assert first_checked.status_code == 202 and first_checked.headers["RateLimit-Remaining"] == "1"
+    assert [r.status_code for r in after] == [202, 429]
+    events = [e["event"] for e in logs if e["event"].startswith("rate limits")]
+    assert events == ["rate limits unchecked: redis unavailable", "rate limits checked again"]
 
 
 async def test_refused_requests_are_audited_without_key_material(world):

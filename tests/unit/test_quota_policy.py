@@ -86,9 +86,8 @@ def test_an_audit_event_names_the_key_by_a_digest_prefix_only():
         "query_string": b"token=also-secret",
         "client": ("203.0.113.9", 5555),
         "headers": [(b"authorization", f"Bearer {key}".encode())],
-        "state": {"tenant": "acme", "refusal_reason": "rate_limited_read"},
     }
-    event = refusal_event(scope, 429)
+    event = refusal_event(scope, 429, {"tenant": "acme", "reason": "rate_limited_read"})
     assert event == {
         "status": 429,
         "reason": "rate_limited_read",
@@ -103,7 +102,9 @@ def test_an_audit_event_names_the_key_by_a_digest_prefix_only():
 
 def test_a_refusal_without_a_handler_note_gets_the_status_reason():
     """FastAPI's own 404 (no such route) is audited as not_found, with no tenant and no key."""
-    event = refusal_event({"type": "http", "method": "GET", "path": "/nope", "headers": []}, 404)
+    event = refusal_event(
+        {"type": "http", "method": "GET", "path": "/nope", "headers": []}, 404, {}
+    )
     assert event["reason"] == "not_found" and event["tenant"] is None
     assert event["key_hash"] is None and event["client"] is None
     assert presented_key({b"x-api-key": b"k1", b"authorization": b"Bearer k2"}) == "k1"
