@@ -57,6 +57,9 @@ REDIS_TIMEOUT_S = 0.25
 # After Redis failed to answer, requests go unchecked this long before one tries it again:
 # during an outage only about one request a second waits for it.
 REDIS_RETRY_S = 1.0
+# Window ends remembered before the ended ones are forgotten: bounds the memory an attack
+# from many addresses can take.
+MAX_REMEMBERED_ENDS = 10_000
 # Nothing says when a tenant's sessions will finish; a few seconds lets some of them.
 IN_FLIGHT_RETRY_AFTER_S = 5
 # What the rate limit leaves in the request's state for `RateLimitHeaders`.
@@ -168,6 +171,9 @@ class WindowCounts:
             **shared_pool,
         )
         self.unchecked_until = 0.0  # monotonic time; while ahead, Redis is not asked
+        # When each window seen lately ends (wall clock, as the storage gives it): a window's
+        # end is read from Redis once per process, not on every request.
+        self.ends: dict[str, float] = {}
 
     async def charge(
         self, check: str, windows: Sequence[RateLimitItem], *bucket: str
@@ -188,7 +194,18 @@ class WindowCounts:
         counts = await asyncio.gather(
             *(self.storage.incr(k, w.get_expiry()) for k, w in zip(keys, windows, strict=True))
         )
-        return await self._usages(windows, keys, list(counts))
+        now = time.time()
+        for key, window, count in zip(keys, windows, counts, strict=True):
+            if count == 1:  # this request opened the window: it ends one window from now
+                self.ends[key] = now + window.get_expiry()
+        # A refusal reads the exact end from Redis; otherwise a remembered end will do.
+        unknown = [
+            k
+            for k, w, count in zip(keys, windows, counts, strict=True)
+            if count > w.amount or self.ends.get(k, 0.0) <= now
+        ]
+        await self._learn_ends(unknown)
+        return self._usages(windows, keys, list(counts))
 
     async def _peek(self, windows: Sequence[RateLimitItem], bucket: tuple[str, ...]) -> list[Usage]:
         keys = [w.key_for(*bucket) for w in windows]
@@ -197,16 +214,23 @@ class WindowCounts:
         if all(count <= w.amount for w, count in pairs):
             # Not over: when the windows end does not matter, and would cost a round trip.
             return [Usage(w.amount, w.get_expiry(), count, 0.0) for w, count in pairs]
-        return await self._usages(windows, keys, counts)
+        await self._learn_ends(keys)
+        return self._usages(windows, keys, counts)
 
-    async def _usages(
+    async def _learn_ends(self, keys: list[str]) -> None:
+        if len(self.ends) > MAX_REMEMBERED_ENDS:
+            now = time.time()
+            self.ends = {k: end for k, end in self.ends.items() if end > now}
+        ends = await asyncio.gather(*(self.storage.get_expiry(k) for k in keys))
+        self.ends.update(zip(keys, ends, strict=True))
+
+    def _usages(
         self, windows: Sequence[RateLimitItem], keys: list[str], counts: list[int]
     ) -> list[Usage]:
-        ends = await asyncio.gather(*(self.storage.get_expiry(k) for k in keys))
-        clock = time.time()  # the storage gives a window's end as a wall-clock time
+        now = time.time()
         return [
-            Usage(w.amount, w.get_expiry(), count, max(0.0, end - clock))
-            for w, count, end in zip(windows, counts, ends, strict=True)
+            Usage(w.amount, w.get_expiry(), count, max(0.0, self.ends.get(k, now) - now))
+            for w, k, count in zip(windows, keys, counts, strict=True)
         ]
 
     async def _checked(self, check: str, call: Callable[[], Awaitable[T]]) -> T | None:

@@ -86,6 +86,7 @@ async def test_submissions_over_the_plan_limit_get_429_and_leave_nothing_behind(
     assert [r.status_code for r in free_a] == [202, 202, 202, 429, 429]
     assert [r.headers["RateLimit-Remaining"] for r in free_a] == ["2", "1", "0", "0", "0"]
     assert {r.headers["RateLimit-Limit"] for r in free_a} == {"3"}
+    assert all(1 <= int(r.headers["RateLimit-Reset"]) <= 60 for r in free_a)
     refused = free_a[3]
     assert 1 <= int(refused.headers["Retry-After"]) <= 60
     assert int(refused.headers["RateLimit-Reset"]) == int(refused.headers["Retry-After"])
