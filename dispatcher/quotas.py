@@ -13,8 +13,9 @@ Fixed windows rather than moving ones: one counter and one script call per windo
 request, where a moving window keeps one list entry per request (12,000 a minute for an
 enterprise key) and scans it. A fixed window can let twice its amount through across a
 window boundary; the short per-second window of every plan bounds such a burst. Its reset
-is exact (the counter's expiry), so `Retry-After` is too. A refused request is counted like
-any other: hammering a closed window spends the longer windows' budget, it buys nothing.
+is the counter's expiry, read from Redis at every refusal, so `Retry-After` is exact. A
+refused request is counted like any other: hammering a closed window spends the longer
+windows' budget, it buys nothing.
 
 Redis is a cache here, not the record: when it cannot be reached the rate limits and the
 address throttle fail open (one warning per outage, a metric for every request let through
@@ -57,8 +58,7 @@ REDIS_TIMEOUT_S = 0.25
 # After Redis failed to answer, requests go unchecked this long before one tries it again:
 # during an outage only about one request a second waits for it.
 REDIS_RETRY_S = 1.0
-# Window ends remembered before the ended ones are forgotten: bounds the memory an attack
-# from many addresses can take.
+# Window ends remembered at most: bounds the memory an attack from many addresses can take.
 MAX_REMEMBERED_ENDS = 10_000
 # Nothing says when a tenant's sessions will finish; a few seconds lets some of them.
 IN_FLIGHT_RETRY_AFTER_S = 5
@@ -195,9 +195,14 @@ class WindowCounts:
             *(self.storage.incr(k, w.get_expiry()) for k, w in zip(keys, windows, strict=True))
         )
         now = time.time()
-        for key, window, count in zip(keys, windows, counts, strict=True):
-            if count == 1:  # this request opened the window: it ends one window from now
-                self.ends[key] = now + window.get_expiry()
+        # A count of 1: this request opened the window, which ends one window from now.
+        self._remember(
+            {
+                k: now + w.get_expiry()
+                for k, w, c in zip(keys, windows, counts, strict=True)
+                if c == 1
+            }
+        )
         # A refusal reads the exact end from Redis; otherwise a remembered end will do.
         unknown = [
             k
@@ -218,11 +223,16 @@ class WindowCounts:
         return self._usages(windows, keys, counts)
 
     async def _learn_ends(self, keys: list[str]) -> None:
+        ends = await asyncio.gather(*(self.storage.get_expiry(k) for k in keys))
+        self._remember(dict(zip(keys, ends, strict=True)))
+
+    def _remember(self, ends: dict[str, float]) -> None:
         if len(self.ends) > MAX_REMEMBERED_ENDS:
             now = time.time()
             self.ends = {k: end for k, end in self.ends.items() if end > now}
-        ends = await asyncio.gather(*(self.storage.get_expiry(k) for k in keys))
-        self.ends.update(zip(keys, ends, strict=True))
+            if len(self.ends) > MAX_REMEMBERED_ENDS:  # still: it is only a cache, start afresh
+                self.ends = {}
+        self.ends.update(ends)
 
     def _usages(
         self, windows: Sequence[RateLimitItem], keys: list[str], counts: list[int]
