@@ -55,9 +55,10 @@ class Settings(BaseSettings):
     # Sessions a tenant may have processing at once, by the caller key's plan; JSON {"1": 20}.
     max_in_flight_by_plan: dict[int, int] = Field(default_factory=dict, validate_default=True)
 
-    # Freemium may burst 5 and keep up 1 a second; each plan up allows about 2-4x more, to
-    # enterprise's 200 a second, about what this API sustains on two cores (README,
-    # Performance): no single key can take more than the whole pipeline.
+    # Freemium may burst 5 and keep up 1 a second; each plan up allows 2-5x more, to
+    # enterprise's 200 a second, a little above what the whole pipeline sustains on two cores
+    # (155-175 sessions/s, README): the top plan is never the bottleneck, and no key can
+    # take much more than everything.
     DEFAULT_RATE_LIMITS: ClassVar[dict[int, str]] = {
         1: "5/second;60/minute",
         2: "10/second;300/minute",
@@ -75,8 +76,9 @@ class Settings(BaseSettings):
         5: "400/second;24000/minute",
         6: "800/second;48000/minute",
     }
-    # Far below QUEUE_MAX_LENGTH (100,000 per plan queue), so one tenant cannot fill its
-    # plan's queues; freemium at 1 session a second rarely has more than a few open.
+    # Each open session holds at most one task in each component's plan queue: these stay
+    # far below QUEUE_MAX_LENGTH (100,000), so one tenant cannot fill its plan's queues.
+    # Freemium at 1 session a second rarely has more than a few open.
     DEFAULT_MAX_IN_FLIGHT: ClassVar[dict[int, int]] = {
         1: 20,
         2: 50,
