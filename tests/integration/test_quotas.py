@@ -70,10 +70,11 @@ async def submit(api, granted, name, n, **headers):
     ]
 
 
-async def test_submissions_over_the_plan_limit_get_429_and_leave_nothing_behind(world, pool):
+async def test_submissions_over_the_plan_limit_get_429_and_leave_nothing_behind(world, pool, redis):
     """Past its plan's limit a key gets 429 + Retry-After + RateLimit-*; no row, no task.
 
-    A higher plan has a higher limit, and another tenant on the same plan has its own bucket."""
+    A higher plan has a higher limit, and another tenant on the same plan has its own bucket.
+    The counters live under the deployment's Redis prefix, named by a digest of the key."""
     granted = keys(free_a=1, free_b=1, pro=4)
     settings = await world(
         api_keys=api_keys(granted), rate_limits_by_plan={1: "3/minute", 4: "6/minute"}
@@ -100,6 +101,11 @@ async def test_submissions_over_the_plan_limit_get_429_and_leave_nothing_behind(
     assert await sessions_of(pool, granted, "pro") == 6
     # Four analysis tasks for each accepted session, none for a refused one.
     assert sum((await queue_depths(settings)).values()) == 4 * (3 + 3 + 6)
+    counters = [k.decode() async for k in redis.scan_iter(f"{settings.key_prefix}:ratelimit:*")]
+    digest = hashlib.sha256(granted["free_a"][0].encode()).hexdigest()
+    assert any(digest in k and granted["free_a"][1] in k for k in counters)
+    for key, _, _ in granted.values():
+        assert [k async for k in redis.scan_iter(f"*{key}*")] == []
 
 
 async def test_reads_have_a_looser_limit_of_their_own(world):
