@@ -16,7 +16,9 @@ from prometheus_client import make_asgi_app
 from redis.asyncio import Redis
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from dispatcher.auth import Caller, authenticate, effective_plan, key_from
+from dispatcher.audit import RefusalAudit
+from dispatcher.auth import Caller, effective_plan
+from dispatcher.quotas import RateLimitHeaders
 from dispatcher.schemas import AnalyzeRequest
 from dispatcher.state import AppState
 from dispatcher.submit import Backpressure, accept
@@ -48,6 +50,8 @@ def create_app(settings: Settings) -> FastAPI:
     app.mount("/metrics", make_asgi_app())
     _install_limits(app, settings)
     _install_routes(app)
+    app.add_middleware(RateLimitHeaders)
+    app.add_middleware(RefusalAudit)  # outermost: sees every refusal, FastAPI's own included
     return app
 
 
@@ -98,7 +102,7 @@ async def pipeline(request: Request) -> AppState:
 
 
 async def caller(request: Request, state: AppState = Depends(pipeline)) -> Caller:
-    return authenticate(state.settings, key_from(request))
+    return await state.quotas.admit(request)
 
 
 def _links(session_id: str) -> dict[str, str]:
@@ -139,6 +143,7 @@ def _install_routes(app: FastAPI) -> None:
         if body.url and len(body.url) > settings.max_url_chars:
             raise HTTPException(413, f"url longer than {settings.max_url_chars} characters")
         plan = effective_plan(who, body.plan_type)
+        await state.quotas.hold_in_flight(who, idempotency_key)
         new = NewSession(
             id=sessions.new_session_id(),
             tenant=who.tenant,

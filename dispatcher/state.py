@@ -13,6 +13,7 @@ from aio_pika.abc import AbstractRobustConnection
 from redis.asyncio import Redis
 
 from dispatcher.queue_watch import watch
+from dispatcher.quotas import Quotas
 from shared.broker import Publisher, connect
 from shared.errors import BrokerUnavailable
 from shared.settings import Settings
@@ -32,10 +33,14 @@ class AppState:
     pool: asyncpg.Pool
     redis: Redis
     http: httpx.AsyncClient
+    quotas: Quotas = field(init=False)
     publisher: Publisher | None = None
     connection: AbstractRobustConnection | None = None
     _connector: asyncio.Task[None] | None = field(default=None, repr=False)
     _watcher: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.quotas = Quotas(self.settings, self.redis, self.pool)
 
     def start_broker(self) -> None:
         """Connect in the background; until then the API analyses synchronously."""

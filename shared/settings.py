@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field, field_validator
+import limits
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from shared.constants import ANALYSIS_COMPONENTS
+from shared.constants import ANALYSIS_COMPONENTS, PLANS
 
 
 class ApiKey(BaseModel):
@@ -47,6 +49,81 @@ class Settings(BaseSettings):
     api_keys: dict[str, ApiKey] = Field(default_factory=dict)
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+    # Rate limits and quotas (dispatcher/quotas.py). Limits use the `limits` notation, e.g.
+    # "10/second;300/minute": every window applies, each a fixed window counted in Redis.
+    # Off only for benchmarks and the chaos run, which measure the pipeline, not its quotas.
+    quotas_enabled: bool = True
+    # Submissions (POST analyze-async) per API key, by the key's plan; JSON {"1": "..."},
+    # plans left out keep their default.
+    rate_limits_by_plan: dict[int, str] = Field(default_factory=dict, validate_default=True)
+    # Reads (queue-status, result, events) per API key, by plan: looser, since a client polls.
+    read_rate_limits_by_plan: dict[int, str] = Field(default_factory=dict, validate_default=True)
+    # Unknown keys one client address may present within these windows; past them that
+    # address is refused everything (429) until the window ends, valid keys included.
+    auth_failure_limit: str = "10/minute;100/hour"
+    # Sessions a tenant may have processing at once, by the caller key's plan; JSON {"1": 20}.
+    max_in_flight_by_plan: dict[int, int] = Field(default_factory=dict, validate_default=True)
+
+    # Freemium may burst 5 and keep up 1 a second; each plan up allows 2-5x more, to
+    # enterprise's 200 a second, a little above what the whole pipeline sustains on two cores
+    # (155-175 sessions/s, README): the top plan is never the bottleneck, and no key can
+    # take much more than everything.
+    DEFAULT_RATE_LIMITS: ClassVar[dict[int, str]] = {
+        1: "5/second;60/minute",
+        2: "10/second;300/minute",
+        3: "20/second;1200/minute",
+        4: "50/second;3000/minute",
+        5: "100/second;6000/minute",
+        6: "200/second;12000/minute",
+    }
+    # About one poll a second for every session the plan may have in flight, and a margin.
+    DEFAULT_READ_RATE_LIMITS: ClassVar[dict[int, str]] = {
+        1: "20/second;1200/minute",
+        2: "50/second;3000/minute",
+        3: "100/second;6000/minute",
+        4: "200/second;12000/minute",
+        5: "400/second;24000/minute",
+        6: "800/second;48000/minute",
+    }
+    # Each open session holds at most one task in each component's plan queue: these stay
+    # far below QUEUE_MAX_LENGTH (100,000), so one tenant cannot fill its plan's queues.
+    # Freemium at 1 session a second rarely has more than a few open.
+    DEFAULT_MAX_IN_FLIGHT: ClassVar[dict[int, int]] = {
+        1: 20,
+        2: 50,
+        3: 200,
+        4: 1000,
+        5: 5000,
+        6: 20000,
+    }
+
+    @field_validator("rate_limits_by_plan", "read_rate_limits_by_plan", mode="after")
+    @classmethod
+    def _limits_for_every_plan(cls, value: dict[int, str], info: ValidationInfo) -> dict[int, str]:
+        defaults = (
+            cls.DEFAULT_RATE_LIMITS
+            if info.field_name == "rate_limits_by_plan"
+            else cls.DEFAULT_READ_RATE_LIMITS
+        )
+        merged = {**defaults, **_plans_only(value)}
+        for text in merged.values():
+            _parse_limits(text)
+        return merged
+
+    @field_validator("auth_failure_limit", mode="after")
+    @classmethod
+    def _auth_failure_limit_parses(cls, value: str) -> str:
+        _parse_limits(value)
+        return value
+
+    @field_validator("max_in_flight_by_plan", mode="after")
+    @classmethod
+    def _cap_for_every_plan(cls, value: dict[int, int]) -> dict[int, int]:
+        merged = {**cls.DEFAULT_MAX_IN_FLIGHT, **_plans_only(value)}
+        if any(cap < 1 for cap in merged.values()):
+            raise ValueError("an in-flight cap must be at least 1")
+        return merged
+
     max_content_chars: int = Field(100_000, ge=1)
     max_url_chars: int = Field(2048, ge=1)
     sync_timeout_s: float = Field(30.0, gt=0)
@@ -137,6 +214,20 @@ class Settings(BaseSettings):
         """The delay tiers: lock contention first, then the backoff of each retryable attempt."""
         backoff = (self.retry_base_ms * 2 ** (n - 1) for n in range(1, self.max_attempts))
         return tuple(sorted({self.lock_retry_ms, *backoff}))
+
+
+def _plans_only(value: dict[int, Any]) -> dict[int, Any]:
+    unknown = set(value) - set(PLANS)
+    if unknown:
+        raise ValueError(f"plans are 1..6, not {sorted(unknown)}")
+    return value
+
+
+def _parse_limits(text: str) -> None:
+    try:
+        limits.parse_many(text)
+    except ValueError as exc:
+        raise ValueError(f"{text!r} is not a rate limit like '10/second;300/minute'") from exc
 
 
 def load_settings(**overrides: object) -> Settings:

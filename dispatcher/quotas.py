@@ -1,0 +1,284 @@
+"""Quotas: 429 before anything is stored or queued.
+
+- Rate limits per API key and plan, submissions and reads apart, counted in Redis with the
+  `limits` library's fixed windows.
+- Unknown keys are counted per client address; past `AUTH_FAILURE_LIMIT` the address is
+  refused everything, valid keys included, until its window ends. Were a valid key let
+  through, a guesser would learn from the answer which guess was right: the throttle would
+  not slow guessing at all.
+- Sessions a tenant has processing are counted in PostgreSQL, the system of record, and
+  capped per plan.
+
+Fixed windows rather than moving ones: one counter and one script call per window per
+request, where a moving window keeps one list entry per request (12,000 a minute for an
+enterprise key) and scans it. A fixed window can let twice its amount through across a
+window boundary; the short per-second window of every plan bounds such a burst. Its reset
+is the counter's expiry, read from Redis at every refusal, so `Retry-After` is exact. A
+refused request is counted like any other: hammering a closed window spends the longer
+windows' budget, it buys nothing.
+
+Redis is a cache here, not the record: when it cannot be reached the rate limits and the
+address throttle fail open (one warning per outage, a metric for every request let through
+unchecked), since refusing every client would turn a cache outage into an API outage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import asyncpg
+import structlog
+from fastapi import HTTPException, Request, status
+from limits import RateLimitItem
+from limits.aio.storage import RedisStorage
+from prometheus_client import Counter
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from dispatcher import audit
+from dispatcher.auth import Caller, authenticate, key_from
+from dispatcher.ratelimits import Usage, headers, parse_limits, parse_plan_limits, retry_after_s
+from shared.settings import Settings
+
+log = structlog.get_logger(__name__)
+
+UNCHECKED = Counter(
+    "verdict_quota_unchecked_total",
+    "Requests let through without a rate-limit check because Redis did not answer",
+    ["check"],
+)
+
+# A rate-limit check waits this long for Redis before it lets the request through: far above
+# a loopback round trip, far below what a client would notice.
+REDIS_TIMEOUT_S = 0.25
+# After Redis failed to answer, requests go unchecked this long before one tries it again:
+# during an outage only about one request a second waits for it.
+REDIS_RETRY_S = 1.0
+# Window ends remembered at most: bounds the memory an attack from many addresses can take.
+MAX_REMEMBERED_ENDS = 10_000
+# Nothing says when a tenant's sessions will finish; a few seconds lets some of them.
+IN_FLIGHT_RETRY_AFTER_S = 5
+# What the rate limit leaves in the request's state for `RateLimitHeaders`.
+HEADERS = "ratelimit_headers"
+
+T = TypeVar("T")
+
+IN_FLIGHT_SQL = """
+SELECT (SELECT count(*) FROM (SELECT 1 FROM sessions
+                              WHERE tenant = $1 AND status = 'processing' LIMIT $2) AS open
+       ) AS open,
+       $3::text IS NOT NULL
+       AND EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND idempotency_key = $3) AS replay
+"""
+
+
+def too_many(detail: str, retry_after: int) -> HTTPException:
+    return HTTPException(
+        status.HTTP_429_TOO_MANY_REQUESTS, detail, headers={"Retry-After": str(retry_after)}
+    )
+
+
+class Quotas:
+    """The API's quotas, read from the settings once; Redis for windows, Postgres for caps."""
+
+    def __init__(self, settings: Settings, redis: Redis, pool: asyncpg.Pool) -> None:
+        self.settings = settings
+        self.enabled = settings.quotas_enabled
+        self.pool = pool
+        self.windows = WindowCounts(settings, redis)
+        self.submissions = parse_plan_limits(settings.rate_limits_by_plan)
+        self.reads = parse_plan_limits(settings.read_rate_limits_by_plan)
+        self.auth_failures = parse_limits(settings.auth_failure_limit)
+        self.caps = settings.max_in_flight_by_plan
+
+    async def admit(self, request: Request) -> Caller:
+        """The caller of a request, after the address throttle, the key and its rate limit."""
+        address = request.client.host if request.client else "unknown"
+        if self.enabled:
+            await self._refuse_throttled_address(request, address)
+        key = key_from(request)
+        try:
+            who = authenticate(self.settings, key)
+        except HTTPException:
+            audit.note(reason="unknown_key" if key else "missing_key")
+            if key and self.enabled:
+                await self.windows.charge("auth_failures", self.auth_failures, address)
+            raise
+        audit.note(tenant=who.tenant)
+        if self.enabled and key:
+            await self._charge_key(request, who, key)
+        return who
+
+    async def hold_in_flight(self, who: Caller, idempotency_key: str | None) -> None:
+        """429 when the tenant already has its plan's cap of sessions processing.
+
+        A replay of an idempotency key the tenant used before starts nothing, so it passes.
+        Concurrent submissions may overshoot the cap by as many as are checked at the same
+        moment, a number the per-second rate limit bounds."""
+        if not self.enabled:
+            return
+        cap = self.caps[who.plan]
+        row = await self.pool.fetchrow(IN_FLIGHT_SQL, who.tenant, cap, idempotency_key)
+        if row["open"] >= cap and not row["replay"]:
+            audit.note(reason="in_flight_cap")
+            raise too_many(
+                f"{row['open']} sessions of this tenant are still processing, the most this "
+                "plan allows; retry when some have finished",
+                IN_FLIGHT_RETRY_AFTER_S,
+            )
+
+    async def _refuse_throttled_address(self, request: Request, address: str) -> None:
+        usages = await self.windows.peek("address", self.auth_failures, address)
+        wait = retry_after_s(usages or ())
+        if usages and wait is not None:
+            audit.note(reason="address_throttled")
+            setattr(request.state, HEADERS, headers(usages))
+            raise too_many("too many unknown API keys from this address; retry later", wait)
+
+    async def _charge_key(self, request: Request, who: Caller, key: str) -> None:
+        reading = request.method in ("GET", "HEAD")
+        scope = "read" if reading else "submit"
+        windows = (self.reads if reading else self.submissions)[who.plan]
+        bucket = (scope, who.tenant, audit.key_digest(key), str(who.plan))
+        usages = await self.windows.charge(scope, windows, *bucket)
+        if usages is None:
+            return
+        setattr(request.state, HEADERS, headers(usages))
+        wait = retry_after_s(usages)
+        if wait is not None:
+            audit.note(reason=f"rate_limited_{scope}")
+            kind = "reads" if reading else "submissions"
+            raise too_many(f"rate limit reached: no more {kind} on this key for {wait} s", wait)
+
+
+class WindowCounts:
+    """Fixed-window counters in Redis (the `limits` library's storage), failing open.
+
+    A method answers None, and the request goes through unchecked, when Redis does not."""
+
+    def __init__(self, settings: Settings, redis: Redis) -> None:
+        # The app's connection pool (the storage's options are typed for scalars only), and
+        # keys under the deployment's Redis prefix.
+        shared_pool: dict[str, Any] = {"connection_pool": redis.connection_pool}
+        self.storage = RedisStorage(
+            f"async+{settings.redis_url}",
+            implementation="redispy",
+            key_prefix=f"{settings.key_prefix}:ratelimit",
+            **shared_pool,
+        )
+        self.unchecked_until = 0.0  # monotonic time; while ahead, Redis is not asked
+        # When each window seen lately ends (wall clock, as the storage gives it): a window's
+        # end is read from Redis once per process, not on every request.
+        self.ends: dict[str, float] = {}
+
+    async def charge(
+        self, check: str, windows: Sequence[RateLimitItem], *bucket: str
+    ) -> list[Usage] | None:
+        """Count one request in every window of the bucket."""
+        return await self._checked(check, lambda: self._charge(windows, bucket))
+
+    async def peek(
+        self, check: str, windows: Sequence[RateLimitItem], *bucket: str
+    ) -> list[Usage] | None:
+        """The bucket's windows as if this request were counted, without counting it."""
+        return await self._checked(check, lambda: self._peek(windows, bucket))
+
+    async def _charge(
+        self, windows: Sequence[RateLimitItem], bucket: tuple[str, ...]
+    ) -> list[Usage]:
+        keys = [w.key_for(*bucket) for w in windows]
+        counts = await asyncio.gather(
+            *(self.storage.incr(k, w.get_expiry()) for k, w in zip(keys, windows, strict=True))
+        )
+        now = time.time()
+        # A count of 1: this request opened the window, which ends one window from now.
+        self._remember(
+            {
+                k: now + w.get_expiry()
+                for k, w, c in zip(keys, windows, counts, strict=True)
+                if c == 1
+            }
+        )
+        # A refusal reads the exact end from Redis; otherwise a remembered end will do.
+        unknown = [
+            k
+            for k, w, count in zip(keys, windows, counts, strict=True)
+            if count > w.amount or self.ends.get(k, 0.0) <= now
+        ]
+        await self._learn_ends(unknown)
+        return self._usages(windows, keys, list(counts))
+
+    async def _peek(self, windows: Sequence[RateLimitItem], bucket: tuple[str, ...]) -> list[Usage]:
+        keys = [w.key_for(*bucket) for w in windows]
+        counts = [c + 1 for c in await asyncio.gather(*(self.storage.get(k) for k in keys))]
+        pairs = list(zip(windows, counts, strict=True))
+        if all(count <= w.amount for w, count in pairs):
+            # Not over: when the windows end does not matter, and would cost a round trip.
+            return [Usage(w.amount, w.get_expiry(), count, 0.0) for w, count in pairs]
+        await self._learn_ends(keys)
+        return self._usages(windows, keys, counts)
+
+    async def _learn_ends(self, keys: list[str]) -> None:
+        ends = await asyncio.gather(*(self.storage.get_expiry(k) for k in keys))
+        self._remember(dict(zip(keys, ends, strict=True)))
+
+    def _remember(self, ends: dict[str, float]) -> None:
+        if len(self.ends) > MAX_REMEMBERED_ENDS:
+            now = time.time()
+            self.ends = {k: end for k, end in self.ends.items() if end > now}
+            if len(self.ends) > MAX_REMEMBERED_ENDS:  # still: it is only a cache, start afresh
+                self.ends = {}
+        self.ends.update(ends)
+
+    def _usages(
+        self, windows: Sequence[RateLimitItem], keys: list[str], counts: list[int]
+    ) -> list[Usage]:
+        now = time.time()
+        return [
+            Usage(w.amount, w.get_expiry(), count, max(0.0, self.ends.get(k, now) - now))
+            for w, k, count in zip(windows, keys, counts, strict=True)
+        ]
+
+    async def _checked(self, check: str, call: Callable[[], Awaitable[T]]) -> T | None:
+        now = time.monotonic()
+        if now < self.unchecked_until:
+            UNCHECKED.labels(check).inc()
+            return None
+        try:
+            async with asyncio.timeout(REDIS_TIMEOUT_S):
+                result = await call()
+        except (RedisError, OSError, TimeoutError) as exc:
+            UNCHECKED.labels(check).inc()
+            if not self.unchecked_until:
+                log.warning("rate limits unchecked: redis unavailable", error=repr(exc))
+            self.unchecked_until = now + REDIS_RETRY_S
+            return None
+        if self.unchecked_until:
+            log.info("rate limits checked again")
+            self.unchecked_until = 0.0
+        return result
+
+
+class RateLimitHeaders:
+    """Plain-ASGI middleware: adds the RateLimit-* fields a quota check left for the response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+
+        async def add(message: Message) -> None:
+            extra = state.get(HEADERS)
+            if extra and message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", ()), *extra]
+            await send(message)
+
+        await self.app(scope, receive, add)
