@@ -10,7 +10,7 @@ import pytest
 from aggregator.service import Aggregator
 from dispatcher.submit import first_tasks
 from ops.dlq import reason_of
-from shared import sessions
+from shared import metrics, sessions
 from shared.broker import connect
 from shared.constants import ANALYSIS_COMPONENTS, ATTEMPT_HEADER, REASON_HEADER
 from shared.errors import MediaUnavailable, RetryableAnalysisError
@@ -207,14 +207,22 @@ async def test_media_without_a_service_fails_clearly_and_the_session_ends(
 async def test_a_task_whose_lock_is_held_waits_without_spending_an_attempt(
     settings, pool, publisher, redis
 ):
-    """Lock held elsewhere: the task comes back through the short tier, still attempt 1."""
+    """Lock held elsewhere: the task runs only after the lock is gone, having passed through the
+    short tier (each pass re-queued, not retried), and still as attempt 1."""
     sid = sessions.new_session_id()
     key = lock_key(settings.key_prefix, sid, "domain")
-    await redis.set(key, "someone-else", px=1500)
+    held_ms = 1500
+    await redis.set(key, "someone-else", px=held_ms)
+    locked_at = asyncio.get_running_loop().time()
     seen: list[int] = []
+    domain_ran_after: list[float] = []
+    requeues = metrics.RETRIES.labels("domain", "requeue")
+    requeued_before = requeues._value.get()
 
     async def record(task, ctx):
         seen.append(task.retry_count)
+        if task.component == "domain":
+            domain_ran_after.append(asyncio.get_running_loop().time() - locked_at)
         return Analysis(5)
 
     new = NewSession(sid, "tenant-a", 6, "text", {"content": "hello"}, 60)
@@ -226,6 +234,12 @@ async def test_a_task_whose_lock_is_held_waits_without_spending_an_attempt(
     assert view.status == "completed"
     assert view.results["domain"]["attempt"] == 1
     assert seen.count(0) == 4  # each component executed once, none as a retry
+    # It waited for the lock: not before the holder's TTL ran out (a little clock slack)...
+    assert domain_ran_after and domain_ran_after[0] >= held_ms / 1000 - 0.05
+    # ...by passes through the lock tier of `lock_retry_ms`, not by a counted retry.
+    passes = requeues._value.get() - requeued_before
+    assert passes >= 2, passes
+    assert passes <= held_ms / settings.lock_retry_ms + 2
 
 
 async def test_one_task_runs_once_even_when_delivered_twice_at_once(settings, pool, publisher):
