@@ -1,6 +1,7 @@
 """Tasks through real workers and the aggregator: results, poison, retries, lock contention."""
 
 import asyncio
+import itertools
 import json
 import uuid
 
@@ -143,13 +144,16 @@ async def test_poison_messages_are_dead_lettered_and_the_worker_keeps_going(
 
 
 async def test_retryable_failures_back_off_and_then_succeed(world, pool):
-    """Two failures, then success: attempts 1..3 through the retry tiers, one completed session."""
-    settings = await world(retry_base_ms=100, max_attempts=3)
+    """Two failures, then success: attempts 1..3, each retry held back by its tier's backoff
+    (base × 2^(n-1)), one completed session."""
+    settings = await world(retry_base_ms=300, max_attempts=3)
     attempts: list[int] = []
+    started_at: list[float] = []
 
     async def flaky(task, ctx):
         if task.component == "claims":
             attempts.append(task.retry_count)
+            started_at.append(asyncio.get_running_loop().time())
         if task.component == "claims" and task.retry_count < 2:
             raise RetryableAnalysisError("upstream 503")
         return Analysis(10)
@@ -163,6 +167,10 @@ async def test_retryable_failures_back_off_and_then_succeed(world, pool):
     assert view.status == "completed"
     assert view.results["claims"]["attempt"] == 3
     assert attempts == [0, 1, 2]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(started_at)]
+    # Each retry waited at least its tier's delay (300 ms, then 600 ms), a little clock slack.
+    assert gaps[0] >= 0.3 - 0.03 and gaps[1] >= 0.6 - 0.03, gaps
+    assert gaps[1] > gaps[0]  # the second tier is the longer one
 
 
 async def test_exhausted_retries_give_a_failure_result_and_a_dead_letter(world, pool):
