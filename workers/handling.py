@@ -86,6 +86,7 @@ class TaskHandler:
         if seen_before(delivery, attempt) and not await self._still_needed(task):
             log.info("session final, withdrawn or already has this result: skipping")
             await delivery.ack()
+            metrics.JOBS.labels(task.component, "skipped").inc()
             return
         lock = ComponentLock(
             self.redis,

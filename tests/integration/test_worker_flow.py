@@ -267,12 +267,19 @@ async def test_one_task_runs_once_even_when_delivered_twice_at_once(settings, po
         for c in ANALYSIS_COMPONENTS
         for _ in range(2)
     ]
+    skipped = [metrics.JOBS.labels(c, "skipped") for c in ANALYSIS_COMPONENTS]
+    skipped_before = sum(counter._value.get() for counter in skipped)
+
+    async def second_copies_skipped() -> bool:
+        return sum(counter._value.get() for counter in skipped) - skipped_before >= 4
+
     async with running(*workers, Aggregator(settings, explain=explain).run):
         for task in first_tasks(new, None):
             await publisher.task(task)
             await publisher.task(task)
         await final_view(pool, sid)
-        await asyncio.sleep(1.0)  # let the second copies come back from the lock tier
+        # Each second copy waits in the lock tier, comes back, finds the result recorded.
+        await eventually(second_copies_skipped, timeout=20)
     assert sorted(runs) == sorted(ANALYSIS_COMPONENTS)
 
 
