@@ -128,8 +128,10 @@ async def stop_mid_task(settings, pool, queued: int, concurrency: int) -> None:
     await asyncio.wait_for(worker, 10)
 
 
-async def test_sigterm_lets_running_tasks_finish_and_requeues_the_rest(world, pool):
-    """Stop mid-backlog: the running task reports, buffered deliveries return to their queue."""
+async def test_a_stop_lets_running_tasks_finish_and_requeues_the_rest(world, pool):
+    """Stop mid-backlog (the event SIGTERM sets; the signal itself is sent to a real worker
+    process in tests/e2e/test_crashes.py): the running task reports, buffered deliveries
+    return to their queue."""
     settings = await world(shutdown_grace_s=5)
     await stop_mid_task(settings, pool, queued=6, concurrency=1)
     depths = await queue_depths(settings)
@@ -138,7 +140,7 @@ async def test_sigterm_lets_running_tasks_finish_and_requeues_the_rest(world, po
 
 
 async def test_a_stopped_worker_exits_when_its_last_task_is_done_not_after_the_grace(world, pool):
-    """Nothing buffered, one task running at SIGTERM: the worker exits once the task reports,
+    """Nothing buffered, one task running at the stop: the worker exits once the task reports,
     long before the 30 s grace period would have run out."""
     settings = await world(shutdown_grace_s=30)
     await stop_mid_task(settings, pool, queued=1, concurrency=2)
