@@ -526,12 +526,12 @@ async def test_ai_tampered_reports_generator_metadata_of_the_image(
     json.dumps(analysis.data)
 
 
-# --- local tesseract, when installed ---------------------------------------------------------
+# --- local tesseract (scripts/system-packages installs it) -----------------------------------
 
 
-@pytest.mark.skipif(installed_tesseract() is None, reason="tesseract is not installed")
 async def test_tesseract_reads_text_from_an_image(tmp_path: Path) -> None:
     """The local tesseract binary turns rendered words back into text."""
+    assert installed_tesseract(), "tesseract is missing: scripts/system-packages installs it"
     image = Image.new("RGB", (900, 120), "white")
     font = ImageFont.load_default(size=48)
     ImageDraw.Draw(image).text((20, 30), "SHARE BEFORE DELETED", fill="black", font=font)
