@@ -3,6 +3,7 @@ and the LLM, transcription, OCR and evidence services as fake HTTP servers over 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -261,6 +262,32 @@ def test_cli_loads_the_sample(fact_db_url: str, monkeypatch: pytest.MonkeyPatch)
     result = CliRunner().invoke(factchecks, ["load"])
     assert result.exit_code == 0, result.output
     assert result.output.startswith(f"loaded {len(factcheck_store.read_fact_checks())} fact checks")
+
+
+async def test_first_start_loads_the_sample_once_and_keeps_operators_edits(
+    fact_db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`factchecks load --if-empty` (compose's first-start job) fills an empty store, and on
+    every later start leaves the store, edits included, as it is."""
+    monkeypatch.setenv("AMQP_URL", "amqp://unused")
+    monkeypatch.setenv("REDIS_URL", REDIS_URL)
+    monkeypatch.setenv("DATABASE_URL", fact_db_url)
+    conn = await asyncpg.connect(fact_db_url)
+    try:
+        await conn.execute("TRUNCATE fact_checks")
+        first = await asyncio.to_thread(CliRunner().invoke, factchecks, ["load", "--if-empty"])
+        assert first.exit_code == 0, first.output
+        assert await conn.fetchval("SELECT count(*) FROM fact_checks") == len(
+            factcheck_store.read_fact_checks()
+        )
+        await conn.execute("UPDATE fact_checks SET summary = 'edited by an operator'")
+        again = await asyncio.to_thread(CliRunner().invoke, factchecks, ["load", "--if-empty"])
+        assert again.exit_code == 0, again.output
+        assert "nothing loaded" in again.output
+        summaries = await conn.fetch("SELECT DISTINCT summary FROM fact_checks")
+        assert [r["summary"] for r in summaries] == ["edited by an operator"]
+    finally:
+        await conn.close()
 
 
 # --- claims executor with the store and an evidence provider ---------------------------------

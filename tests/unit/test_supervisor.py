@@ -17,3 +17,16 @@ def test_exits_are_described_by_status_or_signal():
     """Operators read `exit status N` or the signal's name, not Popen's negative numbers."""
     assert describe_exit(3) == "exit status 3"
     assert describe_exit(KILLED_AT_DEADLINE) == "killed by SIGKILL"
+
+
+def test_compose_first_start_migrates_loads_fact_checks_and_declares_in_order():
+    """`verdict up` runs compose.yaml's one-shot jobs first: the schema, then the shipped fact
+    checks into an empty store (the claims component can match something), then the topology."""
+    from pathlib import Path
+
+    from ops.supervisor import plan_from_compose
+
+    plan = plan_from_compose(Path(__file__).resolve().parents[2] / "compose.yaml")
+    assert [job.name for job in plan.one_shots] == ["migrate", "factchecks", "topology"]
+    loader = plan.one_shots[1]
+    assert loader.argv[-3:] == ("factchecks", "load", "--if-empty")

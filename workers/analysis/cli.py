@@ -20,21 +20,34 @@ factchecks = click.Group("factchecks", help="Manage the fact-check store of the 
 @click.argument(
     "file", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
-def load_command(file: Path | None) -> None:
+@click.option(
+    "--if-empty",
+    is_flag=True,
+    help="load only into an empty store (first start): an operator's edits are never overwritten",
+)
+def load_command(file: Path | None, if_empty: bool) -> None:
     """Upsert the fact checks of FILE (JSON lines; default: the shipped sample)."""
     path = file or SAMPLE_FILE
     try:
         checks = read_fact_checks(path)
-        written = asyncio.run(_load(load_settings().database_url, checks))
+        written = asyncio.run(_load(load_settings().database_url, checks, if_empty))
     except (VerdictError, ValidationError, OSError, asyncpg.PostgresError) as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"loaded {written} fact checks from {path}")
+    if written is None:
+        click.echo("the fact-check store already holds fact checks: nothing loaded")
+    else:
+        click.echo(f"loaded {written} fact checks from {path}")
 
 
-async def _load(database_url: str, checks: list[FactCheck]) -> int:
+async def _load(database_url: str, checks: list[FactCheck], if_empty: bool) -> int | None:
+    """How many were written; None when `if_empty` and the store has some already."""
     conn = await asyncpg.connect(database_url)
     try:
         async with conn.transaction():
+            # Two first starts at once: the lock makes the second see the first one's rows.
+            await conn.execute("LOCK TABLE fact_checks IN SHARE ROW EXCLUSIVE MODE")
+            if if_empty and await conn.fetchval("SELECT EXISTS (SELECT 1 FROM fact_checks)"):
+                return None
             return await upsert(conn, checks)
     finally:
         await conn.close()
