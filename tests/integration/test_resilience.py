@@ -92,13 +92,19 @@ async def test_a_worker_that_lost_its_lock_does_not_report_a_result(world, pool,
             await asyncio.wait_for(started.wait(), 10)
             key = lock_key(settings.key_prefix, new.id, "domain")
             await redis.set(key, "another-worker", px=1500)  # expired and taken over elsewhere
-            await asyncio.sleep(1.2)
-            results_while_stolen = await queue_depths(settings)
+            # The second run starts only after the first was abandoned and the thief's lock
+            # lapsed: by then the first run must have reported nothing.
             await eventually(lambda: _true(len(runs) >= 2), timeout=10)
-            await asyncio.sleep(1.2)
+            results_while_stolen = await queue_depths(settings)
+            results = f"{settings.topology_prefix}.results"
+
+            async def second_run_reported():
+                return (await queue_depths(settings))[results] >= 1
+
+            await eventually(second_run_reported, timeout=10)
             results_after = await queue_depths(settings)
-    assert results_while_stolen[f"{settings.topology_prefix}.results"] == 0
-    assert results_after[f"{settings.topology_prefix}.results"] == 1
+    assert results_while_stolen[results] == 0
+    assert results_after[results] == 1
 
 
 async def _true(value):
