@@ -20,7 +20,7 @@ from shared.constants import ANALYSIS_COMPONENTS as ALL
 from shared.messages import Task, TaskInput, now_ms, priority_of
 from shared.sessions import NewSession
 from shared.settings import Settings
-from shared.urgency import UrgentGate, UrgentSignals
+from shared.urgency import UrgentSignals, follow_precedence, gate_for
 from tests.integration.conftest import eventually, publisher_for, queue_depths, running
 from tests.integration.test_api import API, client_for
 from tests.integration.test_api import ENTERPRISE as ENTERPRISE_KEY
@@ -229,10 +229,12 @@ async def test_an_urgent_session_holds_lower_tiers_everywhere_until_it_is_final(
     end when it finalizes it; a gate that follows the signals, as every worker and aggregator
     does, holds lower tiers back in between (here for up to 10 s: the cap is not under
     test). A freemium session announces nothing."""
-    settings = await world(urgent_hold_ms=10_000)
-    gate = UrgentGate(settings.urgent_priority, settings.urgent_hold_ms / 1000)
+    # The gate and its feeds as every worker and aggregator builds them (signals and the CPU
+    # load); URGENT_CPU_BUSY=0 holds whatever the load, so the test does not depend on it.
+    settings = await world(urgent_hold_ms=10_000, urgent_cpu_busy=0)
+    gate = gate_for(settings)
     signals = UrgentSignals(redis, settings.key_prefix)
-    follower = asyncio.create_task(signals.follow(gate))
+    followers = follow_precedence(gate, signals)
     try:
         await eventually(lambda: _subscribed(redis, signals.channel), timeout=5)
         async with client_for(settings) as api:
@@ -256,7 +258,8 @@ async def test_an_urgent_session_holds_lower_tiers_everywhere_until_it_is_final(
                 result = await api.get(f"{API}/{top}/result", headers=ENTERPRISE_KEY)
         assert result.status_code == 200 and result.json()["status"] == "completed"
     finally:
-        follower.cancel()
+        for follower in followers:
+            follower.cancel()
 
 
 async def _subscribed(redis, channel: str) -> bool:
