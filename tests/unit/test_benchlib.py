@@ -46,8 +46,11 @@ def test_table_pads_columns_and_prints_none_as_a_dash():
 
 
 def test_session_body_asks_for_a_text_session_on_the_plan():
-    """The body lowers the enterprise key's plan to the one asked for."""
-    body = session_body(1)
-    assert body["plan_type"] == 1
-    assert body["input_type"] == "text"
-    assert body["content"]
+    """The benchmark's body is one the API accepts, and asks for the plan given (lowering the
+    enterprise key's plan)."""
+    from dispatcher.schemas import AnalyzeRequest
+
+    for plan in (1, 6):
+        request = AnalyzeRequest.model_validate(session_body(plan))
+        assert (request.plan_type, request.input_type) == (plan, "text")
+        assert request.body

@@ -35,9 +35,15 @@ def test_failed_and_timed_out_components_are_named() -> None:
     assert "AI-generated or edited content — risk 10/100: nothing of concern found." in text["en"]
 
 
-def test_explanation_is_deterministic() -> None:
-    """The same verdict always gets the same words."""
-    assert explain("low_risk", 5, 1.0, COMPONENTS) == explain("low_risk", 5, 1.0, COMPONENTS)
+def test_explanation_does_not_depend_on_the_order_results_arrived_in() -> None:
+    """The components' results arrive in any order (the fan-in records them as they come):
+    the same verdict still gets the same words, components in their fixed order."""
+    reversed_order = dict(reversed(list(COMPONENTS.items())))
+    assert explain("high_risk", 61.4, 0.5, reversed_order) == explain(
+        "high_risk", 61.4, 0.5, COMPONENTS
+    )
+    text = explain("high_risk", 61.4, 0.5, reversed_order)["en"]
+    assert text.index("Manipulation") < text.index("Factual claims") < text.index("Sources")
 
 
 def test_unknown_labels_and_missing_score_are_handled() -> None:
