@@ -3,41 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from shared.settings import Settings
+from tests.cli import verdict
 from tests.integration.conftest import publisher_for, queue_depths
 from topology.spec import Names
 
 pytestmark = pytest.mark.integration
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def verdict(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run the `verdict` command line with the environment of `settings`."""
-    env = {
-        **os.environ,
-        "AMQP_URL": settings.amqp_url,
-        "REDIS_URL": settings.redis_url,
-        "DATABASE_URL": settings.database_url,
-        "TOPOLOGY_PREFIX": settings.topology_prefix,
-        "LOG_JSON": "false",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "ops.cli", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 async def test_dlq_list_shows_origin_and_reason_and_leaves_letters_in_place(world):
