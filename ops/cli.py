@@ -212,8 +212,9 @@ def up(compose_file: Path, log_dir: Path | None) -> None:
     """Run the application services of compose.yaml as local processes, replicas included."""
     from ops.supervisor import Supervisor, plan_from_compose
 
-    _settings()  # fail early, with the message, if the environment is incomplete
-    supervisor = Supervisor(plan_from_compose(compose_file), log_dir)
+    settings = _settings()  # fail early, with the message, if the environment is incomplete
+    # METRICS_PORT is the first of a range: each replica gets its own port (metrics.json).
+    supervisor = Supervisor(plan_from_compose(compose_file), log_dir, settings.metrics_port)
     sys.exit(supervisor.run())
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -58,16 +59,26 @@ class Child:
     replica: int
     process: subprocess.Popen[bytes] | None = None
     log: IO[bytes] | None = None
+    metrics_port: int | None = None
 
     @property
     def label(self) -> str:
         return f"{self.service.name}-{self.replica}"
 
 
+def metrics_ports(labels: list[str], base: int | None) -> dict[str, int]:
+    """Each replica's own metrics port: `base`, `base + 1`, … in plan order (none without a
+    base). One METRICS_PORT shared by every replica would let only the first one bind it."""
+    return {} if base is None else {label: base + n for n, label in enumerate(labels)}
+
+
 class Supervisor:
-    def __init__(self, plan: Plan, log_dir: Path | None = None) -> None:
+    def __init__(
+        self, plan: Plan, log_dir: Path | None = None, metrics_base: int | None = None
+    ) -> None:
         self.plan = plan
         self.log_dir = log_dir
+        self.metrics_base = metrics_base
         self._stopping = False
         self._children: list[Child] = []
 
@@ -83,7 +94,12 @@ class Supervisor:
                 _say(f"{job.name} failed with exit status {code}")
                 return code
         children = [Child(s, i) for s in self.plan.services for i in range(1, s.replicas + 1)]
+        ports = metrics_ports([c.label for c in children], self.metrics_base)
+        for child in children:
+            child.metrics_port = ports.get(child.label)
         self._children = children
+        if self.log_dir and ports:
+            (self.log_dir / "metrics.json").write_text(json.dumps(ports, indent=1))
         for child in children:
             self._start(child)
         _say(f"running {len(children)} processes: {', '.join(c.label for c in children)}")
@@ -103,8 +119,11 @@ class Supervisor:
             out = child.log
         # Own process group: a terminal's Ctrl-C reaches only the supervisor, which then
         # stops the children in order.
+        env = None
+        if child.metrics_port is not None:
+            env = {**os.environ, "METRICS_PORT": str(child.metrics_port)}
         child.process = subprocess.Popen(
-            child.service.argv, stdout=out, stderr=out, start_new_session=True
+            child.service.argv, stdout=out, stderr=out, start_new_session=True, env=env
         )
         self._write_pids()
 

@@ -39,6 +39,7 @@ def pipeline(services, database_url, tmp_path):
     """`verdict up` with compose.yaml's replica counts, on a fresh prefix and database."""
     prefix = svc.unique("e")
     port = free_port()
+    metrics_base = free_range(14)
     env = {
         **os.environ,
         "AMQP_URL": services.amqp_url,
@@ -49,6 +50,7 @@ def pipeline(services, database_url, tmp_path):
         "API_KEYS": json.dumps(TEST_API_KEYS),
         "LOG_JSON": "true",
         "LOG_LEVEL": "INFO",
+        "METRICS_PORT": str(metrics_base),
     }
     if services.management_url:
         env["RABBITMQ_MANAGEMENT_URL"] = services.management_url
@@ -127,6 +129,45 @@ def test_sessions_on_three_plans_reach_a_verdict(pipeline, database_url, service
     rows = asyncio.run(_verdict_rows(database_url, list(submitted)))
     assert rows == len(submitted)
     assert asyncio.run(_ready_messages(services.amqp_url, pipeline["prefix"])) == 0
+
+
+def test_every_worker_and_aggregator_replica_serves_metrics_on_its_own_port(pipeline):
+    """METRICS_PORT under `verdict up` starts a range: each replica's port is in metrics.json,
+    and every worker and aggregator replica answers there with its own metrics."""
+    ports = json.loads((pipeline["logs"] / "logs" / "metrics.json").read_text())
+    served = {label: port for label, port in ports.items() if not label.startswith("api")}
+    assert len(served) == 13 and len(set(served.values())) == 13
+    for label, port in served.items():
+        body = _metrics(port)
+        family = "verdict_results_total" if label.startswith("aggregator") else "verdict_jobs"
+        assert family in body, label
+
+
+def _metrics(port: int, timeout: float = 30) -> str:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def free_range(size: int) -> int:
+    """The first of `size` consecutive free loopback ports."""
+    for _ in range(100):
+        first = free_port()
+        if first + size > 65535:
+            continue
+        try:
+            for port in range(first, first + size):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return first
+    raise RuntimeError(f"no {size} consecutive free ports")
 
 
 def test_sigterm_stops_every_process_cleanly(pipeline):

@@ -30,3 +30,16 @@ def test_compose_first_start_migrates_loads_fact_checks_and_declares_in_order():
     assert [job.name for job in plan.one_shots] == ["migrate", "factchecks", "topology"]
     loader = plan.one_shots[1]
     assert loader.argv[-3:] == ("factchecks", "load", "--if-empty")
+
+
+def test_every_replica_gets_a_metrics_port_of_its_own():
+    """METRICS_PORT starts a range, one port per replica in plan order; unset, none is given."""
+    from ops.supervisor import metrics_ports
+
+    labels = ["api-1", "worker-claims-1", "worker-claims-2"]
+    assert metrics_ports(labels, 9100) == {
+        "api-1": 9100,
+        "worker-claims-1": 9101,
+        "worker-claims-2": 9102,
+    }
+    assert metrics_ports(labels, None) == {}
