@@ -56,7 +56,10 @@ def create_app(settings: Settings) -> FastAPI:
         yield
         await state.close()
 
-    app = FastAPI(title="verdict-pipeline", version="0.1.0", lifespan=lifespan)
+    # No trailing-slash redirects: their Location would be built from the client's Host header.
+    app = FastAPI(
+        title="verdict-pipeline", version="0.1.0", lifespan=lifespan, redirect_slashes=False
+    )
     _install_limits(app, settings)
     _install_routes(app)
     return app

@@ -24,6 +24,7 @@ def server_config(
         host=host or settings.api_host,
         port=port or settings.api_port,
         http="h11",
+        ws="none",  # the API has no WebSocket routes
         h11_max_incomplete_event_size=settings.api_max_header_bytes,
         timeout_keep_alive=settings.api_keep_alive_s,
         limit_concurrency=settings.api_max_connections,
