@@ -582,8 +582,12 @@ async def test_an_unexpected_failure_is_a_generic_500_with_a_reference(api, capl
 # --- server-sent events -----------------------------------------------------------------------
 
 
-async def test_an_event_stream_ends_cleanly_when_its_session_vanishes(api, pool, redis, caplog):
-    """Row deleted and live state gone mid-stream: an `end` event, then a complete response."""
+@pytest.mark.parametrize("live_state_too", [True, False])
+async def test_an_event_stream_ends_cleanly_when_its_session_vanishes(
+    api, pool, redis, caplog, live_state_too
+):
+    """Row deleted mid-stream (its live state gone too, or still cached in Redis): an `end`
+    event, then a complete response, and no error in the log."""
     async with api.client() as client:
         sid = (await client.post(f"{API}/analyze-async", json={"content": "x"})).json()[
             "session_id"
@@ -594,7 +598,8 @@ async def test_an_event_stream_ends_cleanly_when_its_session_vanishes(api, pool,
                 events.append(line)
                 if line.startswith("data:") and len(events) == 2:
                     await pool.execute("DELETE FROM sessions WHERE id = $1::uuid", sid)
-                    await redis.delete(live.state_key(api.settings.key_prefix, sid))
+                    if live_state_too:
+                        await redis.delete(live.state_key(api.settings.key_prefix, sid))
     assert events[0] == "event: progress"
     assert "event: end" in events
     assert "no longer exists" in events[events.index("event: end") + 1]
