@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     # API input bounds and hardening
     # A request body that stalls longer than this between two reads gets 408 (slow clients).
     api_body_timeout_s: float = Field(10.0, gt=0)
+    # A connection must send a whole request line and headers within this many seconds of
+    # opening (or of its previous answer), else it is closed (slow-header clients).
+    api_header_timeout_s: float = Field(10.0, gt=0)
     # Largest request line plus headers uvicorn buffers; bigger ones are refused with 400.
     api_max_header_bytes: int = Field(16_384, ge=1024)
     # Idle keep-alive connections are closed after this many seconds.

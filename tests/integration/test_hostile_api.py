@@ -8,7 +8,12 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import resource
+import signal
+import subprocess
+import sys
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
@@ -79,7 +84,9 @@ async def api(world: World, tmp_path: Path) -> AsyncIterator[Served]:
     """A served API whose key belongs to a tenant of its own, with a media folder."""
     tenant = svc.unique("tenant-")
     keys = {KEY: {"tenant": tenant, "plan": 6}, OTHER_KEY: {"tenant": "someone-else", "plan": 6}}
-    settings = await world(api_keys=keys, media_root=str(tmp_path), api_body_timeout_s=0.5)
+    settings = await world(
+        api_keys=keys, media_root=str(tmp_path), api_body_timeout_s=0.5, api_header_timeout_s=1
+    )
     async with serving(settings, tenant) as served:
         yield served
 
@@ -292,6 +299,87 @@ async def test_a_control_character_in_the_idempotency_key_is_422(api, pool):
     exchange = await raw_request(api.port, head)
     assert exchange.status == 422 and b"U+001B" in exchange.body
     await nothing_kept(api, pool)
+
+
+async def test_a_client_trickling_its_headers_is_disconnected(api):
+    """Headers sent a line every 0.2 s never complete: the connection is closed at
+    API_HEADER_TIMEOUT_S (1 s here), however long the client would go on."""
+    loop = asyncio.get_running_loop()
+    transport, client = await loop.create_connection(_RawClient, "127.0.0.1", api.port)
+    transport.write(b"GET /healthz HTTP/1.1\r\nHost: api\r\n")
+    for n in range(50):  # 10 s of trickle at most
+        if client.closed.done():
+            break
+        transport.write(b"X-Slow-%d: x\r\n" % n)
+        await asyncio.sleep(0.2)
+    transport.close()
+    assert client.closed.done() and n < 25  # closed within about 5 s
+
+
+async def test_a_connection_that_sends_nothing_is_closed(api):
+    """An idle new connection does not hold a slot: closed after the header timeout."""
+    loop = asyncio.get_running_loop()
+    transport, client = await loop.create_connection(_RawClient, "127.0.0.1", api.port)
+    try:
+        await asyncio.wait_for(asyncio.shield(client.closed), 5)
+    finally:
+        transport.close()
+    assert client.received == b""
+
+
+async def test_connections_past_the_limit_get_503(world):
+    """With API_MAX_CONNECTIONS=2 and two connections held open, a third request is 503."""
+    tenant = svc.unique("tenant-")
+    settings = await world(api_keys={KEY: {"tenant": tenant, "plan": 6}}, api_max_connections=2)
+    async with serving(settings, tenant) as served:
+        loop = asyncio.get_running_loop()
+        held = [await loop.create_connection(_RawClient, "127.0.0.1", served.port) for _ in "ab"]
+        try:
+            async with served.client() as client:
+                response = await client.get("/healthz")
+        finally:
+            for transport, _ in held:
+                transport.close()
+    assert response.status_code == 503
+
+
+def test_verdict_api_serves_metrics_on_their_own_port(services, database_url, run_prefix):
+    """`verdict api` with API_METRICS_PORT: metrics there, none on the API port."""
+    port, metrics_port = svc.free_port(), svc.free_port()
+    env = {
+        **os.environ,
+        "AMQP_URL": services.amqp_url,
+        "REDIS_URL": services.redis_url,
+        "DATABASE_URL": database_url,
+        "TOPOLOGY_PREFIX": run_prefix,
+        "API_KEYS": json.dumps({KEY: {"tenant": "t", "plan": 6}}),
+        "API_METRICS_PORT": str(metrics_port),
+        "LOG_JSON": "true",
+    }
+    command = [sys.executable, "-m", "ops.cli", "api", "--port", str(port)]
+    process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+    try:
+        health = _poll_until(lambda: httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2))
+        metrics = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5)
+        on_api = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+    assert health.status_code == 200
+    assert metrics.status_code == 200 and "verdict_sessions_total" in metrics.text
+    assert on_api.status_code == 404
+
+
+def _poll_until(get: Any, timeout: float = 30) -> httpx.Response:
+    """`get()` once the server accepts connections."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return get()
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 # --- fields ------------------------------------------------------------------------------------
