@@ -120,7 +120,9 @@ class _RawClient(asyncio.Protocol):
 
     def __init__(self) -> None:
         self.received = bytearray()
-        self.closed = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        self.lost = loop.create_future()  # the server closed the connection
+        self.done = loop.create_future()  # a whole answer came, or the connection is gone
         self.writable = asyncio.Event()
         self.writable.set()
 
@@ -135,13 +137,18 @@ class _RawClient(asyncio.Protocol):
             ),
             None,
         )
-        if found and length is not None and len(body) >= length and not self.closed.done():
-            self.closed.set_result(None)  # a whole answer on a connection kept open
+        if found and length is not None and len(body) >= length:
+            self._settle(self.done)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.writable.set()
-        if not self.closed.done():
-            self.closed.set_result(None)
+        self._settle(self.lost)
+        self._settle(self.done)
+
+    @staticmethod
+    def _settle(future: asyncio.Future[None]) -> None:
+        if not future.done():
+            future.set_result(None)
 
     def pause_writing(self) -> None:
         self.writable.clear()
@@ -151,7 +158,7 @@ class _RawClient(asyncio.Protocol):
 
     @property
     def answered(self) -> bool:
-        return b"\r\n\r\n" in self.received or self.closed.done()
+        return b"\r\n\r\n" in self.received or self.done.done()
 
 
 async def raw_request(
@@ -170,9 +177,9 @@ async def raw_request(
         sent += len(piece)
     if pause_s:  # a slow client: what was promised never comes
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(client.closed), pause_s)
-    with contextlib.suppress(TimeoutError):  # a server that keeps the connection answers only
-        await asyncio.wait_for(asyncio.shield(client.closed), 2)
+            await asyncio.wait_for(asyncio.shield(client.done), pause_s)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(client.done), 5)
     transport.close()
     raw = bytes(client.received)
     status_line = raw.split(b"\r\n", 1)[0]
@@ -308,12 +315,12 @@ async def test_a_client_trickling_its_headers_is_disconnected(api):
     transport, client = await loop.create_connection(_RawClient, "127.0.0.1", api.port)
     transport.write(b"GET /healthz HTTP/1.1\r\nHost: api\r\n")
     for n in range(50):  # 10 s of trickle at most
-        if client.closed.done():
+        if client.lost.done():
             break
         transport.write(b"X-Slow-%d: x\r\n" % n)
         await asyncio.sleep(0.2)
     transport.close()
-    assert client.closed.done() and n < 25  # closed within about 5 s
+    assert client.lost.done() and n < 25  # closed within about 5 s
 
 
 async def test_a_connection_that_sends_nothing_is_closed(api):
@@ -321,10 +328,29 @@ async def test_a_connection_that_sends_nothing_is_closed(api):
     loop = asyncio.get_running_loop()
     transport, client = await loop.create_connection(_RawClient, "127.0.0.1", api.port)
     try:
-        await asyncio.wait_for(asyncio.shield(client.closed), 5)
+        await asyncio.wait_for(asyncio.shield(client.lost), 5)
     finally:
         transport.close()
     assert client.received == b""
+
+
+async def test_an_idle_keep_alive_connection_is_closed(world):
+    """After an answer, a kept-alive connection that sends nothing more is closed after
+    API_KEEP_ALIVE_S (1 s here; the header deadline is far longer)."""
+    tenant = svc.unique("tenant-")
+    settings = await world(
+        api_keys={KEY: {"tenant": tenant, "plan": 6}}, api_keep_alive_s=1, api_header_timeout_s=60
+    )
+    async with serving(settings, tenant) as served:
+        loop = asyncio.get_running_loop()
+        transport, client = await loop.create_connection(_RawClient, "127.0.0.1", served.port)
+        transport.write(b"GET /healthz HTTP/1.1\r\nHost: api\r\n\r\n")
+        await eventually(lambda: _true(b"\r\n\r\n" in client.received), 10)
+        try:
+            await asyncio.wait_for(asyncio.shield(client.lost), 5)
+        finally:
+            transport.close()
+    assert client.received.startswith(b"HTTP/1.1 200")
 
 
 async def test_connections_past_the_limit_get_503(world):

@@ -1,13 +1,17 @@
 """Pure policy against hostile input: control characters, invisible text, media paths,
 idempotency fingerprints and bounded validation messages."""
 
+import uuid
+
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from dispatcher.app import readable_problems
 from dispatcher.idempotency import IdempotencyKey, request_fingerprint
 from dispatcher.media import MediaRefused, locate, media_path_problem
+from dispatcher.queue_watch import ConsumerCounts
 from dispatcher.schemas import AnalyzeRequest, has_visible_character
+from dispatcher.tenancy import SessionTenants
 
 STRING_FIELDS = ("content", "text", "url", "media_path", "user_id")
 
@@ -137,3 +141,68 @@ def test_validation_messages_are_capped_and_never_quote_values():
     problems = readable_problems(refused.value.errors())
     assert len(problems) == 11 and problems[-1] == "and 39990 more"
     assert not any("SECRET" in p for p in problems)
+
+
+class _Sessions:
+    """A stand-in for the pool: a table of session tenants and a count of reads."""
+
+    def __init__(self, rows: dict[uuid.UUID, str]) -> None:
+        self.rows = rows
+        self.reads = 0
+
+    async def fetchval(self, query: str, sid: uuid.UUID) -> str | None:
+        self.reads += 1
+        return self.rows.get(sid)
+
+
+async def test_session_tenants_come_from_the_record_and_only_found_ones_are_kept():
+    """Owners are read once and remembered (at most `size` of them); an unknown session is
+    asked again every time, since its row may appear; a non-UUID never reaches the table."""
+    a, b, c = (uuid.uuid4() for _ in range(3))
+    table = _Sessions({a: "acme", b: "acme"})
+    tenants = SessionTenants(table, size=1)  # type: ignore[arg-type]
+    assert await tenants.owns("acme", str(a)) and await tenants.owns("acme", str(a))
+    assert table.reads == 1
+    assert not await tenants.owns("other", str(a))  # the remembered owner, not the caller
+    assert not await tenants.owns("acme", str(c)) and not await tenants.owns("acme", str(c))
+    assert table.reads == 3
+    table.rows[c] = "acme"
+    assert await tenants.owns("acme", str(c))  # now it exists
+    assert await tenants.owns("acme", str(b)) and await tenants.owns("acme", str(a))
+    assert table.reads == 6  # size 1: b pushed a out
+    assert not await tenants.owns("acme", "../../etc") and table.reads == 6
+
+
+class _Declared:
+    def __init__(self, consumers: int) -> None:
+        self.declaration_result = type("Ok", (), {"consumer_count": consumers})()
+
+
+class _Broker:
+    """A connection whose queues have `consumers` consumers; counts the declares."""
+
+    def __init__(self, consumers: int) -> None:
+        self.consumers = consumers
+        self.declares = 0
+
+    async def channel(self) -> "_Broker":
+        return self
+
+    async def declare_queue(self, name: str, **kwargs: object) -> _Declared:
+        self.declares += 1
+        return _Declared(self.consumers)
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_consumer_counts_are_trusted_for_their_ttl_only():
+    """Within the TTL the broker is not asked again; with TTL 0 every call asks."""
+    broker = _Broker(consumers=2)
+    cached, fresh = ConsumerCounts(ttl_s=60), ConsumerCounts(ttl_s=0)
+    assert await cached.of(broker, "q") == 2  # type: ignore[arg-type]
+    broker.consumers = 0
+    assert await cached.of(broker, "q") == 2  # type: ignore[arg-type]
+    assert await fresh.of(broker, "q") == 0  # type: ignore[arg-type]
+    assert await fresh.of(broker, "q") == 0  # type: ignore[arg-type]
+    assert broker.declares == 3
