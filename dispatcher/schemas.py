@@ -52,6 +52,17 @@ def _visible(value: str) -> str:
 
 VisibleText = Annotated[PlainText, AfterValidator(_visible)]
 
+_WEB_ADDRESS = re.compile(r"^https?://\S+$")
+
+
+def _web_address(value: str) -> str:
+    if not _WEB_ADDRESS.match(value):
+        raise ValueError("must be an http:// or https:// address without spaces")
+    return value
+
+
+WebAddress = Annotated[PlainText, AfterValidator(_web_address)]
+
 
 class AnalyzeRequest(BaseModel):
     """POST /analyze-async. `text` is accepted as an alias of `content`."""
@@ -60,7 +71,7 @@ class AnalyzeRequest(BaseModel):
 
     content: VisibleText | None = Field(None, max_length=CONTENT_CEILING)
     text: VisibleText | None = Field(None, max_length=CONTENT_CEILING)
-    url: PlainText | None = Field(None, max_length=URL_CEILING, pattern=r"^https?://\S+$")
+    url: WebAddress | None = Field(None, max_length=URL_CEILING)
     media_path: PlainText | None = Field(None, max_length=1024)
     input_type: InputType = "text"
     plan_type: int | None = Field(None, ge=1, le=6)
