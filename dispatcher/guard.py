@@ -20,6 +20,9 @@ from shared.settings import Settings
 KEYED_PATHS = "/api/"
 
 
+_TWO_LENGTHS = "send either Content-Length or Transfer-Encoding, not both"
+
+
 class BodyRefused(HTTPException):
     """Raised while a body is read when it grows past the limit (413) or stalls (408)."""
 
@@ -90,6 +93,10 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
+        if "content-length" in headers and "transfer-encoding" in headers:
+            # RFC 9112 §6.1: such a message may be smuggled past a proxy that reads the other.
+            await _refuse(scope, send, status.HTTP_400_BAD_REQUEST, _TWO_LENGTHS)
+            return
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > self.limit:
             await _refuse(scope, send, status.HTTP_413_CONTENT_TOO_LARGE, self._over_limit)

@@ -470,6 +470,51 @@ async def test_malformed_json_is_a_client_error(api, pool):
     await nothing_kept(api, pool)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[]",
+        b"null",
+        b'"content"',
+        b'{"content": 5}',
+        b'{"content": "x", "plan_type": 99999999999999999999999999}',
+        b'{"content": "x", "plan_type": 1e309}',
+        b'{"content": "x", "input_type": "../../etc"}',
+        b'{"content": "x", "user_id": "' + b"u" * 129 + b'"}',
+    ],
+)
+async def test_bodies_of_the_wrong_shape_are_422(api, pool, body):
+    """Not an object, wrong types, out-of-range numbers, unknown input types, long ids."""
+    async with api.client() as client:
+        response = await client.post(
+            f"{API}/analyze-async", content=body, headers={"Content-Type": "application/json"}
+        )
+    assert response.status_code == 422, response.text
+    await nothing_kept(api, pool)
+
+
+async def test_a_key_longer_than_200_characters_is_422(api, pool):
+    """Idempotency keys are short names, not storage."""
+    async with api.client() as client:
+        response = await client.post(
+            f"{API}/analyze-async", json={"content": "x"}, headers={"Idempotency-Key": "k" * 201}
+        )
+    assert response.status_code == 422 and "idempotency-key" in response.text
+    await nothing_kept(api, pool)
+
+
+async def test_a_body_with_two_lengths_is_refused_by_the_server(api, pool):
+    """Content-Length and Transfer-Encoding together (request smuggling past a proxy that
+    reads the other one): 400 and the connection closed, whatever h11 would have done."""
+    head = _head(
+        f"{API}/analyze-async",
+        {"X-API-Key": KEY, "Content-Length": "5", "Transfer-Encoding": "chunked"},
+    )
+    exchange = await raw_request(api.port, head, [_chunk(b'{"content": "x"}'), b"0\r\n\r\n"])
+    assert exchange.status == 400 and b"not both" in exchange.body
+    await nothing_kept(api, pool)
+
+
 # --- media paths -------------------------------------------------------------------------------
 
 BAD_MEDIA_PATHS = [
