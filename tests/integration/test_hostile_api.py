@@ -85,7 +85,7 @@ async def api(world: World, tmp_path: Path) -> AsyncIterator[Served]:
     tenant = svc.unique("tenant-")
     keys = {KEY: {"tenant": tenant, "plan": 6}, OTHER_KEY: {"tenant": "someone-else", "plan": 6}}
     settings = await world(
-        api_keys=keys, media_root=str(tmp_path), api_body_timeout_s=0.5, api_header_timeout_s=1
+        api_keys=keys, media_root=str(tmp_path), api_body_timeout_s=2, api_header_timeout_s=3
     )
     async with serving(settings, tenant) as served:
         yield served
@@ -252,7 +252,7 @@ async def test_a_body_that_stalls_is_408(api, pool):
         f"{API}/analyze-async",
         {"X-API-Key": KEY, "Content-Type": "application/json", "Content-Length": "100"},
     )
-    exchange = await raw_request(api.port, head + b'{"content": "sl', pause_s=3.0)
+    exchange = await raw_request(api.port, head + b'{"content": "sl', pause_s=6.0)
     assert exchange.status == 408, exchange.body
     await nothing_kept(api, pool)
 
@@ -310,7 +310,7 @@ async def test_a_control_character_in_the_idempotency_key_is_422(api, pool):
 
 async def test_a_client_trickling_its_headers_is_disconnected(api):
     """Headers sent a line every 0.2 s never complete: the connection is closed at
-    API_HEADER_TIMEOUT_S (1 s here), however long the client would go on."""
+    API_HEADER_TIMEOUT_S (3 s here), however long the client would go on."""
     loop = asyncio.get_running_loop()
     transport, client = await loop.create_connection(_RawClient, "127.0.0.1", api.port)
     transport.write(b"GET /healthz HTTP/1.1\r\nHost: api\r\n")
@@ -320,7 +320,7 @@ async def test_a_client_trickling_its_headers_is_disconnected(api):
         transport.write(b"X-Slow-%d: x\r\n" % n)
         await asyncio.sleep(0.2)
     transport.close()
-    assert client.lost.done() and n < 25  # closed within about 5 s
+    assert client.lost.done() and n < 40  # closed within about 8 s
 
 
 async def test_a_connection_that_sends_nothing_is_closed(api):
@@ -328,7 +328,7 @@ async def test_a_connection_that_sends_nothing_is_closed(api):
     loop = asyncio.get_running_loop()
     transport, client = await loop.create_connection(_RawClient, "127.0.0.1", api.port)
     try:
-        await asyncio.wait_for(asyncio.shield(client.lost), 5)
+        await asyncio.wait_for(asyncio.shield(client.lost), 8)
     finally:
         transport.close()
     assert client.received == b""
