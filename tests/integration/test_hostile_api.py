@@ -723,7 +723,7 @@ async def test_responses_say_nosniff_and_session_data_no_store(api):
         assert response.headers["cache-control"] == "no-store"
 
 
-async def test_an_unexpected_failure_is_a_generic_500_with_a_reference(api, caplog):
+async def test_an_unexpected_failure_is_a_generic_500_with_a_reference(api, capsys):
     """The client gets a reference, not the exception; the log has both."""
 
     async def broken(*args: Any) -> bool:
@@ -736,6 +736,9 @@ async def test_an_unexpected_failure_is_a_generic_500_with_a_reference(api, capl
     detail = response.json()["detail"]
     assert "hunter2" not in response.text and "RuntimeError" not in response.text
     assert "reference" in detail and response.headers["x-content-type-options"] == "nosniff"
+    reference = detail.split("reference ")[1].split()[0]
+    logged = "".join(capsys.readouterr())
+    assert reference in logged and "hunter2" in logged
 
 
 # --- server-sent events -----------------------------------------------------------------------
