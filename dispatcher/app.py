@@ -1,35 +1,47 @@
-"""FastAPI application: submit, queue-status, result, events, health, metrics."""
+"""FastAPI application: submit, queue-status, result, events, health."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-from fastapi import Depends, FastAPI, Header, HTTPException, Request, status
+import structlog
+from fastapi import Depends, FastAPI, HTTPException, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
-from prometheus_client import make_asgi_app
 from redis.asyncio import Redis
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from dispatcher.audit import RefusalAudit
 from dispatcher.auth import Caller, effective_plan
+from dispatcher.guard import RequestGuard, SecurityHeaders
+from dispatcher.idempotency import IdempotencyHeader, request_fingerprint
+from dispatcher.media import MediaRefused
 from dispatcher.quotas import RateLimitHeaders
 from dispatcher.schemas import AnalyzeRequest
 from dispatcher.state import AppState
-from dispatcher.submit import Backpressure, accept
+from dispatcher.submit import Backpressure, KeyReused, accept, media_task_path
 from shared import db as database
 from shared import live, sessions
 from shared.sessions import NewSession, SessionView
 from shared.settings import Settings
 
+log = structlog.get_logger(__name__)
+
 API = "/api/v3/pipeline"
-# Largest request body accepted before parsing; content itself is bounded by settings.
+# Largest request body read, from the character limit: a code point outside the BMP sent as
+# two `\uXXXX` escapes takes 12 bytes of JSON. The character limit itself is exact (below).
+JSON_BYTES_PER_CHAR = 12
+# Room for the other fields and the JSON around them.
 BODY_OVERHEAD_BYTES = 64 * 1024
+# A 422 lists at most this many problems: a body with 40,000 unknown fields gets a short answer.
+MAX_LISTED_PROBLEMS = 10
+# Longest field name quoted in a 422 (names are the client's own text).
+MAX_QUOTED_NAME = 40
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -46,8 +58,10 @@ def create_app(settings: Settings) -> FastAPI:
         yield
         await state.close()
 
-    app = FastAPI(title="verdict-pipeline", version="0.1.0", lifespan=lifespan)
-    app.mount("/metrics", make_asgi_app())
+    # No trailing-slash redirects: their Location would be built from the client's Host header.
+    app = FastAPI(
+        title="verdict-pipeline", version="0.1.0", lifespan=lifespan, redirect_slashes=False
+    )
     _install_limits(app, settings)
     _install_routes(app)
     app.add_middleware(RateLimitHeaders)
@@ -55,43 +69,44 @@ def create_app(settings: Settings) -> FastAPI:
     return app
 
 
-class BodyLimit:
-    """413 for a request whose declared body is over `limit` bytes, before it is read.
-
-    Plain ASGI: starlette's BaseHTTPMiddleware (`@app.middleware`) costs every request an
-    extra task and a pair of memory streams."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            length = dict(scope["headers"]).get(b"content-length", b"")
-            if length.isdigit() and int(length) > self.limit:
-                response = JSONResponse(
-                    {"detail": f"request body over {self.limit} bytes"},
-                    status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-                )
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
 def _install_limits(app: FastAPI, settings: Settings) -> None:
-    limit = settings.max_content_chars * 4 + BODY_OVERHEAD_BYTES  # 4 bytes per char at most
-    app.add_middleware(BodyLimit, limit=limit)
+    limit = settings.max_content_chars * JSON_BYTES_PER_CHAR + BODY_OVERHEAD_BYTES
+    app.add_middleware(RequestGuard, settings=settings, limit=limit)
+    app.add_middleware(SecurityHeaders, private_paths=API)
 
     @app.exception_handler(RequestValidationError)
     async def readable_422(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [
-            f"{'.'.join(str(p) for p in e['loc'] if p != 'body') or 'body'}: {e['msg']}"
-            for e in exc.errors()
-        ]
+        problems = readable_problems(exc.errors())
         return JSONResponse(
             {"detail": "; ".join(problems), "errors": problems},
             status.HTTP_422_UNPROCESSABLE_CONTENT,
         )
+
+    @app.exception_handler(Exception)
+    async def unexpected_500(request: Request, exc: Exception) -> JSONResponse:
+        reference = uuid.uuid4().hex[:12]
+        log.error("request failed", error_id=reference, path=request.url.path, exc_info=exc)
+        return JSONResponse(
+            {"detail": f"internal error; quote reference {reference} when reporting it"},
+            status.HTTP_500_INTERNAL_SERVER_ERROR,
+            headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"},
+        )
+
+
+def readable_problems(errors: Sequence[Any]) -> list[str]:
+    """`field: message` for the first few validation errors, never the values sent."""
+    problems = [
+        f"{_field_name(e['loc'])}: {str(e['msg']).removeprefix('Value error, ')}"
+        for e in errors[:MAX_LISTED_PROBLEMS]
+    ]
+    if len(errors) > MAX_LISTED_PROBLEMS:
+        problems.append(f"and {len(errors) - MAX_LISTED_PROBLEMS} more")
+    return problems
+
+
+def _field_name(loc: Sequence[Any]) -> str:
+    name = ".".join(str(p) for p in loc if p != "body") or "body"
+    return name if len(name) <= MAX_QUOTED_NAME else name[:MAX_QUOTED_NAME] + "…"
 
 
 # Dependencies are coroutines although they do no I/O: FastAPI runs a plain `def` one in
@@ -132,7 +147,7 @@ def _install_routes(app: FastAPI) -> None:
         body: AnalyzeRequest,
         who: Caller = Depends(caller),
         state: AppState = Depends(pipeline),
-        idempotency_key: str | None = Header(None, max_length=200),
+        idempotency_key: IdempotencyHeader = None,
     ) -> JSONResponse:
         settings = state.settings
         if body.body and len(body.body) > settings.max_content_chars:
@@ -144,28 +159,38 @@ def _install_routes(app: FastAPI) -> None:
             raise HTTPException(413, f"url longer than {settings.max_url_chars} characters")
         plan = effective_plan(who, body.plan_type)
         await state.quotas.hold_in_flight(who, idempotency_key)
+        try:
+            media_path = body.media_path and await media_task_path(
+                state, who.tenant, plan, body.media_path
+            )
+        except MediaRefused as exc:
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
         new = NewSession(
             id=sessions.new_session_id(),
             tenant=who.tenant,
             plan=plan,
             input_type=body.input_type,
-            input=body.task_input(),
+            input=body.task_input(media_path),
             deadline_s=settings.deadline_s(plan),
             user_id=body.user_id,
             idempotency_key=idempotency_key,
+            request_hash=request_fingerprint(body, plan) if idempotency_key else None,
         )
         try:
             accepted = await accept(state, new)
         except Backpressure as exc:
             return JSONResponse(
-                {"detail": f"the pipeline is at capacity, retry later ({exc})"},
+                {"detail": "the pipeline is at capacity, retry later"},
                 status.HTTP_503_SERVICE_UNAVAILABLE,
                 headers={"Retry-After": str(exc.retry_after_s)},
             )
-        if accepted.mode == "sync":
-            view = await sessions.load(state.pool, accepted.session_id, who.tenant)
-            assert view is not None
-            return JSONResponse({**_result_body(view), **_links(view.id)}, status.HTTP_200_OK)
+        except KeyReused as exc:
+            raise HTTPException(
+                status.HTTP_409_CONFLICT,
+                "this Idempotency-Key was already used for a different request",
+            ) from exc
+        if accepted.mode == "sync" or accepted.replayed:
+            return await _current_state(state, accepted.session_id, who)
         return JSONResponse(
             {
                 "session_id": accepted.session_id,
@@ -217,14 +242,30 @@ def _install_routes(app: FastAPI) -> None:
         return JSONResponse({"ok": healthy, **checks}, 200 if healthy else 503)
 
 
+async def _current_state(state: AppState, session_id: str, who: Caller) -> JSONResponse:
+    """A session as its submitter sees it now: 200 with the result once final, else 202."""
+    view = await sessions.load(state.pool, session_id, who.tenant)
+    if view is None:
+        raise HTTPException(404, "no such session")
+    if view.final:
+        return JSONResponse({**_result_body(view), **_links(view.id)}, status.HTTP_200_OK)
+    body = {"session_id": view.id, "status": "processing", **_links(view.id)}
+    return JSONResponse(body, status.HTTP_202_ACCEPTED)
+
+
 async def _progress(state: AppState, session_id: str, who: Caller) -> dict[str, Any]:
-    """Live state from Redis when it has it, else from Postgres; 404 for others' sessions."""
+    """Progress of the caller's session: 404 unless Postgres says it is the caller's.
+
+    Redis live state is only a cache of progress; whose session it is comes from the record.
+    """
+    if not await state.tenants.owns(who.tenant, session_id):
+        raise HTTPException(404, "no such session")
     try:
         cached = await live.read_state(state.redis, state.settings.key_prefix, session_id)
     except Exception:
         cached = None
-    if cached is not None and cached.get("tenant") == who.tenant:
-        cached.pop("tenant")
+    if cached is not None:
+        cached.pop("tenant", None)
         return cached
     view = await sessions.load(state.pool, session_id, who.tenant)
     if view is None:
@@ -237,29 +278,50 @@ EVENT_POLL_S = 1.0
 
 
 async def _event_stream(state: AppState, session_id: str, who: Caller) -> AsyncIterator[bytes]:
-    """Server-sent `progress` events until the session is final, then one `result` event."""
+    """Server-sent `progress` events until the session is final, then one `result` event.
+
+    A session that vanishes mid-stream (row deleted, expired) ends the stream with an `end`
+    event, as does a failure to read it: a stream always ends as a well-formed response.
+    """
     pubsub: Any = state.redis.pubsub()
     try:
         await pubsub.subscribe(live.events_channel(state.settings.key_prefix, session_id))
     except Exception:
         pubsub = None
-    last = None
     try:
-        while True:
-            progress = await _progress(state, session_id, who)
-            if progress != last:
-                yield f"event: progress\ndata: {json.dumps(progress)}\n\n".encode()
-                last = progress
-            if progress["status"] != "processing":
-                view = await sessions.load(state.pool, session_id, who.tenant)
-                if view is not None and view.final:
-                    final = json.dumps(_result_body(view), default=str)
-                    yield f"event: result\ndata: {final}\n\n".encode()
-                    return
-            await _wait_for_news(pubsub)
+        async for event in _session_events(state, session_id, who, pubsub):
+            yield event
+    except HTTPException:
+        yield _sse("end", {"reason": "the session no longer exists"})
+    except Exception as exc:
+        log.warning("event stream ended early", session_id=session_id, error=repr(exc))
+        yield _sse("end", {"reason": "progress cannot be read now; reconnect later"})
     finally:
         if pubsub is not None:
             await pubsub.aclose()
+
+
+async def _session_events(
+    state: AppState, session_id: str, who: Caller, pubsub: Any
+) -> AsyncIterator[bytes]:
+    last = None
+    while True:
+        if not await state.tenants.exists(session_id):  # the record, not the cache
+            raise HTTPException(404, "no such session")
+        progress = await _progress(state, session_id, who)
+        if progress != last:
+            yield _sse("progress", progress)
+            last = progress
+        if progress["status"] != "processing":
+            view = await sessions.load(state.pool, session_id, who.tenant)
+            if view is not None and view.final:
+                yield _sse("result", _result_body(view))
+                return
+        await _wait_for_news(pubsub)
+
+
+def _sse(event: str, data: Any) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, default=str)}\n\n".encode()
 
 
 async def _wait_for_news(pubsub: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fastapi import HTTPException, Request, status
@@ -18,10 +19,15 @@ class Caller:
 
 def key_from(request: Request) -> str | None:
     """The key from `X-API-Key` or `Authorization: Bearer …`."""
-    key = request.headers.get("x-api-key")
+    return key_in(request.headers)
+
+
+def key_in(headers: Mapping[str, str]) -> str | None:
+    """`key_from` for bare headers (the ASGI layer checks keys before a body is read)."""
+    key = headers.get("x-api-key")
     if key:
         return key
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    scheme, _, token = headers.get("authorization", "").partition(" ")
     return token if scheme.lower() == "bearer" and token else None
 
 

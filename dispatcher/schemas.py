@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+import re
+import unicodedata
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from shared.constants import MEDIA_INPUT_TYPES
 from shared.messages import InputType
@@ -13,19 +15,67 @@ from shared.messages import InputType
 CONTENT_CEILING = 1_000_000
 URL_CEILING = 8192
 
+# C0 controls other than tab, line feed and carriage return: no text needs them, and NUL
+# cannot even be stored by PostgreSQL.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def _no_control_characters(value: str) -> str:
+    found = _CONTROL.search(value)
+    if found:
+        raise ValueError(f"contains the control character U+{ord(found.group()):04X}")
+    return value
+
+
+# Every string a client sends goes through this type (header values included).
+PlainText = Annotated[str, AfterValidator(_no_control_characters)]
+
+# Categories that draw nothing: controls, format characters (zero-width, bidi), separators.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+# Letters that render as blank space (Hangul fillers, braille blank).
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def has_visible_character(text: str) -> bool:
+    """True when `text` draws at least one character (not only spaces or invisible marks)."""
+    return any(
+        c not in _BLANK_LETTERS and unicodedata.category(c) not in _INVISIBLE_CATEGORIES
+        for c in text
+    )
+
+
+def _visible(value: str) -> str:
+    if value and not has_visible_character(value):
+        raise ValueError("has no visible characters")
+    return value
+
+
+VisibleText = Annotated[PlainText, AfterValidator(_visible)]
+
+_WEB_ADDRESS = re.compile(r"^https?://\S+$")
+
+
+def _web_address(value: str) -> str:
+    if not _WEB_ADDRESS.match(value):
+        raise ValueError("must be an http:// or https:// address without spaces")
+    return value
+
+
+WebAddress = Annotated[PlainText, AfterValidator(_web_address)]
+
 
 class AnalyzeRequest(BaseModel):
     """POST /analyze-async. `text` is accepted as an alias of `content`."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    content: str | None = Field(None, max_length=CONTENT_CEILING)
-    text: str | None = Field(None, max_length=CONTENT_CEILING)
-    url: str | None = Field(None, max_length=URL_CEILING, pattern=r"^https?://\S+$")
-    media_path: str | None = Field(None, max_length=1024)
+    content: VisibleText | None = Field(None, max_length=CONTENT_CEILING)
+    text: VisibleText | None = Field(None, max_length=CONTENT_CEILING)
+    url: WebAddress | None = Field(None, max_length=URL_CEILING)
+    media_path: PlainText | None = Field(None, max_length=1024)
     input_type: InputType = "text"
     plan_type: int | None = Field(None, ge=1, le=6)
-    user_id: str | None = Field(None, max_length=128)
+    user_id: PlainText | None = Field(None, max_length=128)
 
     @model_validator(mode="after")
     def _has_what_its_type_needs(self) -> AnalyzeRequest:
@@ -44,11 +94,11 @@ class AnalyzeRequest(BaseModel):
     def body(self) -> str | None:
         return self.content or self.text
 
-    def task_input(self) -> dict[str, Any]:
-        """The wire form of the input carried by every task."""
+    def task_input(self, media_path: str | None = None) -> dict[str, Any]:
+        """The wire form of the input carried by every task (`media_path` as workers find it)."""
         return {
             "content": self.body,
             "url": self.url,
-            "mediaPath": self.media_path,
+            "mediaPath": media_path or self.media_path,
             "inputType": self.input_type,
         }

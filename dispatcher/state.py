@@ -12,8 +12,9 @@ import structlog
 from aio_pika.abc import AbstractRobustConnection
 from redis.asyncio import Redis
 
-from dispatcher.queue_watch import watch
+from dispatcher.queue_watch import ConsumerCounts, watch
 from dispatcher.quotas import Quotas
+from dispatcher.tenancy import SessionTenants
 from shared.broker import Publisher, connect
 from shared.errors import BrokerUnavailable
 from shared.settings import Settings
@@ -36,11 +37,15 @@ class AppState:
     quotas: Quotas = field(init=False)
     publisher: Publisher | None = None
     connection: AbstractRobustConnection | None = None
+    tenants: SessionTenants = field(init=False)
+    media_readers: ConsumerCounts = field(init=False)
     _connector: asyncio.Task[None] | None = field(default=None, repr=False)
     _watcher: asyncio.Task[None] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.quotas = Quotas(self.settings, self.redis, self.pool)
+        self.tenants = SessionTenants(self.pool, self.settings.api_tenant_cache_size)
+        self.media_readers = ConsumerCounts(self.settings.api_media_readers_ttl_s)
 
     def start_broker(self) -> None:
         """Connect in the background; until then the API analyses synchronously."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from dispatcher.media import MediaRefused, locate
 from dispatcher.state import AppState
 from dispatcher.sync import analyse_inline
 from shared import live, metrics, sessions
@@ -15,6 +16,7 @@ from shared.errors import BrokerUnavailable, PublishError, QueueFull
 from shared.messages import Task, TaskInput, now_ms, priority_of
 from shared.sessions import NewSession, progress_of
 from shared.urgency import UrgentSignals
+from topology.spec import Names
 
 log = structlog.get_logger(__name__)
 
@@ -23,6 +25,7 @@ log = structlog.get_logger(__name__)
 class Accepted:
     session_id: str
     mode: str  # "async": tasks confirmed by the broker; "sync": analysed in-process
+    replayed: bool = False  # the idempotency key named an earlier session: no new work
 
 
 class Backpressure(Exception):
@@ -31,6 +34,10 @@ class Backpressure(Exception):
     def __init__(self, reason: str, retry_after_s: int) -> None:
         super().__init__(reason)
         self.retry_after_s = retry_after_s
+
+
+class KeyReused(Exception):
+    """Raised when an idempotency key already named a session created by another request."""
 
 
 # Seconds a refused client should wait: long enough for workers to drain some backlog.
@@ -64,13 +71,15 @@ async def accept(state: AppState, session: NewSession) -> Accepted:
     urgent = _is_urgent(state, session)
     if urgent:
         begun = asyncio.ensure_future(_signal_urgent(state, session.id, begin=True))
-    session_id = await sessions.create(state.pool, session)
+    recorded = await sessions.record(state.pool, session)
     if urgent:
         await begun
-    if session_id != session.id:
+    if recorded.id != session.id:
         if urgent:  # idempotency key seen before: same session, no new work
             await _signal_urgent(state, session.id, begin=False)
-        return Accepted(session_id, "async")
+        if recorded.request_hash not in (None, session.request_hash):
+            raise KeyReused(recorded.id)
+        return Accepted(recorded.id, "async", replayed=True)
     tasks = first_tasks(session, session.user_id)
     # The live state is written while the tasks are confirmed, not before: it is not on the
     # critical path, and a later state from the aggregator is never overwritten by it.
@@ -98,6 +107,21 @@ async def accept(state: AppState, session: NewSession) -> Accepted:
         await announced
     metrics.SESSIONS.labels("async").inc()
     return Accepted(session.id, "async")
+
+
+async def media_task_path(state: AppState, tenant: str, plan: int, media_path: str) -> str:
+    """The path a task carries for a client's media file; MediaRefused when none can be read.
+
+    Refused too while no worker consumes media on the plan's queue: the task could only
+    wait there. With the broker away the session is analysed in-process, as any other.
+    """
+    path = await asyncio.to_thread(locate, state.settings.media_root, tenant, media_path)
+    connection = state.connection
+    if connection is not None and not connection.is_closed:
+        queue = Names(state.settings.topology_prefix).task_queue(MEDIA_PREPROCESS, plan)
+        if await state.media_readers.of(connection, queue) == 0:
+            raise MediaRefused("media input cannot be analysed right now (no media worker runs)")
+    return path
 
 
 async def _publish_all(state: AppState, tasks: list[Task]) -> None:

@@ -129,25 +129,19 @@ def db_migrate() -> None:
 @click.option("--host", default=None, help="bind address (default: API_HOST)")
 @click.option("--port", default=None, type=int, help="port (default: API_PORT)")
 def api(host: str | None, port: int | None) -> None:
-    """Serve the HTTP API."""
+    """Serve the HTTP API (and its metrics on API_METRICS_PORT when set)."""
     import uvicorn
 
-    from dispatcher.app import create_app
+    from dispatcher.serving import serve_metrics, server_config
 
     settings = _settings()
+    serve_metrics(settings)
     # After its graceful shutdown uvicorn raises the signal it caught again, for the handler
     # that was there before it: with the default one the API would die of its SIGTERM instead
     # of exiting 0 like every other process. This one lets the command return.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, frame: None)
-    uvicorn.run(
-        create_app(settings),
-        host=host or settings.api_host,
-        port=port or settings.api_port,
-        log_level=settings.log_level.lower(),
-        access_log=False,
-        timeout_graceful_shutdown=10,
-    )
+    uvicorn.Server(server_config(settings, host, port)).run()
 
 
 @main.command()

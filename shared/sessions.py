@@ -22,6 +22,8 @@ class NewSession:
     deadline_s: float
     user_id: str | None = None
     idempotency_key: str | None = None
+    # SHA-256 of the normalised request: tells a retry of it from a reuse of its key.
+    request_hash: str | None = None
     mode: str = "async"
     components: tuple[str, ...] = ANALYSIS_COMPONENTS
 
@@ -75,15 +77,29 @@ def new_session_id() -> str:
     return str(uuid.uuid4())
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """The session a create left in place: the new one, or the one its idempotency key names."""
+
+    id: str
+    request_hash: str | None
+
+
 async def create(conn: asyncpg.Connection | asyncpg.Pool, s: NewSession) -> str:
     """Insert the session; with an idempotency key already used by the tenant, return that id."""
+    return (await record(conn, s)).id
+
+
+async def record(conn: asyncpg.Connection | asyncpg.Pool, s: NewSession) -> Recorded:
+    """`create`, also saying which request the existing session of a reused key came from."""
     row = await conn.fetchrow(
         """
         INSERT INTO sessions (id, tenant, user_id, plan, input_type, input, components,
-                              mode, idempotency_key, deadline_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + make_interval(secs => $10))
+                              mode, idempotency_key, request_hash, deadline_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+                now() + make_interval(secs => $11))
         ON CONFLICT (tenant, idempotency_key) DO UPDATE SET tenant = EXCLUDED.tenant
-        RETURNING id
+        RETURNING id, request_hash
         """,
         uuid.UUID(s.id),
         s.tenant,
@@ -94,9 +110,10 @@ async def create(conn: asyncpg.Connection | asyncpg.Pool, s: NewSession) -> str:
         list(s.components),
         s.mode,
         s.idempotency_key,
+        s.request_hash,
         s.deadline_s,
     )
-    return str(row["id"])
+    return Recorded(str(row["id"]), row["request_hash"])
 
 
 async def delete(conn: asyncpg.Connection | asyncpg.Pool, session_id: str) -> None:

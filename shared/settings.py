@@ -129,6 +129,26 @@ class Settings(BaseSettings):
     sync_timeout_s: float = Field(30.0, gt=0)
     publish_timeout_s: float = Field(5.0, gt=0)
 
+    # API input bounds and hardening
+    # A request body that stalls longer than this between two reads gets 408 (slow clients).
+    api_body_timeout_s: float = Field(10.0, gt=0)
+    # A connection must send a whole request line and headers within this many seconds of
+    # opening (or of its previous answer), else it is closed (slow-header clients).
+    api_header_timeout_s: float = Field(10.0, gt=0)
+    # Largest request line plus headers uvicorn buffers; bigger ones are refused with 400.
+    api_max_header_bytes: int = Field(16_384, ge=1024)
+    # Idle keep-alive connections are closed after this many seconds.
+    api_keep_alive_s: int = Field(5, ge=1)
+    # Connections (and tasks) served at once; past it uvicorn answers 503.
+    api_max_connections: int = Field(1_000, ge=1)
+    # Port of the API's Prometheus metrics (none: not served), on API_METRICS_HOST.
+    api_metrics_port: int | None = None
+    api_metrics_host: str = "127.0.0.1"
+    # Sessions whose tenant the API remembers (a session's tenant never changes).
+    api_tenant_cache_size: int = Field(10_000, ge=1)
+    # How long the API trusts a count of media_preprocess consumers before asking again.
+    api_media_readers_ttl_s: float = Field(5.0, ge=0)
+
     # Retries: delay for attempt n is base × 2^(n-1) (SPEC §6.4).
     retry_base_ms: int = Field(30_000, ge=1)
     max_attempts: int = Field(3, ge=1, le=10)

@@ -134,3 +134,10 @@ async def delete_broker_objects(amqp_url: str, management: str | None, prefix: s
                 name = item["name"]
                 if name == prefix or name.startswith((f"{prefix}.", f"{prefix}_")):
                     await http.delete(f"/{kind}/{v}/{quote(name, safe='')}")
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

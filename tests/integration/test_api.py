@@ -157,24 +157,38 @@ async def test_full_queues_answer_503_and_leave_no_session_behind(world, pool):
     assert count == 0
 
 
-async def test_queue_depths_are_exported_as_metrics(settings, publisher):
-    """/metrics reports how many tasks wait in each queue, read from the broker itself."""
+async def test_queue_depths_are_exported_as_metrics(world, publisher):
+    """The metrics port reports how many tasks wait in each queue, read from the broker itself."""
     from dispatcher.queue_watch import read_depths
+    from dispatcher.serving import serve_metrics
     from shared.broker import connect
+    from tests.services import free_port
     from topology.spec import from_settings
 
-    async with client_for(settings) as api:
-        await api.post(f"{API}/analyze-async", json={"text": "queued"}, headers=ENTERPRISE)
-        connection = await connect(settings.amqp_url, "test")
-        try:
-            depths = await read_depths(connection, from_settings(settings))
-        finally:
-            await connection.close()
+    settings = await world(api_metrics_port=free_port())
+    metrics_server = serve_metrics(settings)
+    assert metrics_server is not None
+    try:
+        async with (
+            client_for(settings) as api,
+            httpx.AsyncClient(base_url=f"http://127.0.0.1:{settings.api_metrics_port}") as ops,
+        ):
+            await api.post(f"{API}/analyze-async", json={"text": "queued"}, headers=ENTERPRISE)
+            connection = await connect(settings.amqp_url, "test")
+            try:
+                depths = await read_depths(connection, from_settings(settings))
+            finally:
+                await connection.close()
 
-        async def exported():
-            text = (await api.get("/metrics/")).text
-            name = f'verdict_queue_depth{{queue="{settings.topology_prefix}.claims.6"}} 1.0'
-            return name in text
+            async def exported():
+                text = (await ops.get("/metrics")).text
+                name = f'verdict_queue_depth{{queue="{settings.topology_prefix}.claims.6"}} 1.0'
+                return name in text
 
-        await eventually(exported, timeout=15)
+            await eventually(exported, timeout=15)
+            on_api = await api.get("/metrics")
+    finally:
+        metrics_server.shutdown()
+        metrics_server.server_close()
     assert depths[f"{settings.topology_prefix}.claims.6"] == 1
+    assert on_api.status_code == 404  # not on the port clients reach

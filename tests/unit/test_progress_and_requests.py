@@ -41,7 +41,7 @@ def test_final_sessions_report_full_progress():
         ({"input_type": "url", "content": "x"}, "needs a url"),
         ({"input_type": "video", "content": "x"}, "needs a media_path"),
         ({"content": "x", "plan_type": 7}, "less than or equal to 6"),
-        ({"content": "x", "url": "javascript:alert(1)"}, "should match pattern"),
+        ({"content": "x", "url": "javascript:alert(1)"}, "must be an http:// or https://"),
         ({"content": "x", "colour": "red"}, "Extra inputs"),
     ],
 )

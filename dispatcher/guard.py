@@ -1,0 +1,168 @@
+"""What a request may make the API read, and the headers every response carries.
+
+Plain ASGI classes: starlette's BaseHTTPMiddleware (`@app.middleware`) costs every request an
+extra task and a pair of memory streams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import HTTPException, status
+from fastapi.responses import JSONResponse
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from dispatcher.auth import authenticate, key_in
+from shared.settings import Settings
+
+# Requests under this path need an API key; without a known one their body is never read.
+KEYED_PATHS = "/api/"
+
+
+_TWO_LENGTHS = "send either Content-Length or Transfer-Encoding, not both"
+
+
+class BodyRefused(HTTPException):
+    """Raised while a body is read when it grows past the limit (413) or stalls (408)."""
+
+
+class BoundedBody:
+    """`receive` that counts body bytes as they arrive (chunked or not) and times out stalls."""
+
+    def __init__(self, receive: Receive, limit: int, timeout_s: float, complete: bool) -> None:
+        self.receive = receive
+        self.limit = limit
+        self.timeout_s = timeout_s
+        self.complete = complete  # nothing (more) to read: only a disconnect can come
+        self.read = 0
+
+    async def __call__(self) -> Message:
+        if self.complete:  # waiting for a disconnect (streaming responses): no deadline
+            return await self.receive()
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                message = await self.receive()
+        except TimeoutError:
+            raise BodyRefused(
+                status.HTTP_408_REQUEST_TIMEOUT,
+                f"the request body stalled for more than {self.timeout_s:g} seconds",
+            ) from None
+        self.read += len(message.get("body", b""))
+        if self.read > self.limit:
+            raise BodyRefused(
+                status.HTTP_413_CONTENT_TOO_LARGE, f"request body over {self.limit} bytes"
+            )
+        self.complete = message["type"] != "http.request" or not message.get("more_body")
+        return message
+
+
+def _expects_body(headers: Headers) -> bool:
+    return headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
+
+
+class _NoBody:
+    """`receive` for a caller without a known key: an empty body, the socket left unread."""
+
+    def __init__(self) -> None:
+        self.given = False
+
+    async def __call__(self) -> Message:
+        if self.given:
+            return {"type": "http.disconnect"}
+        self.given = True
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+
+class RequestGuard:
+    """The API key before the body, then at most `limit` body bytes, each read within a timeout.
+
+    A caller with no or an unknown key gets an empty body in place of its own, so the route's
+    `caller` dependency answers 401 (FastAPI reads bodies before it runs dependencies). Any
+    answer given before the body was read to its end closes the connection, so the server
+    never reads the rest.
+    """
+
+    def __init__(self, app: ASGIApp, settings: Settings, limit: int) -> None:
+        self.app = app
+        self.settings = settings
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        if "content-length" in headers and "transfer-encoding" in headers:
+            # RFC 9112 §6.1: such a message may be smuggled past a proxy that reads the other.
+            await _refuse(scope, send, status.HTTP_400_BAD_REQUEST, _TWO_LENGTHS)
+            return
+        length = headers.get("content-length", "")
+        if length.isdigit() and int(length) > self.limit:
+            await _refuse(scope, send, status.HTTP_413_CONTENT_TOO_LARGE, self._over_limit)
+            return
+        body = BoundedBody(
+            receive, self.limit, self.settings.api_body_timeout_s, not _expects_body(headers)
+        )
+        reader: Receive = body if self._may_read(scope, headers) else _NoBody()
+        started = False
+
+        async def closing_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                if not body.complete:
+                    message["headers"] = [*message.get("headers", []), (b"connection", b"close")]
+            await send(message)
+
+        try:
+            await self.app(scope, reader, closing_send)
+        except BodyRefused as exc:  # raised outside FastAPI's handlers (no route read it)
+            if not started:
+                await _refuse(scope, send, exc.status_code, exc.detail)
+
+    @property
+    def _over_limit(self) -> str:
+        return f"request body over {self.limit} bytes"
+
+    def _may_read(self, scope: Scope, headers: Headers) -> bool:
+        if not scope["path"].startswith(KEYED_PATHS):
+            return True
+        try:
+            authenticate(self.settings, key_in(headers))
+        except HTTPException:
+            return False
+        return True
+
+
+async def _refuse(scope: Scope, send: Send, code: int, detail: str) -> None:
+    response = JSONResponse({"detail": detail}, code, headers={"connection": "close"})
+
+    async def nothing() -> Message:
+        return {"type": "http.disconnect"}
+
+    await response(scope, nothing, send)
+
+
+class SecurityHeaders:
+    """`X-Content-Type-Options: nosniff` on every response; `Cache-Control: no-store` on
+    responses under `private_paths` (session data must not sit in shared caches)."""
+
+    def __init__(self, app: ASGIApp, private_paths: str) -> None:
+        self.app = app
+        self.private_paths = private_paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        extra = [(b"x-content-type-options", b"nosniff")]
+        if scope["path"].startswith(self.private_paths):
+            extra.append((b"cache-control", b"no-store"))
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
