@@ -173,28 +173,48 @@ async def test_a_postgres_outage_holds_results_until_it_returns(
     assert [v.status for v in views] == ["completed"] * 3
 
 
-async def test_status_falls_back_to_postgres_when_redis_loses_the_live_state(
-    settings, pool, publisher, redis
-):
-    """Live state flushed mid-session: the session still finishes and its status is still served."""
-    workers = [Worker(settings, WorkerOptions(c, 2, 2), quick).run for c in ANALYSIS_COMPONENTS]
-    async with running(*workers, Aggregator(settings, explain=explain).run):
-        sid = await submit(pool, publisher, plan=5)
-        async for key in redis.scan_iter(match=f"{settings.key_prefix}:*"):
-            await redis.delete(key)
-        view = await final_view(pool, sid)
-    assert view.status == "completed"
-    assert view.progress()["progress"] == 100
-    await redis.delete(live.state_key(settings.key_prefix, sid))
-    from dispatcher.app import _progress
-    from dispatcher.auth import Caller
+async def test_status_falls_back_to_postgres_when_redis_loses_the_live_state(settings, redis):
+    """A session submitted through the API, its Redis keys flushed mid-session (live state,
+    locks, urgent holds): it still finishes, and queue-status and result over HTTP answer from
+    Postgres."""
+    from tests.integration.test_api import API, client_for
+    from tests.integration.test_api import ENTERPRISE as ENTERPRISE_KEY
 
-    class State:
-        pass
+    gate = asyncio.Event()
 
-    state = State()
-    state.redis, state.pool, state.settings = redis, pool, settings
-    assert (await _progress(state, sid, Caller("tenant-a", 6)))["status"] == "completed"
+    async def held(task, ctx):
+        await gate.wait()
+        return Analysis(20)
+
+    workers = [Worker(settings, WorkerOptions(c, 2, 2), held).run for c in ANALYSIS_COMPONENTS]
+    async with (
+        client_for(settings) as api,
+        running(*workers, Aggregator(settings, explain=explain).run),
+    ):
+        response = await api.post(
+            f"{API}/analyze-async", json={"content": "x" * 40}, headers=ENTERPRISE_KEY
+        )
+        assert response.status_code == 202, response.text
+        sid = response.json()["session_id"]
+        state = live.state_key(settings.key_prefix, sid)
+        await eventually(lambda: redis.exists(state), timeout=10)  # the API wrote it
+        flushed = [key async for key in redis.scan_iter(match=f"{settings.key_prefix}:*")]
+        await redis.delete(*flushed)
+        assert state.encode() in flushed
+        polled = await api.get(f"{API}/{sid}/queue-status", headers=ENTERPRISE_KEY)
+        assert polled.status_code == 200 and polled.json()["status"] == "processing"
+        gate.set()
+
+        async def finished():
+            result = await api.get(f"{API}/{sid}/result", headers=ENTERPRISE_KEY)
+            return result if result.status_code == 200 else None
+
+        result = await eventually(finished, timeout=30)
+        assert result.json()["status"] == "completed"
+        await redis.delete(state)  # the aggregator's write: answer from Postgres again
+        status = await api.get(f"{API}/{sid}/queue-status", headers=ENTERPRISE_KEY)
+    assert status.status_code == 200
+    assert status.json()["status"] == "completed" and status.json()["progress"] == 100
 
 
 async def test_a_redis_outage_delays_sessions_but_loses_none(world, pool, publisher, services):
