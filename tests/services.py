@@ -136,6 +136,20 @@ async def delete_broker_objects(amqp_url: str, management: str | None, prefix: s
                     await http.delete(f"/{kind}/{v}/{quote(name, safe='')}")
 
 
+async def delete_redis_keys(redis_url: str, prefix: str) -> int:
+    """Remove every Redis key of a test prefix (live state, locks, limits, heartbeats…)."""
+    from redis.asyncio import Redis
+
+    redis = Redis.from_url(redis_url)
+    try:
+        keys = [key async for key in redis.scan_iter(match=f"{prefix}:*", count=1000)]
+        if keys:
+            await redis.delete(*keys)
+        return len(keys)
+    finally:
+        await redis.aclose()
+
+
 def free_port() -> int:
     """A loopback port nothing listens on right now."""
     with socket.socket() as s:

@@ -42,6 +42,7 @@ async def world(services: svc.Services, database_url: str) -> AsyncIterator[Worl
     yield make
     for prefix in prefixes:
         await svc.delete_broker_objects(services.amqp_url, services.management_url, prefix)
+        await svc.delete_redis_keys(services.redis_url, prefix)
 
 
 @pytest.fixture
