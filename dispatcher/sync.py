@@ -17,6 +17,7 @@ from shared.messages import Result, Task
 from shared.settings import Settings
 from workers.executor import Analysis, ExecutorContext, executor_for
 from workers.handling import failure_results, success_result
+from workers.isolation import AnalysisPool
 from workers.retry import describe
 
 log = structlog.get_logger(__name__)
@@ -26,15 +27,24 @@ SYNC_WORKER = "api-sync"
 
 
 async def analyse_inline(
-    tasks: list[Task], settings: Settings, pool: asyncpg.Pool, redis: Redis, http: httpx.AsyncClient
+    tasks: list[Task],
+    settings: Settings,
+    pool: asyncpg.Pool,
+    redis: Redis,
+    http: httpx.AsyncClient,
+    analysis: AnalysisPool,
 ) -> None:
-    """Run a session's first tasks (and for media the tasks they dispatch); record each result."""
+    """Run a session's first tasks (and for media the tasks they dispatch); record each result.
+
+    The executors run their CPU-bound analysis in `analysis`, as in a worker: the sync timeout
+    kills it, so hostile input cannot stall the API's event loop.
+    """
     follow_ups: list[Task] = []
 
     async def collect(task: Task) -> None:
         follow_ups.append(task)
 
-    context = ExecutorContext(settings, redis, pool, http, collect, SYNC_WORKER)
+    context = ExecutorContext(settings, redis, pool, http, collect, SYNC_WORKER, analysis=analysis)
     results: list[Result] = []
     for media in (t for t in tasks if t.component == MEDIA_PREPROCESS):
         outcome = await _attempt(media, context, settings.sync_timeout_s)
