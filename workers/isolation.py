@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
+import signal
 from collections.abc import Callable
 from multiprocessing.context import ForkServerContext
 from typing import Any, TypeVar
@@ -25,14 +27,22 @@ T = TypeVar("T")
 # script in every child; with its import preloaded, a replacement child is ready in about
 # 0.1 s instead of 0.5 s. (Anything more would only slow the server's start.)
 PRELOAD = ("workers.warm_analysers", "ops.cli")
+# How often a child checks that the process owning its pool is alive.
+OWNER_CHECK_S = 1.0
 
 
 class AnalysisPool:
     """Runs module-level functions in child processes; a call is killed at its timeout."""
 
-    def __init__(self, processes: int) -> None:
+    def __init__(self, processes: int, owner: int | None = None) -> None:
+        """`owner`: the process whose death ends the children (default: this one)."""
         # Nothing starts here: the processes start on `start()` or the first `run()`.
-        self._pool = pebble.ProcessPool(max_workers=processes, context=fork_server())
+        self._pool = pebble.ProcessPool(
+            max_workers=processes,
+            initializer=follow_owner,
+            initargs=(owner or os.getpid(),),
+            context=fork_server(),
+        )
         self._launch: asyncio.Future[pebble.ProcessFuture[bool]] | None = None
         self._started: asyncio.Future[None] | None = None
 
@@ -81,6 +91,22 @@ def fork_server() -> ForkServerContext:
     assert isinstance(context, ForkServerContext)
     context.set_forkserver_preload(list(PRELOAD))
     return context
+
+
+def follow_owner(owner: int) -> None:
+    """Run in each new child: exit once `owner` is gone. The children are the fork server's,
+    so a worker killed outright (SIGKILL, the OOM killer) would leave a child spinning on
+    hostile input for hours. A timer signal, not a thread, does the check: a thread would
+    wait for the GIL that the spinning regex holds, while `re` runs signal handlers."""
+
+    def check(signum: int, frame: object) -> None:
+        try:
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            os._exit(1)
+
+    signal.signal(signal.SIGALRM, check)
+    signal.setitimer(signal.ITIMER_REAL, OWNER_CHECK_S, OWNER_CHECK_S)
 
 
 def ready_check() -> bool:

@@ -94,3 +94,20 @@ async def test_a_child_that_dies_is_an_analysis_crash(pool):
     with pytest.raises(AnalysisCrashed, match="exit code 3"):
         await pool.run(die, timeout_s=5)
     assert await pool.run(os.getpid, timeout_s=5) > 0
+
+
+async def test_children_exit_once_the_process_owning_the_pool_is_gone():
+    """A worker killed outright leaves no child spinning: each child watches its owner."""
+    owner = await asyncio.create_subprocess_exec("sleep", "60")
+    pool = AnalysisPool(1, owner=owner.pid)
+    try:
+        child = await pool.run(os.getpid, timeout_s=5)
+        spinning = asyncio.create_task(pool.run(backtrack, timeout_s=60))
+        await asyncio.sleep(0.3)  # the call is running in the child
+        owner.kill()
+        await owner.wait()
+        await until(lambda: not alive(child), timeout=5)
+        with pytest.raises(AnalysisCrashed):
+            await spinning
+    finally:
+        await pool.close()
