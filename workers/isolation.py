@@ -13,12 +13,16 @@ import multiprocessing
 import os
 import signal
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.context import ForkServerContext
 from typing import Any, TypeVar
 
 import pebble
+import structlog
 
-from shared.errors import AnalysisCrashed, AnalysisTimeout
+from shared.errors import AnalysisCrashed, AnalysisTimeout, RetryableAnalysisError
+
+log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
 
@@ -36,15 +40,21 @@ class AnalysisPool:
 
     def __init__(self, processes: int, owner: int | None = None) -> None:
         """`owner`: the process whose death ends the children (default: this one)."""
+        self._processes = processes
+        self._owner = owner or os.getpid()
         # Nothing starts here: the processes start on `start()` or the first `run()`.
-        self._pool = pebble.ProcessPool(
-            max_workers=processes,
-            initializer=follow_owner,
-            initargs=(owner or os.getpid(),),
-            context=fork_server(),
-        )
+        self._pool = self._new_pool()
         self._launch: asyncio.Future[pebble.ProcessFuture[bool]] | None = None
         self._started: asyncio.Future[None] | None = None
+        self._renewing = asyncio.Lock()
+
+    def _new_pool(self) -> pebble.ProcessPool:
+        return pebble.ProcessPool(
+            max_workers=self._processes,
+            initializer=follow_owner,
+            initargs=(self._owner,),
+            context=fork_server(),
+        )
 
     async def start(self) -> None:
         """Start the processes and wait until one is ready (only the first call starts them)."""
@@ -62,6 +72,7 @@ class AnalysisPool:
         """`fn(*args)` in a child process. AnalysisTimeout after `timeout_s`, counted from this
         call (a wait for a free process included); the child is then killed and replaced."""
         await self.start()
+        await self._renew_if_broken()
         running = asyncio.wrap_future(self._pool.schedule(fn, args=args))
         try:
             done, _ = await asyncio.wait({running}, timeout=timeout_s)
@@ -73,6 +84,21 @@ class AnalysisPool:
             return running.result()
         except pebble.ProcessExpired as exc:
             raise AnalysisCrashed(f"analysis process died with exit code {exc.exitcode}") from exc
+        except BrokenProcessPool as exc:  # it broke under this call: the next runs on a new one
+            raise RetryableAnalysisError("analysis processes are restarting") from exc
+
+    async def _renew_if_broken(self) -> None:
+        """pebble gives a pool up for good when one of its idle children dies (the OOM killer,
+        a stray signal): replace it, or the worker would fail every task from then on."""
+        async with self._renewing:
+            if self._pool.active:
+                return
+            log.warning("analysis processes broken: starting new ones")
+            broken, self._pool = self._pool, self._new_pool()
+            self._started = self._launch = None
+            broken.stop()
+            await asyncio.to_thread(broken.join)
+            await self.start()
 
     async def close(self) -> None:
         """Stop every child (a running call is abandoned); the pool cannot be used again."""

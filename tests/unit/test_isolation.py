@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import time
 from collections.abc import AsyncIterator
 
 import pytest
 
-from shared.errors import AnalysisCrashed, AnalysisTimeout
+from shared.errors import AnalysisCrashed, AnalysisTimeout, RetryableAnalysisError
 from tests.hostile import backtrack, die, refuse
 from workers.analysis.errors import UnreadableMedia
 from workers.isolation import AnalysisPool
@@ -111,3 +113,16 @@ async def test_children_exit_once_the_process_owning_the_pool_is_gone():
             await spinning
     finally:
         await pool.close()
+
+
+async def test_a_pool_whose_idle_child_died_is_replaced(pool):
+    """pebble gives a pool up when an idle child dies; the next calls run on a new pool."""
+    child = await pool.run(os.getpid, timeout_s=5)
+    os.kill(child, signal.SIGKILL)
+    await until(lambda: not alive(child))
+    deadline = time.monotonic() + 10
+    while True:  # a call racing the breakage may be told to retry, as a task would be
+        with contextlib.suppress(RetryableAnalysisError):
+            assert await pool.run(os.getpid, timeout_s=5) != child
+            break
+        assert time.monotonic() < deadline
