@@ -19,6 +19,7 @@ from shared.broker import Publisher, connect
 from shared.errors import BrokerUnavailable
 from shared.settings import Settings
 from topology.spec import Names, from_settings
+from workers.isolation import AnalysisPool
 
 log = structlog.get_logger(__name__)
 
@@ -41,6 +42,15 @@ class AppState:
     media_readers: ConsumerCounts = field(init=False)
     _connector: asyncio.Task[None] | None = field(default=None, repr=False)
     _watcher: asyncio.Task[None] | None = field(default=None, repr=False)
+    _analysis: AnalysisPool | None = field(default=None, repr=False)
+
+    @property
+    def analysis(self) -> AnalysisPool:
+        """The processes of synchronous analysis, made on first use: the API analyses only
+        while the broker is down, and then the first session pays their start (about 1 s)."""
+        if self._analysis is None:
+            self._analysis = AnalysisPool(self.settings.analysis_processes)
+        return self._analysis
 
     def __post_init__(self) -> None:
         self.quotas = Quotas(self.settings, self.redis, self.pool)
@@ -77,6 +87,8 @@ class AppState:
                     await task
         if self.connection is not None:
             await self.connection.close()
+        if self._analysis is not None:
+            await self._analysis.close()
         await self.http.aclose()
         await self.redis.aclose()
         await self.pool.close()

@@ -93,7 +93,9 @@ async def accept(state: AppState, session: NewSession) -> Accepted:
         await state.pool.execute(
             "UPDATE sessions SET mode = 'sync' WHERE id = $1::uuid", session.id
         )
-        await analyse_inline(tasks, state.settings, state.pool, state.redis, state.http)
+        await analyse_inline(
+            tasks, state.settings, state.pool, state.redis, state.http, state.analysis
+        )
         metrics.SESSIONS.labels("sync").inc()
         return Accepted(session.id, "sync")
     except PublishError as exc:  # queue full, or no queue bound: nothing may claim the work

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable
 
 import asyncpg
 import httpx
@@ -13,10 +14,13 @@ from redis.asyncio import Redis
 from aggregator.explain import explain
 from aggregator.fanin import record_result
 from shared.constants import MEDIA_PREPROCESS
+from shared.errors import AnalysisTimeout
 from shared.messages import Result, Task
 from shared.settings import Settings
 from workers.executor import Analysis, ExecutorContext, executor_for
 from workers.handling import failure_results, success_result
+from workers.isolation import AnalysisPool
+from workers.reasons import user_reason
 from workers.retry import describe
 
 log = structlog.get_logger(__name__)
@@ -26,15 +30,24 @@ SYNC_WORKER = "api-sync"
 
 
 async def analyse_inline(
-    tasks: list[Task], settings: Settings, pool: asyncpg.Pool, redis: Redis, http: httpx.AsyncClient
+    tasks: list[Task],
+    settings: Settings,
+    pool: asyncpg.Pool,
+    redis: Redis,
+    http: httpx.AsyncClient,
+    analysis: AnalysisPool,
 ) -> None:
-    """Run a session's first tasks (and for media the tasks they dispatch); record each result."""
+    """Run a session's first tasks (and for media the tasks they dispatch); record each result.
+
+    The executors run their CPU-bound analysis in `analysis`, as in a worker: the sync timeout
+    kills it, so hostile input cannot stall the API's event loop.
+    """
     follow_ups: list[Task] = []
 
     async def collect(task: Task) -> None:
         follow_ups.append(task)
 
-    context = ExecutorContext(settings, redis, pool, http, collect, SYNC_WORKER)
+    context = ExecutorContext(settings, redis, pool, http, collect, SYNC_WORKER, analysis=analysis)
     results: list[Result] = []
     for media in (t for t in tasks if t.component == MEDIA_PREPROCESS):
         outcome = await _attempt(media, context, settings.sync_timeout_s)
@@ -50,12 +63,19 @@ async def analyse_inline(
 
 
 async def _attempt(task: Task, context: ExecutorContext, timeout_s: float) -> Analysis | str:
-    """The executor's analysis, or the reason it failed."""
+    """The executor's analysis, or the reason it failed in user terms (the log has detail)."""
     try:
-        return await asyncio.wait_for(executor_for(task.component)(task, context), timeout_s)
+        return await _within(executor_for(task.component)(task, context), timeout_s)
     except Exception as exc:
         log.warning("sync analysis failed", component=task.component, error=describe(exc))
-        return describe(exc)
+        return user_reason(exc)
+
+
+async def _within(analysis: Awaitable[Analysis], timeout_s: float) -> Analysis:
+    try:
+        return await asyncio.wait_for(analysis, timeout_s)
+    except TimeoutError as exc:  # wait_for cancelled the executor, and with it its analysis
+        raise AnalysisTimeout(timeout_s) from exc
 
 
 async def _run(task: Task, context: ExecutorContext, timeout_s: float) -> Result:

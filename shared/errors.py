@@ -41,6 +41,21 @@ class MediaUnavailable(AnalysisError):
     """Raised when media input needs a service (transcription, OCR) that is not configured."""
 
 
+class AnalysisTimeout(AnalysisError):
+    """Raised when an analysis ran past its time limit and was stopped.
+
+    Final, not retried: CPU-bound analysis of the same input takes as long the next time.
+    """
+
+    def __init__(self, limit_s: float) -> None:
+        super().__init__(f"analysis took longer than {limit_s:g} s")
+        self.limit_s = limit_s
+
+
+class AnalysisCrashed(AnalysisError):
+    """Raised when the process running an analysis died (a crash, or killed for its memory)."""
+
+
 # Control flow, not failures: the worker runtime turns these into broker actions.
 
 

@@ -162,6 +162,12 @@ class Settings(BaseSettings):
     video_timeout_s: float = Field(600.0, gt=0)
     shutdown_grace_s: float = Field(30.0, ge=0)
 
+    # Analysis isolation (workers/isolation.py). CPU-bound analysis runs in this many child
+    # processes per worker (and, while the broker is down, in the API), so a timeout can kill
+    # it. Analysis is CPU-bound: more processes than cores add no throughput, and each costs
+    # its own memory; 2 keeps a second process free while one is stuck on hostile input.
+    analysis_processes: int = Field(2, ge=1, le=64)
+
     # Worker scheduling across the six plan queues (issue: plan tiers take precedence).
     scheduler_enabled: bool = True
     # Effective priority points gained per second of waiting, so low tiers never starve.

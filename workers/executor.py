@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
     from shared.messages import Task
     from shared.settings import Settings
+    from workers.isolation import AnalysisPool
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,8 @@ class Analysis:
 
 @dataclass(frozen=True)
 class ExecutorContext:
-    """The I/O an executor may use. `dispatch` publishes a follow-up task (media_preprocess)."""
+    """The I/O an executor may use. `dispatch` publishes a follow-up task (media_preprocess);
+    CPU-bound analysis runs through `analysis`, where a timeout really stops it."""
 
     settings: Settings
     redis: Redis
@@ -37,6 +39,7 @@ class ExecutorContext:
     http: httpx.AsyncClient
     dispatch: Callable[[Task], Awaitable[None]]
     worker_id: str = ""
+    analysis: AnalysisPool = field(kw_only=True)
 
 
 Executor = Callable[["Task", ExecutorContext], Awaitable[Analysis]]

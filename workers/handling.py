@@ -22,7 +22,7 @@ from shared.broker import (
 )
 from shared.constants import ANALYSIS_COMPONENTS, ATTEMPT_HEADER, MEDIA_PREPROCESS
 from shared.deadletters import DeadLetterKind, oversize
-from shared.errors import InvalidMessage, Reject, Retry
+from shared.errors import AnalysisTimeout, InvalidMessage, Reject, Retry
 from shared.locks import ComponentLock, lock_key
 from shared.messages import MAX_MESSAGE_BYTES, Result, Task, decode_task, now_ms
 from shared.settings import Settings
@@ -151,14 +151,17 @@ class TaskHandler:
         log.info("task done", score=analysis.score, ms=elapsed_ms)
 
     async def _execute(self, task: Task, lock: ComponentLock) -> Analysis:
-        """Run the executor under its timeout; stop at once if the lock is lost."""
+        """Run the executor under its timeout; stop at once if the lock is lost.
+
+        Cancelling the run kills the process of any analysis it is waiting for
+        (workers.isolation), so a stopped task leaves nothing running behind it.
+        """
+        timeout = task_timeout_s(task, self.settings)
         run = asyncio.ensure_future(self.executor(task, self.context))
         lost = asyncio.ensure_future(lock.lost.wait())
         try:
             done, _ = await asyncio.wait(
-                {run, lost},
-                timeout=task_timeout_s(task, self.settings),
-                return_when=asyncio.FIRST_COMPLETED,
+                {run, lost}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
         finally:
             lost.cancel()
@@ -167,7 +170,7 @@ class TaskHandler:
         run.cancel()
         if lost in done:
             raise LockLost()
-        raise TimeoutError()
+        raise AnalysisTimeout(timeout)
 
     async def _fail(
         self, task: Task, attempt: int, error: BaseException, delivery: AbstractIncomingMessage
@@ -186,10 +189,13 @@ class TaskHandler:
             return
         assert isinstance(decision, GiveUp)
         log.error("task failed for good", reason=decision.reason)
-        for failure in failure_results(task, decision.reason, attempt, self.worker_id):
+        for failure in failure_results(task, decision.user_reason, attempt, self.worker_id):
             await self.publisher.result(failure, task.priority)
         metrics.JOBS.labels(task.component, "failed").inc()
-        await self._dead_letter(delivery, decision.reason)
+        if decision.replayable:
+            await self._dead_letter(delivery, decision.reason)
+        else:  # the failure result is the whole answer: nothing to replay
+            await delivery.ack()
 
     async def _dead_letter(
         self, delivery: AbstractIncomingMessage, reason: str, kind: DeadLetterKind = "failed"

@@ -21,6 +21,7 @@ from shared.urgency import UrgentSignals, follow_precedence, gate_for
 from topology.spec import Names
 from workers.executor import Executor, ExecutorContext, executor_for
 from workers.handling import TaskHandler
+from workers.isolation import AnalysisPool
 from workers.scheduling import FifoQueue, TierQueue
 
 log = structlog.get_logger(__name__)
@@ -70,6 +71,7 @@ class Worker:
             self.settings.database_url, max_size=max(2, opts.concurrency)
         )
         http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
+        analysis = AnalysisPool(self.settings.analysis_processes)
         try:
             publisher = await Publisher(
                 connection,
@@ -78,7 +80,7 @@ class Worker:
                 urgent_priority=self._urgent_priority,
             ).open()
             context = ExecutorContext(
-                self.settings, redis, pool, http, publisher.task, opts.worker_id
+                self.settings, redis, pool, http, publisher.task, opts.worker_id, analysis=analysis
             )
             handler = TaskHandler(
                 self.settings,
@@ -90,6 +92,8 @@ class Worker:
                 self._executor,
                 opts.worker_id,
             )
+            # Before consuming: a task's timeout must not run while the processes start.
+            await analysis.start()
             await self._consume(connection)
             heartbeat = Heartbeat(
                 redis, self.settings.key_prefix, opts.worker_id, opts.component, opts.concurrency
@@ -118,6 +122,7 @@ class Worker:
                 follower.cancel()
             await self._shutdown(slots)
         finally:
+            await analysis.close()
             await http.aclose()
             await pool.close()
             await redis.aclose()

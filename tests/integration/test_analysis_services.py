@@ -33,6 +33,7 @@ from workers.analysis.llm import TechniquesReply, ask_json
 from workers.analysis.media import installed_tesseract, media_cache_key, ocr_with_tesseract
 from workers.executor import ExecutorContext, executor_for
 from workers.executors import media_preprocess
+from workers.isolation import AnalysisPool
 
 pytestmark = pytest.mark.integration
 
@@ -152,6 +153,14 @@ async def fact_pool(fact_db_url: str) -> AsyncIterator[asyncpg.Pool]:
     await pool.close()
 
 
+@pytest.fixture(scope="module")
+async def analysis_pool() -> AsyncIterator[AnalysisPool]:
+    """The process pool the executors run their CPU-bound analysis in, as in a worker."""
+    pool = AnalysisPool(1)
+    yield pool
+    await pool.close()
+
+
 @pytest.fixture
 async def redis_client() -> AsyncIterator[Redis]:
     client = Redis.from_url(REDIS_URL)
@@ -190,10 +199,11 @@ class Dispatched:
 
 
 def context(
-    settings: Settings, redis: Any, db: Any, http: httpx.AsyncClient
+    settings: Settings, redis: Any, db: Any, http: httpx.AsyncClient, analysis: AnalysisPool
 ) -> tuple[ExecutorContext, Dispatched]:
     dispatched = Dispatched()
-    return ExecutorContext(settings, redis, db, http, dispatched, "test-worker"), dispatched
+    ctx = ExecutorContext(settings, redis, db, http, dispatched, "test-worker", analysis=analysis)
+    return ctx, dispatched
 
 
 # --- fact-check store -----------------------------------------------------------------------
@@ -299,10 +309,13 @@ async def test_first_start_loads_the_sample_once_and_keeps_operators_edits(
 
 
 async def test_claims_executor_raises_risk_for_a_false_claim(
-    fact_pool: asyncpg.Pool, redis_client: Redis, http: httpx.AsyncClient
+    fact_pool: asyncpg.Pool,
+    redis_client: Redis,
+    http: httpx.AsyncClient,
+    analysis_pool: AnalysisPool,
 ) -> None:
     """A claim rated false in the store makes the claims score high, with the check cited."""
-    ctx, _ = context(settings_for(), redis_client, fact_pool, http)
+    ctx, _ = context(settings_for(), redis_client, fact_pool, http, analysis_pool)
     text = "Bicarbonatul de sodiu vindecă cancerul, spun ei. Vremea a fost frumoasă."
     analysis = await executor_for("claims")(task_for("claims", text), ctx)
     assert analysis.score >= 85
@@ -312,7 +325,11 @@ async def test_claims_executor_raises_risk_for_a_false_claim(
 
 
 async def test_evidence_provider_rates_claims_the_store_does_not_know(
-    fact_pool: asyncpg.Pool, redis_client: Redis, http: httpx.AsyncClient, fake: FakeService
+    fact_pool: asyncpg.Pool,
+    redis_client: Redis,
+    http: httpx.AsyncClient,
+    fake: FakeService,
+    analysis_pool: AnalysisPool,
 ) -> None:
     """An unmatched claim goes to the provider; its "misleading" answer is used and cited."""
     fake.on(
@@ -320,7 +337,11 @@ async def test_evidence_provider_rates_claims_the_store_does_not_know(
         Reply(200, {"rating": "Misleading", "source": "Desk", "url": "https://d.example/1"}),
     )
     ctx, _ = context(
-        settings_for(evidence_url=f"{fake.url}/evidence"), redis_client, fact_pool, http
+        settings_for(evidence_url=f"{fake.url}/evidence"),
+        redis_client,
+        fact_pool,
+        http,
+        analysis_pool,
     )
     analysis = await executor_for("claims")(
         task_for("claims", "Orașul a plantat 3 milioane de copaci în 2023."), ctx
@@ -399,7 +420,7 @@ async def test_llm_off_schema_or_slow_gives_none_within_bounds(
 
 
 async def test_techniques_executor_adds_only_verbatim_llm_findings(
-    redis_client: Redis, http: httpx.AsyncClient, fake: FakeService
+    redis_client: Redis, http: httpx.AsyncClient, fake: FakeService, analysis_pool: AnalysisPool
 ) -> None:
     """The model's quoted finding is added; a quote not in the text is ignored."""
     proposals = {
@@ -409,7 +430,7 @@ async def test_techniques_executor_adds_only_verbatim_llm_findings(
         ]
     }
     fake.on("/v1/chat/completions", chat_reply(json.dumps(proposals)))
-    ctx, _ = context(settings_for(llm_url=fake.url), redis_client, None, http)
+    ctx, _ = context(settings_for(llm_url=fake.url), redis_client, None, http, analysis_pool)
     text = "Ce s-a întâmplat ieri în consiliu a fost o bătaie de joc ordinară."
     analysis = await executor_for("techniques")(task_for("techniques", text), ctx)
     from_llm = [f for f in analysis.data["findings"] if f["source"] == "llm"]
@@ -438,7 +459,11 @@ async def test_explanation_by_llm_and_fallback_to_template(
 
 
 async def test_audio_is_transcribed_cached_and_dispatched(
-    tmp_path: Path, redis_client: Redis, http: httpx.AsyncClient, fake: FakeService
+    tmp_path: Path,
+    redis_client: Redis,
+    http: httpx.AsyncClient,
+    fake: FakeService,
+    analysis_pool: AnalysisPool,
 ) -> None:
     """The transcript comes from the endpoint, is cached for an hour and feeds four tasks."""
     (tmp_path / "clip.mp3").write_bytes(b"ID3 fake audio")
@@ -449,7 +474,7 @@ async def test_audio_is_transcribed_cached_and_dispatched(
         transcription_model="small",
         media_root=str(tmp_path),
     )
-    ctx, dispatched = context(settings, redis_client, None, http)
+    ctx, dispatched = context(settings, redis_client, None, http, analysis_pool)
     task = task_for(
         "media_preprocess",
         "Ascultați!",
@@ -486,13 +511,14 @@ async def test_image_goes_to_the_ocr_service_when_tesseract_is_absent(
     http: httpx.AsyncClient,
     fake: FakeService,
     monkeypatch: pytest.MonkeyPatch,
+    analysis_pool: AnalysisPool,
 ) -> None:
     """Without tesseract, the image is posted to ocr_url and its text dispatched."""
     monkeypatch.setattr(media_preprocess, "installed_tesseract", lambda: None)
     Image.new("RGB", (8, 8)).save(tmp_path / "meme.png")
     fake.on("/ocr", Reply(200, {"text": "  DISTRIBUIȚI ACUM!  "}))
     settings = settings_for(ocr_url=f"{fake.url}/ocr", media_root=str(tmp_path))
-    ctx, dispatched = context(settings, redis_client, None, http)
+    ctx, dispatched = context(settings, redis_client, None, http, analysis_pool)
     task = task_for("media_preprocess", media_path="meme.png", input_type="image")
     try:
         analysis = await executor_for("media_preprocess")(task, ctx)
@@ -503,11 +529,13 @@ async def test_image_goes_to_the_ocr_service_when_tesseract_is_absent(
 
 
 async def test_media_without_a_configured_service_fails_at_once(
-    tmp_path: Path, redis_client: Redis, http: httpx.AsyncClient
+    tmp_path: Path, redis_client: Redis, http: httpx.AsyncClient, analysis_pool: AnalysisPool
 ) -> None:
     """No transcription service: MediaUnavailable (not retryable) with the reason, no tasks."""
     (tmp_path / "talk.mp4").write_bytes(b"video")
-    ctx, dispatched = context(settings_for(media_root=str(tmp_path)), redis_client, None, http)
+    ctx, dispatched = context(
+        settings_for(media_root=str(tmp_path)), redis_client, None, http, analysis_pool
+    )
     task = task_for("media_preprocess", media_path="talk.mp4", input_type="video")
     started = time.monotonic()
     with pytest.raises(MediaUnavailable, match="transcription_url") as caught:
@@ -521,7 +549,12 @@ async def test_media_without_a_configured_service_fails_at_once(
     "reply", [Reply(503, {"error": "busy"}), Reply(200, {"text": "late"}, 1.0)]
 )
 async def test_transient_transcription_failures_are_retryable(
-    reply: Reply, tmp_path: Path, redis_client: Redis, http: httpx.AsyncClient, fake: FakeService
+    reply: Reply,
+    tmp_path: Path,
+    redis_client: Redis,
+    http: httpx.AsyncClient,
+    fake: FakeService,
+    analysis_pool: AnalysisPool,
 ) -> None:
     """A 5xx or a timeout from the endpoint raises RetryableAnalysisError within the budget."""
     (tmp_path / "a.wav").write_bytes(b"RIFF")
@@ -529,7 +562,7 @@ async def test_transient_transcription_failures_are_retryable(
     settings = settings_for(
         transcription_url=fake.url, media_root=str(tmp_path), task_timeout_s=0.4
     )
-    ctx, dispatched = context(settings, redis_client, None, http)
+    ctx, dispatched = context(settings, redis_client, None, http, analysis_pool)
     task = task_for("media_preprocess", media_path="a.wav", input_type="audio")
     with pytest.raises(RetryableAnalysisError):
         await executor_for("media_preprocess")(task, ctx)
@@ -541,13 +574,15 @@ async def test_transient_transcription_failures_are_retryable(
 
 
 async def test_ai_tampered_reports_generator_metadata_of_the_image(
-    tmp_path: Path, redis_client: Redis, http: httpx.AsyncClient
+    tmp_path: Path, redis_client: Redis, http: httpx.AsyncClient, analysis_pool: AnalysisPool
 ) -> None:
     """An image with a ComfyUI "prompt" chunk scores high whatever its OCR text says."""
     info = PngImagePlugin.PngInfo()
     info.add_text("prompt", '{"3": {"class_type": "KSampler"}}')
     Image.new("RGB", (8, 8)).save(tmp_path / "gen.png", pnginfo=info)
-    ctx, _ = context(settings_for(media_root=str(tmp_path)), redis_client, None, http)
+    ctx, _ = context(
+        settings_for(media_root=str(tmp_path)), redis_client, None, http, analysis_pool
+    )
     task = task_for(
         "ai_tampered", "O poză de la protest, ieri seară.", media_path="gen.png", input_type="image"
     )

@@ -199,7 +199,8 @@ async def test_exhausted_retries_give_a_failure_result_and_a_dead_letter(world, 
 async def test_media_without_a_service_fails_clearly_and_the_session_ends(
     settings, pool, publisher
 ):
-    """Video, no transcription service: each component fails with the reason; session `failed`."""
+    """Video, no transcription service: each component fails with the reason in user terms
+    (no setting named); session `failed`."""
 
     async def no_service(task, ctx):
         raise MediaUnavailable("no transcription service configured")
@@ -209,7 +210,8 @@ async def test_media_without_a_service_fails_clearly_and_the_session_ends(
         sid = await submit(pool, publisher, input_type="video", content=None, media_path="clip.mp4")
         view = await final_view(pool, sid)
     assert view.status == "failed"
-    assert all("no transcription service" in r["error"] for r in view.results.values())
+    told = "this kind of media cannot be analysed: a service it needs is unavailable"
+    assert all(r["error"] == told for r in view.results.values())
 
 
 async def test_a_task_whose_lock_is_held_waits_without_spending_an_attempt(

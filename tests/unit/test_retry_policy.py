@@ -1,6 +1,7 @@
 """Retry decisions: exponential backoff, attempt limits, non-retryable errors."""
 
-from shared.errors import AnalysisError, MediaUnavailable, RetryableAnalysisError
+from shared.errors import AnalysisError, AnalysisTimeout, MediaUnavailable, RetryableAnalysisError
+from workers.analysis.errors import MediaPathRefused
 from workers.retry import GiveUp, RetryLater, backoff_ms, decide
 
 
@@ -31,3 +32,33 @@ def test_non_retryable_errors_give_up_at_once():
 def test_unclassified_errors_are_retried():
     """An unexpected error may be transient; attempts bound it."""
     assert isinstance(decide(KeyError("x"), 1, 3, 100), RetryLater)
+
+
+def test_a_task_past_its_timeout_fails_at_once_and_is_not_dead_lettered():
+    """The same input takes as long again: one timeout is a `timeout` failure result, not
+    3 × the timeout spent retrying it, and there is nothing to replay."""
+    decision = decide(AnalysisTimeout(120), 1, 3, 100)
+    assert decision == GiveUp(
+        "non-retryable: AnalysisTimeout: analysis took longer than 120 s",
+        "timeout: analysis took longer than 120 s",
+        replayable=False,
+    )
+
+
+def test_an_input_that_cannot_be_analysed_is_a_failure_result_not_a_dead_letter():
+    """A refused media path or a missing service ends with the failure result alone; its
+    detail goes to the log, the client reads the problem."""
+    decision = decide(MediaPathRefused("media_root is not configured"), 1, 3, 100)
+    assert isinstance(decision, GiveUp) and not decision.replayable
+    assert decision.user_reason == "the media file could not be read"
+    assert "media_root" in decision.reason
+
+
+def test_exhausted_retries_are_replayable_and_told_in_user_terms():
+    """A transient error that ran out of attempts goes to the DLQ for a replay; the client
+    reads the problem and the attempts, not the exception."""
+    decision = decide(RetryableAnalysisError("upstream 503 from llm.internal"), 3, 3, 100)
+    assert isinstance(decision, GiveUp) and decision.replayable
+    assert decision.user_reason == (
+        "a service the analysis needs is unavailable (gave up after 3 attempts)"
+    )

@@ -1,12 +1,11 @@
 """ai_tampered: signs of machine-generated text and of generated or edited images."""
 
-import asyncio
 from typing import Any
 
 from shared.messages import Task
 from workers.analysis import image_forensics, machine_text
 from workers.analysis.media import resolve_media_path
-from workers.executor import Analysis, ExecutorContext, executor
+from workers.executor import Analysis, ExecutorContext, executor, task_timeout_s
 
 # Fewer words than this say nothing about how a text was written.
 MIN_TEXT_WORDS = 5
@@ -16,12 +15,13 @@ MIN_TEXT_WORDS = 5
 async def run(task: Task, ctx: ExecutorContext) -> Analysis:
     parts: dict[str, tuple[float, dict[str, Any]]] = {}
     text = task.input.content or ""
+    timeout = task_timeout_s(task, ctx.settings)
     if len(text.split()) >= MIN_TEXT_WORDS:
-        report = await asyncio.to_thread(machine_text.assess_machine_text, text)
+        report = await ctx.analysis.run(machine_text.assess_machine_text, text, timeout_s=timeout)
         parts["text"] = (report.score, machine_text.report_data(report))
     if task.input.input_type == "image" and task.input.media_path:
         path = resolve_media_path(ctx.settings.media_root, task.input.media_path)
-        image = await asyncio.to_thread(image_forensics.inspect_image, path)
+        image = await ctx.analysis.run(image_forensics.inspect_image, path, timeout_s=timeout)
         parts["image"] = (image.score, image_forensics.report_data(image))
     if not parts:
         return Analysis(

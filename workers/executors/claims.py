@@ -17,13 +17,15 @@ from workers.analysis.claims import (
 )
 from workers.analysis.evidence import ask_evidence
 from workers.analysis.llm_review import review_claims
-from workers.executor import Analysis, ExecutorContext, executor
+from workers.executor import Analysis, ExecutorContext, executor, task_timeout_s
 
 
 @executor("claims")
 async def run(task: Task, ctx: ExecutorContext) -> Analysis:
     text = task.input.content or ""
-    claims = await asyncio.to_thread(extract_claims, text)
+    claims = await ctx.analysis.run(
+        extract_claims, text, timeout_s=task_timeout_s(task, ctx.settings)
+    )
     reviewed = False
     if ctx.settings.llm_url and text.strip():
         claims, reviewed = await review_claims(ctx.http, ctx.settings, text, claims, MAX_CLAIMS)

@@ -1,13 +1,16 @@
 """domain: reputation of the URLs and domains in the input (workers.analysis.domains)."""
 
-import asyncio
-
 from shared.messages import Task
 from workers.analysis.domains import assess_domains, report_data
-from workers.executor import Analysis, ExecutorContext, executor
+from workers.executor import Analysis, ExecutorContext, executor, task_timeout_s
 
 
 @executor("domain")
 async def run(task: Task, ctx: ExecutorContext) -> Analysis:
-    report = await asyncio.to_thread(assess_domains, task.input.content or "", task.input.url)
+    report = await ctx.analysis.run(
+        assess_domains,
+        task.input.content or "",
+        task.input.url,
+        timeout_s=task_timeout_s(task, ctx.settings),
+    )
     return Analysis(report.score, report_data(report))

@@ -1,0 +1,140 @@
+"""Analysis isolation: CPU-bound analysers run in child processes that a timeout really ends.
+
+A thread cannot be stopped, and Python's `re` holds the GIL: analysis run in a thread of the
+worker could freeze its event loop, and with it the task timeout, the lock watchdog and the
+heartbeat. Here each call runs in a pebble process pool instead; a call that runs past its
+timeout, or whose caller is cancelled, has its process killed, and the pool starts another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import signal
+from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.context import ForkServerContext
+from typing import Any, TypeVar
+
+import pebble
+import structlog
+
+from shared.errors import AnalysisCrashed, AnalysisTimeout, RetryableAnalysisError
+
+log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
+
+# Imported once by the fork server, for every child it forks: the analysers with their
+# lexicons, and the module the `verdict` script imports. multiprocessing re-runs the main
+# script in every child; with its import preloaded, a replacement child is ready in about
+# 0.1 s instead of 0.5 s. (Anything more would only slow the server's start.)
+PRELOAD = ("workers.warm_analysers", "ops.cli")
+# How often a child checks that the process owning its pool is alive.
+OWNER_CHECK_S = 1.0
+
+
+class AnalysisPool:
+    """Runs module-level functions in child processes; a call is killed at its timeout."""
+
+    def __init__(self, processes: int, owner: int | None = None) -> None:
+        """`owner`: the process whose death ends the children (default: this one)."""
+        self._processes = processes
+        self._owner = owner or os.getpid()
+        # Nothing starts here: the processes start on `start()` or the first `run()`.
+        self._pool = self._new_pool()
+        self._launch: asyncio.Future[pebble.ProcessFuture[bool]] | None = None
+        self._started: asyncio.Future[None] | None = None
+        self._renewing = asyncio.Lock()
+
+    def _new_pool(self) -> pebble.ProcessPool:
+        return pebble.ProcessPool(
+            max_workers=self._processes,
+            initializer=follow_owner,
+            initargs=(self._owner,),
+            context=fork_server(),
+        )
+
+    async def start(self) -> None:
+        """Start the processes and wait until one is ready (only the first call starts them)."""
+        if self._started is None:
+            self._started = asyncio.ensure_future(self._start())
+        await asyncio.shield(self._started)
+
+    async def _start(self) -> None:
+        # The first start launches the fork server and forks: off the event loop.
+        self._launch = asyncio.ensure_future(asyncio.to_thread(self._pool.schedule, ready_check))
+        ready = await asyncio.shield(self._launch)
+        await asyncio.wrap_future(ready)
+
+    async def run(self, fn: Callable[..., T], *args: Any, timeout_s: float) -> T:
+        """`fn(*args)` in a child process. AnalysisTimeout after `timeout_s`, counted from this
+        call (a wait for a free process included); the child is then killed and replaced."""
+        await self.start()
+        await self._renew_if_broken()
+        running = asyncio.wrap_future(self._pool.schedule(fn, args=args))
+        try:
+            done, _ = await asyncio.wait({running}, timeout=timeout_s)
+        finally:
+            running.cancel()  # a no-op once done; else pebble kills the child (cancelled too)
+        if not done:
+            raise AnalysisTimeout(timeout_s)
+        try:
+            return running.result()
+        except pebble.ProcessExpired as exc:
+            raise AnalysisCrashed(f"analysis process died with exit code {exc.exitcode}") from exc
+        except BrokenProcessPool as exc:  # it broke under this call: the next runs on a new one
+            raise RetryableAnalysisError("analysis processes are restarting") from exc
+
+    async def _renew_if_broken(self) -> None:
+        """pebble gives a pool up for good when one of its idle children dies (the OOM killer,
+        a stray signal): replace it, or the worker would fail every task from then on."""
+        async with self._renewing:
+            if self._pool.active:
+                return
+            log.warning("analysis processes broken: starting new ones")
+            broken, self._pool = self._pool, self._new_pool()
+            self._started = self._launch = None
+            broken.stop()
+            await asyncio.to_thread(broken.join)
+            await self.start()
+
+    async def close(self) -> None:
+        """Stop every child (a running call is abandoned); the pool cannot be used again."""
+        if self._started is not None:
+            self._started.cancel()
+        if self._launch is not None:  # a launch under way ends first, or its processes stay
+            await asyncio.gather(self._launch, return_exceptions=True)
+        self._pool.stop()
+        await asyncio.to_thread(self._pool.join)
+
+
+def fork_server() -> ForkServerContext:
+    """Children forked from a fork server: a clean single-threaded process that has loaded
+    what every child needs (forking the threaded worker itself is unsafe)."""
+    context = multiprocessing.get_context("forkserver")
+    assert isinstance(context, ForkServerContext)
+    context.set_forkserver_preload(list(PRELOAD))
+    return context
+
+
+def follow_owner(owner: int) -> None:
+    """Run in each new child: exit once `owner` is gone. The children are the fork server's,
+    so a worker killed outright (SIGKILL, the OOM killer) would leave a child spinning on
+    hostile input for hours. A timer signal, not a thread, does the check: a thread would
+    wait for the GIL that the spinning regex holds, while `re` runs signal handlers."""
+
+    def check(signum: int, frame: object) -> None:
+        try:
+            os.kill(owner, 0)
+        except ProcessLookupError:
+            os._exit(1)
+
+    signal.signal(signal.SIGALRM, check)
+    signal.setitimer(signal.ITIMER_REAL, OWNER_CHECK_S, OWNER_CHECK_S)
+
+
+def ready_check() -> bool:
+    """A call that proves a child is up."""
+    return True
