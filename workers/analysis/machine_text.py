@@ -17,7 +17,13 @@ from functools import lru_cache
 from typing import Any
 
 from workers.analysis.datafiles import load
-from workers.analysis.findings import MAX_FINDINGS, Finding, combine_probabilities
+from workers.analysis.findings import (
+    MAX_FINDINGS,
+    Finding,
+    combine_probabilities,
+    evidence_quote,
+)
+from workers.analysis.normalise import NormalisedText, normalise
 from workers.analysis.techniques import term_pattern
 from workers.analysis.text import clip, fold, sentences, words
 
@@ -81,7 +87,8 @@ def _markers() -> _Markers:
     return _Markers(
         _alternation(text["self_reference"]),
         _alternation(text["stock_phrases"]),
-        re.compile(rf"^\W*(?:{_alternation(text['connectives']).pattern})"),
+        # A sentence opens with a connective after at most a few quotes or dashes.
+        re.compile(rf"^\W{{0,8}}+(?:{_alternation(text['connectives']).pattern})"),
     )
 
 
@@ -143,11 +150,16 @@ def _statistical_signals(text: str, tokens: list[str]) -> list[Signal]:
 
 
 def assess_machine_text(text: str) -> MachineTextReport:
-    """Measure the signals of `text` and combine them into a probability."""
+    """Measure the signals of `text` and combine them into a probability.
+
+    Signals are measured on the normalised text; phrase findings point at the original.
+    """
+    clean = normalise(text)
+    text = clean.text
     tokens = words(text)
     folded = fold(text)
-    own_words = _find(text, folded, _markers().self_reference, "self_reference", 0.9)
-    stock = _find(text, folded, _markers().stock_phrases, "stock_phrase", 0.25)
+    own_words = _find(clean, folded, _markers().self_reference, "self_reference", 0.9)
+    stock = _find(clean, folded, _markers().stock_phrases, "stock_phrase", 0.25)
     stock_strength = _clamp(len({f.text.lower() for f in stock}) / 3)
     signals = [Signal("stock_phrases", float(len(stock)), stock_strength, 0.0)]
     if len(tokens) >= MIN_WORDS_FOR_STATISTICS:
@@ -163,12 +175,13 @@ def assess_machine_text(text: str) -> MachineTextReport:
 
 
 def _find(
-    text: str, folded: str, pattern: re.Pattern[str], kind: str, weight: float
+    clean: NormalisedText, folded: str, pattern: re.Pattern[str], kind: str, weight: float
 ) -> list[Finding]:
-    return [
-        Finding(kind, m.start(), m.end(), text[m.start() : m.end()], weight)
-        for m in pattern.finditer(folded)
-    ]
+    found = []
+    for m in pattern.finditer(folded):
+        start, end = clean.span(*m.span())
+        found.append(Finding(kind, start, end, evidence_quote(clean.original, start, end), weight))
+    return found
 
 
 def report_data(report: MachineTextReport) -> dict[str, Any]:

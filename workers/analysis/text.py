@@ -13,10 +13,23 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-_WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*", re.UNICODE)
+from workers.analysis.normalise import normalise
+
+# Possessive quantifiers (`++`, `*+`) never give back what they matched: every pattern
+# here does a bounded amount of work per character, whatever the input.
+_WORD = re.compile(r"[^\W\d_]++(?:[-'’][^\W\d_]++)*+", re.UNICODE)
 # A sentence ends at . ! ? … (maybe followed by a closing quote) then space and an
 # upper-case letter, digit or quote, or at a line break.
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?…])|(?<=[.!?…][\"”»)]))\s+(?=[\"'„“(\[A-ZĂÂÎȘŞȚŢ0-9])|\n+")
+_SENTENCE_END = re.compile(
+    r"(?:(?<=[.!?…])|(?<=[.!?…][\"”»)]))\s++(?=[\"'„“(\[A-ZĂÂÎȘŞȚŢ0-9])|\n++"
+)
+# A longer sentence is cut (at a space where there is one): a run-on text without
+# punctuation is not one claim, and per-sentence work stays bounded.
+MAX_SENTENCE_CHARS = 1000
+# How far back from the cap a cut looks for a space.
+_CUT_SEARCH = 100
+# Longer than any abbreviation below with its period, plus the space before it.
+_ABBREVIATION_WINDOW = 8
 
 
 # Titles and short forms that end in a period without ending a sentence (RO and EN).
@@ -37,6 +50,11 @@ def fold(text: str) -> str:
     return "".join(_fold_char(ch) for ch in text)
 
 
+def comparison_form(text: str) -> str:
+    """The form claims and fact checks are compared in: normalised, then folded."""
+    return fold(normalise(text).text)
+
+
 @dataclass(frozen=True)
 class Sentence:
     """A sentence and where it starts in the original text."""
@@ -50,24 +68,50 @@ class Sentence:
 
 
 def sentences(text: str) -> list[Sentence]:
-    """Split text into sentences, keeping their offsets; empty pieces are dropped."""
+    """Split text into sentences, keeping their offsets; empty pieces are dropped.
+
+    A sentence over MAX_SENTENCE_CHARS is cut into pieces of at most that length.
+    """
     found: list[Sentence] = []
     cursor = 0
     for boundary in [*_SENTENCE_END.finditer(text), None]:
         stop = boundary.start() if boundary else len(text)
-        piece = text[cursor:stop]
-        stripped = piece.strip()
-        if stripped and boundary and _ends_with_abbreviation(stripped):
+        if boundary and _ends_with_abbreviation(text, cursor, stop):
             continue  # keep the cursor: the next piece joins this one
-        if stripped:
-            found.append(Sentence(cursor + piece.index(stripped), stripped))
+        found.extend(_pieces(text, cursor, stop))
         cursor = boundary.end() if boundary else len(text)
     return found
 
 
-def _ends_with_abbreviation(piece: str) -> bool:
-    last = piece.rsplit(None, 1)[-1]
-    return last.endswith(".") and fold(last[:-1]) in _ABBREVIATIONS
+def _pieces(text: str, start: int, stop: int) -> list[Sentence]:
+    """The stripped text[start:stop] as sentences of at most MAX_SENTENCE_CHARS."""
+    pieces = []
+    while start < stop:
+        while start < stop and text[start].isspace():
+            start += 1
+        end = min(stop, start + MAX_SENTENCE_CHARS)
+        if end < stop:
+            space = text.rfind(" ", end - _CUT_SEARCH, end)
+            end = space if space > start else end
+        piece = text[start:end].rstrip()
+        if piece:
+            pieces.append(Sentence(start, piece))
+        start = end
+    return pieces
+
+
+def _ends_with_abbreviation(text: str, start: int, stop: int) -> bool:
+    """Whether text[start:stop] ends with a title or short form ("Dr.") that ends no sentence.
+
+    Only the last few characters are read, so a long run of abbreviations stays linear.
+    """
+    low = max(start, stop - _ABBREVIATION_WINDOW)
+    window = text[low:stop]
+    tokens = window.split()
+    if not tokens or not tokens[-1].endswith("."):
+        return False
+    whole = low == start or text[low - 1].isspace() or len(tokens) > 1 or window[0].isspace()
+    return whole and fold(tokens[-1][:-1]) in _ABBREVIATIONS
 
 
 def words(text: str) -> list[str]:
