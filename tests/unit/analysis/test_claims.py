@@ -17,6 +17,7 @@ from workers.analysis.claims import (
     sentence_cues,
 )
 from workers.analysis.factcheck_store import read_fact_checks
+from workers.analysis.normalise import normalise
 
 
 @pytest.fixture(scope="module")
@@ -107,9 +108,11 @@ def test_a_disguised_false_claim_still_meets_its_fact_check(
     sample: list[dict], evasion: str
 ) -> None:
     """Hidden, fullwidth or Cyrillic characters neither hide a claim nor its fact check."""
-    text = EVASIONS[evasion]("De la 1 ianuarie pensiile se taie cu 40%, spun cei de la guvern!")
+    plain = "Ce? De la 1 ianuarie pensiile se taie cu 40%, spun cei de la guvern!"
+    text = EVASIONS[evasion](plain)
     claims = extract_claims(text)
     assert [text[c.start : c.end] for c in claims] == [c.text for c in claims]
+    assert [normalise(c.text).text for c in claims] == [c.text for c in extract_claims(plain)]
     verification = match_locally(claims, sample)[0]
     assert verification.rating == "false"
 

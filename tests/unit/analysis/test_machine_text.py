@@ -4,6 +4,7 @@ import pytest
 
 from tests.unit.analysis.evasion import EVASIONS
 from workers.analysis.machine_text import assess_machine_text, mattr, report_data
+from workers.analysis.normalise import normalise
 
 ASSISTANT_EN = (
     "Artificial intelligence plays a crucial role in modern healthcare. It is important to note "
@@ -90,3 +91,5 @@ def test_disguised_assistant_text_scores_the_same(evasion: str) -> None:
     report = assess_machine_text(disguised)
     assert report.probability == assess_machine_text(ASSISTANT_RO).probability
     assert all(disguised[f.start : f.end] == f.text for f in report.phrases)
+    plain = [f.text for f in assess_machine_text(ASSISTANT_RO).phrases]
+    assert [normalise(f.text).text for f in report.phrases] == plain

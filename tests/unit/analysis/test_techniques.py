@@ -6,6 +6,7 @@ import pytest
 
 from tests.unit.analysis.evasion import EVASIONS
 from workers.analysis.findings import MAX_FINDINGS, MAX_QUOTE_CHARS, saturating_score
+from workers.analysis.normalise import normalise
 from workers.analysis.techniques import (
     assess_techniques,
     compile_lexicon,
@@ -130,10 +131,13 @@ def test_unicode_evasion_scores_like_the_plain_text(plain: str, evasion: str) ->
 
 @pytest.mark.parametrize("evasion", EVASIONS)
 def test_evidence_of_a_disguised_text_quotes_the_original(evasion: str) -> None:
-    """Each finding's span slices the text as sent, hidden and look-alike characters included."""
+    """Each finding's span slices the text as sent, hidden and look-alike characters included,
+    and reads as the plain text's finding."""
     disguised = EVASIONS[evasion](RO_PROPAGANDA)
-    for finding in assess_techniques(disguised).findings:
-        assert disguised[finding.start : finding.end] == finding.text
+    found = assess_techniques(disguised).findings
+    assert all(disguised[f.start : f.end] == f.text for f in found)
+    plain = [f.text for f in assess_techniques(RO_PROPAGANDA).findings]
+    assert [normalise(f.text).text for f in found] == plain
 
 
 def test_model_quotes_are_found_in_a_disguised_text() -> None:
