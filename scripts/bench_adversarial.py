@@ -77,6 +77,8 @@ INPUTS: Mapping[str, Callable[[int], str]] = {
     "zero_width_interleaved": lambda n: _repeat("a\u200b", n),
     "combining_marks": lambda n: "a" + _repeat("\u0301\u0316", n - 1),
     "bidi_controls": lambda n: _repeat("\u202e\u2066x", n),
+    "emoji": lambda n: _repeat("😀🔥", n),
+    "math_letters": lambda n: _repeat("𝐒𝐇𝐎𝐂𝐊 ", n),
     "long_label_urls": lambda n: _urls(lambda i: f"{'a' * 4900}{i}.com", n),
     "long_host_urls": lambda n: _urls(lambda i: ".".join(["abcdefgh"] * 600) + f"{i}.ro", n),
     "many_urls": lambda n: _urls(lambda i: f"digi{i}4.xyz", n),

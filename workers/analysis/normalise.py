@@ -127,29 +127,40 @@ class _Work:
     changed: re.Pattern[str]  # a mark, an NFKC-changed or an astral character
     special: re.Pattern[str]  # a run of those or of invisible characters
     invisible: frozenset[str]  # invisible characters of the BMP
+    one_for_one: dict[int, str]  # BMP characters NFKC turns into one other character
+    not_one_for_one: re.Pattern[str]  # a special character not in `one_for_one`
 
 
 @lru_cache(maxsize=1)
 def _work() -> _Work:
     changed: list[tuple[int, int]] = []
     special: list[tuple[int, int]] = []
+    other: list[tuple[int, int]] = []
     invisible: set[str] = set()
+    one_for_one: dict[int, str] = {}
     for code in range(0x80, 0x10000):
         ch = chr(code)
-        if 0xD800 <= code <= 0xDFFF or _replacement(ch) == ch:
+        replacement = _replacement(ch)
+        if 0xD800 <= code <= 0xDFFF or replacement == ch:
             continue
-        if _replacement(ch) == "":
+        if replacement == "":
             invisible.add(ch)
         else:
             _add(changed, code)
+        if replacement is not None and len(replacement) == 1:
+            one_for_one[code] = replacement
+        else:
+            _add(other, code)
         _add(special, code)
     _memo.clear()  # the sweep filled it with characters no text may ever use
     # sre keeps a BMP-only class as a bitmap, one with astral ranges as a list: two classes.
     astral = "[\\U00010000-\\U0010ffff]"
     return _Work(
-        re.compile(f"[{_ranges(changed)}]|{astral}"),
-        re.compile(f"(?:[{_ranges(special)}]|{astral})++"),
-        frozenset(invisible),
+        changed=re.compile(f"[{_ranges(changed)}]|{astral}"),
+        special=re.compile(f"(?:[{_ranges(special)}]|{astral})++"),
+        invisible=frozenset(invisible),
+        one_for_one=one_for_one,
+        not_one_for_one=re.compile(f"[{_ranges(other)}]|{astral}"),
     )
 
 
@@ -172,12 +183,10 @@ def _visible_nfkc(text: str, work: _Work) -> tuple[list[str], list[int], list[in
         starts = list(itertools.compress(range(len(text)), kept))
         chars = [text[i] for i in starts] if len(starts) < len(text) else list(text)
         return chars, starts, list(map(operator.add, starts, itertools.repeat(1)))
-    return _visible_nfkc_slowly(text, work.special)
+    return _visible_nfkc_slowly(text, work)
 
 
-def _visible_nfkc_slowly(
-    text: str, special: re.Pattern[str]
-) -> tuple[list[str], list[int], list[int]]:
+def _visible_nfkc_slowly(text: str, work: _Work) -> tuple[list[str], list[int], list[int]]:
     """Pass 1 character by character where characters change; runs of others in bulk."""
     chars: list[str] = []
     starts: list[int] = []
@@ -185,7 +194,7 @@ def _visible_nfkc_slowly(
     base_at = -1  # where the current letter's output begins in `chars`
     cluster = ""  # the current letter and its kept marks, as written
     copied = 0  # text[:copied] is handled
-    for run in special.finditer(text):
+    for run in work.special.finditer(text):
         first, stop = run.span()
         if first > copied:  # ordinary characters, copied as they are
             chars.extend(text[copied:first])
@@ -193,6 +202,13 @@ def _visible_nfkc_slowly(
             ends.extend(range(copied + 1, first + 1))
             base_at, cluster = len(chars) - 1, text[first - 1]
         copied = stop
+        if not work.not_one_for_one.search(text, first, stop):
+            # Fullwidth letters and the like, one for one: translated in bulk.
+            chars.extend(text[first:stop].translate(work.one_for_one))
+            starts.extend(range(first, stop))
+            ends.extend(range(first + 1, stop + 1))
+            base_at, cluster = len(chars) - 1, text[stop - 1]
+            continue
         for i in range(first, stop):
             ch = text[i]
             replacement = _memo.get(ch, _UNKNOWN)
@@ -202,7 +218,12 @@ def _visible_nfkc_slowly(
                 continue
             if replacement is not None:
                 base_at, cluster = len(chars), ch
-                _emit(chars, starts, ends, replacement, i, i + 1)
+                if len(replacement) == 1:
+                    chars.append(replacement)
+                    starts.append(i)
+                    ends.append(i + 1)
+                else:
+                    _emit(chars, starts, ends, replacement, i, i + 1)
             elif base_at >= 0 and len(cluster) <= MAX_MARKS_PER_LETTER:
                 # A mark: re-emit its letter composed with the marks so far, spanning them.
                 cluster += ch

@@ -45,9 +45,24 @@ def _fold_char(ch: str) -> str:
     return base[0] if base else ch
 
 
+class _FoldTable(dict[int, str]):
+    """`str.translate` table filled on first sight of each character (then C-speed)."""
+
+    def __missing__(self, code: int) -> str:
+        folded = _fold_char(chr(code))
+        if len(self) < _FOLD_TABLE_LIMIT:
+            self[code] = folded
+        return folded
+
+
+# Distinct characters remembered; a text of random code points must not grow it forever.
+_FOLD_TABLE_LIMIT = 20_000
+_FOLD_TABLE = _FoldTable()
+
+
 def fold(text: str) -> str:
     """Lower-case and strip diacritics, one character out per character in."""
-    return "".join(_fold_char(ch) for ch in text)
+    return text.translate(_FOLD_TABLE)
 
 
 def comparison_form(text: str) -> str:
