@@ -37,6 +37,8 @@ _ABBREVIATIONS = frozenset(
     {"dr", "mr", "mrs", "ms", "prof", "nr", "art", "alin", "lit", "pct", "st", "sf", "str"}
     | {"jud", "mun", "gen", "col", "lt", "sgt", "vs", "etc", "dl", "dna", "dra"}
 )
+# One of them, as a whole word with its period, at the end of the searched range.
+_ABBREVIATION_END = re.compile(rf"(?<!\S)(?:{'|'.join(sorted(_ABBREVIATIONS))})\.\Z", re.IGNORECASE)
 
 
 @lru_cache(maxsize=4096)
@@ -100,6 +102,11 @@ def sentences(text: str) -> list[Sentence]:
 
 def _pieces(text: str, start: int, stop: int) -> list[Sentence]:
     """The stripped text[start:stop] as sentences of at most MAX_SENTENCE_CHARS."""
+    if stop - start <= MAX_SENTENCE_CHARS:
+        piece = text[start:stop]
+        stripped = piece.strip()
+        lead = len(piece) - len(piece.lstrip())
+        return [Sentence(start + lead, stripped)] if stripped else []
     pieces = []
     while start < stop:
         while start < stop and text[start].isspace():
@@ -120,13 +127,9 @@ def _ends_with_abbreviation(text: str, start: int, stop: int) -> bool:
 
     Only the last few characters are read, so a long run of abbreviations stays linear.
     """
-    low = max(start, stop - _ABBREVIATION_WINDOW)
-    window = text[low:stop]
-    tokens = window.split()
-    if not tokens or not tokens[-1].endswith("."):
+    if stop <= start or text[stop - 1] != ".":
         return False
-    whole = low == start or text[low - 1].isspace() or len(tokens) > 1 or window[0].isspace()
-    return whole and fold(tokens[-1][:-1]) in _ABBREVIATIONS
+    return _ABBREVIATION_END.search(text, max(start, stop - _ABBREVIATION_WINDOW), stop) is not None
 
 
 def words(text: str) -> list[str]:
