@@ -165,6 +165,27 @@ def _as_claim(sentence: Sentence, cues: _Cues, clean: NormalisedText) -> Claim |
     return Claim(text, start, start + len(text), tuple(found), round(worth, 2))
 
 
+def with_model_claims(
+    text: str, claims: Sequence[Claim], quotes: Iterable[str], limit: int = MAX_CLAIMS
+) -> list[Claim]:
+    """Claims with a model's quotes added: only quotes found in the (normalised) text, not
+    overlapping a claim already there, up to `limit`; spans are the original's."""
+    clean = normalise(text)
+    folded = fold(clean.text)
+    merged = list(claims)
+    for quote in quotes:
+        needle = normalise(quote.strip()).text
+        at = folded.find(fold(needle)) if needle else -1
+        if at < 0 or len(merged) >= limit:
+            continue
+        start, end = clean.span(at, at + len(needle))
+        if not any(c.start <= start < c.end for c in merged):
+            cues = (*sentence_cues(needle), "llm")
+            quoted = evidence_quote(text, start, end)
+            merged.append(Claim(quoted, start, start + len(quoted), cues, 0.5))
+    return merged
+
+
 def claim_risk(claim: Claim, verification: Verification) -> float:
     """Risk 0-100 one claim contributes, given what is known of it."""
     policy = claim_policy()

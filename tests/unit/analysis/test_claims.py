@@ -15,6 +15,7 @@ from workers.analysis.claims import (
     report_data,
     score_claims,
     sentence_cues,
+    with_model_claims,
 )
 from workers.analysis.factcheck_store import read_fact_checks
 from workers.analysis.normalise import normalise
@@ -138,3 +139,22 @@ def test_claims_are_read_from_the_first_sentences_only() -> None:
     filler = "Da. " * MAX_SENTENCES
     assert extract_claims(filler + "Vaccinurile provoacă autism.") == []
     assert extract_claims("Vaccinurile provoacă autism.")
+
+
+def test_model_claims_count_only_when_quoted_from_the_text() -> None:
+    """A model's quote becomes a claim when it is in the text and overlaps no claim found."""
+    text = "Vaccinurile provoacă autism. UE va interzice plata cash."
+    found = extract_claims(text)
+    merged = with_model_claims(
+        text, found, ["UE va interzice plata cash", "invented quote", "Vaccinurile provoacă"]
+    )
+    added = merged[len(found) :]
+    assert [(c.text, c.start) for c in added] == [("UE va interzice plata cash", 29)]
+    assert "llm" in added[0].cues
+
+
+def test_model_claims_are_found_in_a_disguised_text() -> None:
+    """A readable quote of a text written with hidden characters maps to its original span."""
+    text = "Spun că UE va in\u200bterzice plata cash."
+    (added,) = with_model_claims(text, [], ["UE va interzice plata cash"])
+    assert text[added.start : added.end] == added.text == "UE va in\u200bterzice plata cash"
