@@ -127,8 +127,9 @@ class _Work:
     changed: re.Pattern[str]  # a mark, an NFKC-changed or an astral character
     special: re.Pattern[str]  # a run of those or of invisible characters
     invisible: frozenset[str]  # invisible characters of the BMP
-    one_for_one: dict[int, str]  # BMP characters NFKC turns into one other character
-    not_one_for_one: re.Pattern[str]  # a special character not in `one_for_one`
+    one_for_one: dict[int, str]  # characters NFKC turns into one character (astral: lazily)
+    not_one_for_one: re.Pattern[str]  # a special BMP character not in `one_for_one`
+    not_one_for_one_astral: frozenset[str]  # astral marks, invisibles and expansions
 
 
 @lru_cache(maxsize=1)
@@ -137,7 +138,7 @@ def _work() -> _Work:
     special: list[tuple[int, int]] = []
     other: list[tuple[int, int]] = []
     invisible: set[str] = set()
-    one_for_one: dict[int, str] = {}
+    one_for_one = _OneForOne()
     for code in range(0x80, 0x10000):
         ch = chr(code)
         replacement = _replacement(ch)
@@ -152,6 +153,13 @@ def _work() -> _Work:
         else:
             _add(other, code)
         _add(special, code)
+    # Astral characters are all special (checked one by one); the planes with marks,
+    # invisible or expanding characters are swept for those (plane 1, tags and selectors).
+    other_astral: set[str] = set()
+    for code in itertools.chain(range(0x10000, 0x20000), range(0xE0000, 0xE1000)):
+        replacement = _replacement(chr(code))
+        if replacement is None or len(replacement) != 1:
+            other_astral.add(chr(code))
     _memo.clear()  # the sweep filled it with characters no text may ever use
     # sre keeps a BMP-only class as a bitmap, one with astral ranges as a list: two classes.
     astral = "[\\U00010000-\\U0010ffff]"
@@ -160,8 +168,19 @@ def _work() -> _Work:
         special=re.compile(f"(?:[{_ranges(special)}]|{astral})++"),
         invisible=frozenset(invisible),
         one_for_one=one_for_one,
-        not_one_for_one=re.compile(f"[{_ranges(other)}]|{astral}"),
+        not_one_for_one=re.compile(f"[{_ranges(other)}]"),
+        not_one_for_one_astral=frozenset(other_astral),
     )
+
+
+class _OneForOne(dict[int, str]):
+    """Translation to NFKC of characters that stay one character; astral ones filled lazily."""
+
+    def __missing__(self, code: int) -> str:
+        replacement = unicodedata.normalize("NFKC", chr(code))
+        if len(self) < _MEMO_LIMIT * 4:
+            self[code] = replacement
+        return replacement
 
 
 def _add(ranges: list[tuple[int, int]], code: int) -> None:
@@ -202,9 +221,12 @@ def _visible_nfkc_slowly(text: str, work: _Work) -> tuple[list[str], list[int], 
             ends.extend(range(copied + 1, first + 1))
             base_at, cluster = len(chars) - 1, text[first - 1]
         copied = stop
-        if not work.not_one_for_one.search(text, first, stop):
-            # Fullwidth letters and the like, one for one: translated in bulk.
-            chars.extend(text[first:stop].translate(work.one_for_one))
+        segment = text[first:stop]
+        if not work.not_one_for_one.search(segment) and work.not_one_for_one_astral.isdisjoint(
+            segment
+        ):
+            # Fullwidth or mathematical letters, emoji: one for one, translated in bulk.
+            chars.extend(segment.translate(work.one_for_one))
             starts.extend(range(first, stop))
             ends.extend(range(first + 1, stop + 1))
             base_at, cluster = len(chars) - 1, text[stop - 1]
