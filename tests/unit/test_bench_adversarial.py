@@ -60,7 +60,7 @@ def test_table_marks_analysers_over_the_target() -> None:
         target=50.0,
     )
     lines = table.splitlines()
-    assert lines[0].startswith("| analyser |")
+    assert lines[0].startswith("| analyser | worst CPU ms")
     assert lines[2] == "| claims | 20.0 | digits (100,000) | 200 | yes |"
     assert lines[3] == "| domain | 90.0 | many_urls (10,000) | 90 | **no** |"
 
@@ -85,3 +85,4 @@ def test_command_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     inputs = {m["input"] for m in report["measurements"]}
     assert inputs == {"digits", "digits_percent"}
     assert all(m["chars"] == 300 for m in report["measurements"])
+    assert all({"seconds", "wall_seconds", "ms_per_10k"} <= set(m) for m in report["measurements"])
