@@ -6,8 +6,11 @@ from tests.unit.analysis.evasion import EVASIONS, cyrillic_look_alikes, fullwidt
 from workers.analysis.normalise import (
     MAX_MARKS_PER_LETTER,
     ROMANIAN_LETTERS,
+    _folding,
+    _work,
     look_alikes,
     normalise,
+    prepare,
 )
 
 EN = "SHOCKING: the corrupt elite hides the truth!"
@@ -97,3 +100,12 @@ def test_host_names_keep_their_look_alikes_on_request() -> None:
     text = zero_width("dіgi24.ro")
     assert normalise(text, fold_look_alikes=False).text == "dіgi24.ro"
     assert normalise(cyrillic_look_alikes("digi"), fold_look_alikes=False).text != "digi"
+
+
+def test_prepare_builds_the_tables_before_first_use() -> None:
+    """prepare() builds the tables, so a worker forked after it pays nothing for them."""
+    _work.cache_clear()
+    _folding.cache_clear()
+    prepare()
+    assert _work.cache_info().currsize == _folding.cache_info().currsize == 1
+    assert normalise("ЅНОСК\u200b ｎｅｗｓ").text == "SHOCK news"
