@@ -137,6 +137,11 @@ def words(text: str) -> list[str]:
     return _WORD.findall(fold(text))
 
 
+def word_count(folded: str, start: int, end: int) -> int:
+    """How many words `words` finds in folded[start:end], without copying it."""
+    return len(_WORD.findall(folded, start, end))
+
+
 def clip(text: str, limit: int = 160) -> str:
     """A short single-line rendering of `text` for evidence and summaries."""
     flat = " ".join(text.split())
