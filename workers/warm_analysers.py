@@ -4,7 +4,14 @@ included, starts with them loaded: about 0.2 s sooner than loading them in each 
 
 import contextlib
 
-from workers.analysis import claims, domains, image_forensics, machine_text, techniques
+from workers.analysis import (
+    claims,
+    domains,
+    image_forensics,
+    machine_text,
+    normalise,
+    techniques,
+)
 
 # A short text in each language the analysers know.
 SAMPLE = "Share this now! In 2020 the ministry reported 120 new cases. Vaccinul e sigur."
@@ -12,6 +19,7 @@ SAMPLE = "Share this now! In 2020 the ministry reported 120 new cases. Vaccinul 
 # An error here would stop the fork server and with it every analysis; the same error
 # surfaces instead where it belongs, in the call that needs the analyser.
 with contextlib.suppress(Exception):
+    normalise.prepare()  # the look-alike tables: about 0.3 s of CPU, once
     techniques.assess_techniques(SAMPLE)
     claims.extract_claims(SAMPLE)
     domains.assess_domains(SAMPLE, None)

@@ -14,21 +14,28 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from workers.analysis.datafiles import load
-from workers.analysis.findings import combine_probabilities
+from workers.analysis.findings import combine_probabilities, evidence_quote
+from workers.analysis.normalise import NormalisedText, normalise
 from workers.analysis.techniques import term_pattern
-from workers.analysis.text import Sentence, clip, fold, sentences
+from workers.analysis.text import Sentence, clip, comparison_form, fold, sentences
 
 MAX_CLAIMS = 10
 # Claims are looked up as sentences; a run-on paragraph is cut to a comparable length.
 MAX_CLAIM_CHARS = 300
 STRONG_CUES = frozenset({"superlative", "causal"})
 
-_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*")
-_PERCENT = re.compile(r"\d+(?:[.,]\d+)?\s?%")
+# At most this many sentences are read: more than any article has, and the bound on
+# the work a text of short sentences can ask for.
+MAX_SENTENCES = 1500
+
+# Each pattern starts only where a digit run starts and never backtracks into a run
+# (possessive quantifiers), so a run of digits is read once: linear on any input.
+_NUMBER = re.compile(r"(?<![\w.,])\d++(?:[.,]\d++)*+")
+_PERCENT = re.compile(r"(?<!\d)\d++(?:[.,]\d++)?\s?%")
 _YEAR = re.compile(r"\b(?:1[89]\d\d|20\d\d)\b")
 _NUMERIC_DATE = re.compile(r"\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b")
 # Romanian "mai" is both May and "more" ("cel mai"): only a day number makes it a date.
-_DAY_OF_MAY = re.compile(r"(?i)\b\d{1,2}\s+mai\b")
+_DAY_OF_MAY = re.compile(r"(?i)\b\d{1,2}\s{1,3}mai\b")
 
 
 @dataclass(frozen=True)
@@ -136,20 +143,47 @@ def names(sentence: str) -> list[str]:
 
 
 def extract_claims(text: str) -> list[Claim]:
-    """Check-worthy sentences of `text`, the most check-worthy first, at most MAX_CLAIMS."""
+    """Check-worthy sentences of `text`, the most check-worthy first, at most MAX_CLAIMS.
+
+    Cues are read in the normalised text; each claim's span and text are the original's.
+    """
     cues = _cues()
-    claims = [c for s in sentences(text) if (c := _as_claim(s, cues))]
+    clean = normalise(text)
+    found = sentences(clean.text)[:MAX_SENTENCES]
+    claims = [c for s in found if (c := _as_claim(s, cues, clean))]
     claims.sort(key=lambda c: (-c.checkworthiness, c.start))
     return claims[:MAX_CLAIMS]
 
 
-def _as_claim(sentence: Sentence, cues: _Cues) -> Claim | None:
+def _as_claim(sentence: Sentence, cues: _Cues, clean: NormalisedText) -> Claim | None:
     found = sentence_cues(sentence.text)
     worth = min(1.0, sum(cues.weights[c] for c in found))
     if worth < cues.minimum or not cues.factual & set(found):
         return None
-    text = sentence.text[:MAX_CLAIM_CHARS]
-    return Claim(text, sentence.start, sentence.start + len(text), tuple(found), round(worth, 2))
+    start, end = clean.span(sentence.start, sentence.start + len(sentence.text[:MAX_CLAIM_CHARS]))
+    text = evidence_quote(clean.original, start, end)
+    return Claim(text, start, start + len(text), tuple(found), round(worth, 2))
+
+
+def with_model_claims(
+    text: str, claims: Sequence[Claim], quotes: Iterable[str], limit: int = MAX_CLAIMS
+) -> list[Claim]:
+    """Claims with a model's quotes added: only quotes found in the (normalised) text, not
+    overlapping a claim already there, up to `limit`; spans are the original's."""
+    clean = normalise(text)
+    folded = fold(clean.text)
+    merged = list(claims)
+    for quote in quotes:
+        needle = normalise(quote.strip()).text
+        at = folded.find(fold(needle)) if needle else -1
+        if at < 0 or len(merged) >= limit:
+            continue
+        start, end = clean.span(at, at + len(needle))
+        if not any(c.start <= start < c.end for c in merged):
+            cues = (*sentence_cues(needle), "llm")
+            quoted = evidence_quote(text, start, end)
+            merged.append(Claim(quoted, start, start + len(quoted), cues, 0.5))
+    return merged
 
 
 def claim_risk(claim: Claim, verification: Verification) -> float:
@@ -237,10 +271,10 @@ def match_locally(
     from workers.analysis.similarity import claim_similarity
 
     threshold = float(claim_policy()["match_threshold"]) if threshold is None else threshold
-    folded = [(fold(c["claim"]), c) for c in checks]
+    folded = [(comparison_form(c["claim"]), c) for c in checks]
     results = []
     for claim in claims:
-        target = fold(claim.text)
+        target = comparison_form(claim.text)
         scored = [(claim_similarity(key, target), check) for key, check in folded]
         best = max(scored, key=lambda s: s[0], default=(0.0, None))
         results.append(verification_from(best[1], best[0], threshold))

@@ -6,23 +6,41 @@ Pure: nothing is fetched or resolved. The list and thresholds live in `data/doma
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
+from rapidfuzz.distance import OSA
+
 from workers.analysis.datafiles import load
+from workers.analysis.normalise import normalise
+from workers.analysis.text import clip
 
 # Two-label public suffixes we meet in practice, so "bbc.co.uk" has the name "bbc".
 SECOND_LEVEL_SUFFIXES = frozenset({"co.uk", "org.uk", "com.ro", "org.ro", "com.md", "co.md"})
 # Shorter registrable names collide by chance ("rt" is one edit from "at"): no typo check.
 MIN_LOOKALIKE_NAME = 5
 MAX_HOSTS = 20
+# URLs and bare domains read from a text before giving up on finding MAX_HOSTS distinct
+# hosts: a text of thousands of links costs no more than this many.
+MAX_CANDIDATES = 200
+# DNS limits (RFC 1035): a longer label or name cannot exist, so it is assessed as
+# such and never compared character by character with the list.
+MAX_LABEL_CHARS = 63
+MAX_HOST_CHARS = 253
+# How much of an impossible host name a report shows.
+SHOWN_HOST_CHARS = 80
 
-_URL = re.compile(r"(?i)\b(?:https?://|www\.)[^\s<>\"'()\[\]{}]+")
-_BARE = r"(?<![\w@./-])((?:[\w-]+\.)+(?:{tlds}))(?![\w-])(?!\.\w)"
+_URL = re.compile(r"(?i)\b(?:https?://|www\.)[^\s<>\"'()\[\]{}]++")
+# A bare domain: labels of DNS length (possessive, so a long run is read once) and a
+# known suffix, not inside a word, an email address or a path.
+_BARE = r"(?<![\w@./-])((?:[\w-]{{1,63}}+\.){{1,8}}(?:{tlds}))(?![\w-])(?!\.\w)"
+# One part of an IPv4 address as inet_aton reads it: hexadecimal, octal or decimal.
+_IPV4_PART = re.compile(r"0[xX][0-9a-fA-F]*+|0[0-7]*+|[1-9][0-9]*+")
 
 
 @dataclass(frozen=True)
@@ -68,7 +86,7 @@ def reputation_from(spec: Mapping[str, Any]) -> Reputation:
     tlds = "|".join(sorted(map(re.escape, spec["bare_domain_tlds"]), key=len, reverse=True))
     risks = {
         k: float(spec[f"{k}_risk"])
-        for k in ("shortener", "risky_tld", "raw_ip", "lookalike", "unknown")
+        for k in ("shortener", "risky_tld", "raw_ip", "invalid_host", "lookalike", "unknown")
     }
     return Reputation(
         domains=spec["domains"],
@@ -90,18 +108,31 @@ def default_reputation() -> Reputation:
 def extract_hosts(
     text: str, url: str | None = None, reputation: Reputation | None = None
 ) -> list[str]:
-    """Normalised hosts of the input URL and of the URLs and bare domains in the text, in order."""
+    """Normalised hosts of the input URL and of the URLs and bare domains in the text, in order.
+
+    The text is read without invisible characters and in NFKC form (look-alikes are
+    kept: they are the evidence); at most MAX_HOSTS hosts from MAX_CANDIDATES candidates.
+    """
     reputation = reputation or default_reputation()
-    raw = [url] if url else []
-    raw += [m.group(0).rstrip(".,;:!?") for m in _URL.finditer(text)]
-    without_urls = _URL.sub(" ", text)
-    raw += [m.group(1) for m in reputation.bare_domain.finditer(without_urls)]
-    hosts: list[str] = []
-    for item in raw:
+    text = normalise(text, fold_look_alikes=False).text
+    hosts: dict[str, None] = {}
+    for item in itertools.islice(_candidates(text, url, reputation), MAX_CANDIDATES):
         host = normalise_host(item)
-        if host and host not in hosts:
-            hosts.append(host)
-    return hosts[:MAX_HOSTS]
+        if host:
+            hosts[host] = None
+            if len(hosts) == MAX_HOSTS:
+                break
+    return list(hosts)
+
+
+def _candidates(text: str, url: str | None, reputation: Reputation) -> Iterator[str]:
+    if url:
+        yield url
+    for m in _URL.finditer(text):
+        yield m.group(0).rstrip(".,;:!?")
+    without_urls = _URL.sub(" ", text)
+    for m in reputation.bare_domain.finditer(without_urls):
+        yield m.group(1)
 
 
 def normalise_host(raw: str) -> str | None:
@@ -147,22 +178,14 @@ def skeleton(text: str, homoglyphs: Mapping[str, str]) -> str:
     return text
 
 
-def edit_distance(a: str, b: str) -> int:
+def edit_distance(a: str, b: str, limit: int | None = None) -> int:
     """Edit distance where swapping two neighbouring letters counts as one edit.
 
     Optimal string alignment: typosquatters swap letters ("reutres") as often as they
-    replace them, and plain Levenshtein would count a swap twice.
+    replace them, and plain Levenshtein would count a swap twice. With `limit`, any
+    distance above it is reported as limit + 1 (and found sooner).
     """
-    rows = [list(range(len(b) + 1))]
-    for i in range(1, len(a) + 1):
-        row = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cost = a[i - 1] != b[j - 1]
-            row[j] = min(rows[i - 1][j] + 1, row[j - 1] + 1, rows[i - 1][j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                row[j] = min(row[j], rows[i - 2][j - 2] + 1)
-        rows.append(row)
-    return rows[-1][-1]
+    return int(OSA.distance(a, b, score_cutoff=limit))
 
 
 def listed_entry(host: str, reputation: Reputation) -> tuple[str, Mapping[str, str]] | None:
@@ -203,7 +226,8 @@ def _imitation(
         return "homoglyphs"
     if len(known) >= MIN_LOOKALIKE_NAME:
         limit = 1 if len(known) < 8 else 2
-        if edit_distance(name_skeleton, known) <= limit:
+        near = abs(len(name_skeleton) - len(known)) <= limit
+        if near and edit_distance(name_skeleton, known, limit) <= limit:
             return "typo"
         if known in name.split("-"):
             return "added_words"
@@ -233,11 +257,17 @@ IMITATION_WAYS: Mapping[str, tuple[str, str]] = {
 def assess_host(host: str, reputation: Reputation | None = None) -> HostAssessment:
     """What the shipped list and the host's shape say about one host."""
     reputation = reputation or default_reputation()
+    if not is_dns_name(host):
+        shown = clip(host, SHOWN_HOST_CHARS)
+        reason = "host name longer than DNS allows"
+        return HostAssessment(shown, shown, None, ((reason, reputation.risks["invalid_host"]),))
     display = unicode_host(host)
-    if _is_ip(host):
-        return HostAssessment(
-            host, display, None, (("raw IP address", reputation.risks["raw_ip"]),)
-        )
+    if address := ip_address_of(host):
+        reason = f"raw IP address ({address})"
+        return HostAssessment(host, display, None, ((reason, reputation.risks["raw_ip"]),))
+    if host == "localhost" or host.endswith(".localhost"):
+        reason = "raw IP address (localhost: this machine)"
+        return HostAssessment(host, display, None, ((reason, reputation.risks["raw_ip"]),))
     entry = listed_entry(host, reputation)
     if entry:
         listed, info = entry
@@ -261,12 +291,41 @@ def _shape_reasons(host: str, display: str, reputation: Reputation) -> Iterable[
         yield f"imitates {known}: {IMITATION_WAYS[how][0]}", risks["lookalike"]
 
 
-def _is_ip(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
+def is_dns_name(host: str) -> bool:
+    """Whether a host fits DNS: at most 253 characters, labels of at most 63."""
+    if len(host) > MAX_HOST_CHARS:
         return False
-    return True
+    return all(len(label) <= MAX_LABEL_CHARS for label in host.split("."))
+
+
+def ip_address_of(host: str) -> str | None:
+    """The IP address a host names, in any notation a browser or inet_aton accepts, or None.
+
+    IPv6 (brackets already removed), dotted quad, and the older IPv4 forms: one to four
+    parts, each decimal, octal (leading 0) or hexadecimal (0x), the last part filling
+    the remaining bytes — 2130706433, 0x7f000001, 0177.0.0.1, 0x7f.1, 127.1 are all
+    127.0.0.1.
+    """
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        pass
+    parts = host.split(".")
+    if not 1 <= len(parts) <= 4 or not all(_IPV4_PART.fullmatch(p) for p in parts):
+        return None
+    *head, last = [_ipv4_part(p) for p in parts]
+    if any(v > 255 for v in head) or last >= 256 ** (4 - len(head)):
+        return None
+    number = 0
+    for value in head:
+        number = number * 256 + value
+    return str(ipaddress.IPv4Address(number * 256 ** (4 - len(head)) + last))
+
+
+def _ipv4_part(part: str) -> int:
+    if part[:2].lower() == "0x":
+        return int(part[2:] or "0", 16)
+    return int(part, 8) if len(part) > 1 and part[0] == "0" else int(part)
 
 
 def assess_domains(
@@ -314,6 +373,7 @@ _RO_REASONS = (
     ("not in the source list", "nu apare în lista de surse"),
     ("link shortener hides the destination", "scurtător de link care ascunde destinația"),
     ("raw IP address", "adresă IP în loc de domeniu"),
+    ("host name longer than DNS allows", "nume de domeniu mai lung decât permite DNS"),
     ("imitates", "imită"),
     ("top-level domain", "domeniu de nivel superior des folosit abuziv"),
     ("internationalised name", "nume internaționalizat"),

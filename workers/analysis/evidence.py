@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from shared.errors import AnalysisError
 from workers.analysis.claims import UNVERIFIABLE, Verification
+from workers.analysis.normalise import normalise
 from workers.analysis.remote import bounded, json_object, post
 
 EVIDENCE_TIMEOUT_S = 5.0
@@ -35,7 +36,7 @@ async def ask_evidence(http: httpx.AsyncClient, evidence_url: str, claim: str) -
             "evidence provider",
             evidence_url,
             bounded(EVIDENCE_TIMEOUT_S),
-            json={"claim": claim},
+            json={"claim": normalise(claim).text},
         )
         reply = EvidenceReply.model_validate(json_object(response, "evidence provider"))
     except (AnalysisError, ValidationError) as exc:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from workers.analysis.claims import Verification, claim_policy, verification_from
 from workers.analysis.datafiles import data_path
 from workers.analysis.errors import FactCheckFileInvalid, FactCheckStoreMissing
-from workers.analysis.text import fold
+from workers.analysis.text import comparison_form
 
 SAMPLE_FILE = data_path("fact_checks.jsonl")
 # Candidate filter for the trigram index (`%`): loose on purpose, the exact
@@ -77,7 +77,16 @@ ON CONFLICT (source, claim_norm) DO UPDATE SET
 async def upsert(db: Queryable, checks: Iterable[FactCheck]) -> int:
     """Insert or update fact checks by (source, claim); returns how many were written."""
     rows = [
-        (c.claim, fold(c.claim), c.rating, c.language, c.source, c.url, c.summary, c.published_on)
+        (
+            c.claim,
+            comparison_form(c.claim),
+            c.rating,
+            c.language,
+            c.source,
+            c.url,
+            c.summary,
+            c.published_on,
+        )
         for c in checks
     ]
     try:
@@ -105,7 +114,7 @@ async def lookup(db: asyncpg.Pool | asyncpg.Connection, claim: str) -> Verificat
     try:
         async with _transaction(db) as conn:
             await conn.execute(_CANDIDATE_THRESHOLD, str(CANDIDATE_SIMILARITY))
-            rows = await conn.fetch(_LOOKUP, fold(claim), CANDIDATES)
+            rows = await conn.fetch(_LOOKUP, comparison_form(claim), CANDIDATES)
     except asyncpg.UndefinedTableError as exc:
         raise FactCheckStoreMissing("table fact_checks is missing: apply migration 002") from exc
     best = rows[0] if rows else None

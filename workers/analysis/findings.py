@@ -10,6 +10,14 @@ from typing import Any
 # Caps keep the executor's result small: it travels in a message and a jsonb column.
 MAX_FINDINGS = 25
 MAX_SUMMARY = 5
+# Evidence quotes longer than this (a flood of "!" or of invisible characters inside a
+# span) keep their first characters; start and end still give the whole span.
+MAX_QUOTE_CHARS = 500
+
+
+def evidence_quote(original: str, start: int, end: int) -> str:
+    """The original text of a span, cut to MAX_QUOTE_CHARS."""
+    return original[start : min(end, start + MAX_QUOTE_CHARS)]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ caller's heuristic result stands whenever the model is slow, down, or off-schema
 from __future__ import annotations
 
 import json
-import re
 from typing import TypeVar
 
 import httpx
@@ -24,7 +23,6 @@ LLM_ATTEMPTS = 2
 
 M = TypeVar("M", bound=BaseModel)
 log = structlog.get_logger(__name__)
-_FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
 
 
 class TechniqueProposal(BaseModel):
@@ -57,7 +55,19 @@ class ExplanationReply(BaseModel):
 
 def parse_reply(content: str, schema: type[M]) -> M:
     """Validate a model's message content (code fences allowed) against `schema`."""
-    return schema.model_validate_json(_FENCE.sub("", content))
+    return schema.model_validate_json(without_fence(content))
+
+
+def without_fence(content: str) -> str:
+    """The reply without the ```json … ``` fence a model may put around it.
+
+    String operations, not a pattern: a trailing-fence regex backtracks quadratically
+    on a long run of whitespace.
+    """
+    text = content.strip()
+    if text.startswith("```"):
+        text = text[3:].removeprefix("json")
+    return text.removesuffix("```").strip()
 
 
 async def ask_json(

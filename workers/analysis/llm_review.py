@@ -9,10 +9,9 @@ from __future__ import annotations
 import httpx
 
 from shared.settings import Settings
-from workers.analysis.claims import Claim, sentence_cues
+from workers.analysis.claims import Claim, with_model_claims
 from workers.analysis.llm import ClaimsReply, TechniquesReply, as_prompt, ask_json
 from workers.analysis.techniques import TechniqueReport, default_lexicon, with_model_findings
-from workers.analysis.text import fold
 
 # The model sees at most this much text: enough for a post or an article's body.
 MAX_PROMPT_CHARS = 6000
@@ -53,13 +52,4 @@ async def review_claims(
     )
     if reply is None:
         return claims, False
-    folded = fold(text)
-    merged = list(claims)
-    for proposal in reply.claims:
-        quote = proposal.quote.strip()
-        at = folded.find(fold(quote))
-        overlaps = any(c.start <= at < c.end for c in merged)
-        if at >= 0 and not overlaps and len(merged) < limit:
-            cues = (*sentence_cues(quote), "llm")
-            merged.append(Claim(text[at : at + len(quote)], at, at + len(quote), cues, 0.5))
-    return merged, True
+    return with_model_claims(text, claims, [p.quote for p in reply.claims], limit), True

@@ -17,9 +17,15 @@ from functools import lru_cache
 from typing import Any
 
 from workers.analysis.datafiles import load
-from workers.analysis.findings import MAX_FINDINGS, Finding, combine_probabilities
+from workers.analysis.findings import (
+    MAX_FINDINGS,
+    Finding,
+    combine_probabilities,
+    evidence_quote,
+)
+from workers.analysis.normalise import NormalisedText, normalise
 from workers.analysis.techniques import term_pattern
-from workers.analysis.text import clip, fold, sentences, words
+from workers.analysis.text import clip, fold, sentences, word_count, words
 
 # Below this many words, sentence and vocabulary statistics are noise.
 MIN_WORDS_FOR_STATISTICS = 40
@@ -81,7 +87,10 @@ def _markers() -> _Markers:
     return _Markers(
         _alternation(text["self_reference"]),
         _alternation(text["stock_phrases"]),
-        re.compile(rf"^\W*(?:{_alternation(text['connectives']).pattern})"),
+        # A sentence opens with a connective after at most a few quotes or dashes.
+        # Used with `match` at each sentence's start in the folded text (no `^`: that
+        # would only match at the start of the whole text).
+        re.compile(rf"\W{{0,8}}+(?:{_alternation(text['connectives']).pattern})"),
     )
 
 
@@ -121,13 +130,15 @@ def sentence_length_variation(lengths: list[int]) -> float:
     return statistics.pstdev(lengths) / statistics.mean(lengths)
 
 
-def _statistical_signals(text: str, tokens: list[str]) -> list[Signal]:
+def _statistical_signals(text: str, folded: str, tokens: list[str]) -> list[Signal]:
+    # Sentences are read in the text folded once, by offsets: no copy per sentence.
     pieces = sentences(text)
-    lengths = [len(words(s.text)) for s in pieces]
+    lengths = [word_count(folded, s.start, s.end) for s in pieces]
     cv = sentence_length_variation(lengths)
     diversity = mattr(tokens)
     repetition = repeated_trigram_share(tokens)
-    openers = sum(bool(_markers().connectives.match(fold(s.text))) for s in pieces)
+    connectives = _markers().connectives
+    openers = sum(bool(connectives.match(folded, s.start, s.end)) for s in pieces)
     opener_share = openers / len(pieces) if pieces else 0.0
     return [
         # Human prose mixes short and long sentences (CV ~0.5+); generated prose is even.
@@ -143,15 +154,20 @@ def _statistical_signals(text: str, tokens: list[str]) -> list[Signal]:
 
 
 def assess_machine_text(text: str) -> MachineTextReport:
-    """Measure the signals of `text` and combine them into a probability."""
+    """Measure the signals of `text` and combine them into a probability.
+
+    Signals are measured on the normalised text; phrase findings point at the original.
+    """
+    clean = normalise(text)
+    text = clean.text
     tokens = words(text)
     folded = fold(text)
-    own_words = _find(text, folded, _markers().self_reference, "self_reference", 0.9)
-    stock = _find(text, folded, _markers().stock_phrases, "stock_phrase", 0.25)
+    own_words = _find(clean, folded, _markers().self_reference, "self_reference", 0.9)
+    stock = _find(clean, folded, _markers().stock_phrases, "stock_phrase", 0.25)
     stock_strength = _clamp(len({f.text.lower() for f in stock}) / 3)
     signals = [Signal("stock_phrases", float(len(stock)), stock_strength, 0.0)]
     if len(tokens) >= MIN_WORDS_FOR_STATISTICS:
-        signals += _statistical_signals(text, tokens)
+        signals += _statistical_signals(text, folded, tokens)
     signals = [Signal(s.name, s.value, round(s.strength, 3), WEIGHTS[s.name]) for s in signals]
     z = BIAS + sum(s.strength * s.weight for s in signals)
     probability = 1.0 / (1.0 + math.exp(-z))
@@ -163,12 +179,13 @@ def assess_machine_text(text: str) -> MachineTextReport:
 
 
 def _find(
-    text: str, folded: str, pattern: re.Pattern[str], kind: str, weight: float
+    clean: NormalisedText, folded: str, pattern: re.Pattern[str], kind: str, weight: float
 ) -> list[Finding]:
-    return [
-        Finding(kind, m.start(), m.end(), text[m.start() : m.end()], weight)
-        for m in pattern.finditer(folded)
-    ]
+    found = []
+    for m in pattern.finditer(folded):
+        start, end = clean.span(*m.span())
+        found.append(Finding(kind, start, end, evidence_quote(clean.original, start, end), weight))
+    return found
 
 
 def report_data(report: MachineTextReport) -> dict[str, Any]:

@@ -18,8 +18,10 @@ from workers.analysis.findings import (
     MAX_SUMMARY,
     Finding,
     diminishing_sum,
+    evidence_quote,
     saturating_score,
 )
+from workers.analysis.normalise import normalise
 from workers.analysis.text import clip, fold
 
 
@@ -56,7 +58,9 @@ class TechniqueReport:
 def term_pattern(term: str) -> str:
     """Regex source of one lexicon term, matched on folded text at word boundaries."""
     source = re.escape(fold(term.strip()))
-    source = source.replace(r"\*", r"\w*").replace(r"\ ", r"\s+").replace("'", "['’]")
+    # Possessive and bounded: a wildcard takes the rest of its word and never gives it
+    # back, and the words of a term are a few spaces apart at most.
+    source = source.replace(r"\*", r"\w*+").replace(r"\ ", r"\s{1,8}+").replace("'", "['’]")
     return source
 
 
@@ -92,16 +96,22 @@ def default_lexicon() -> Lexicon:
 
 
 def find_techniques(text: str, lexicon: Lexicon | None = None) -> list[Finding]:
-    """Every lexicon and pattern match in `text`, one finding per technique and span."""
+    """Every lexicon and pattern match in `text`, one finding per technique and span.
+
+    Matching runs on the normalised text (no invisible characters, look-alikes folded);
+    each finding's span and quote are the original text's.
+    """
     lexicon = lexicon or default_lexicon()
-    folded = fold(text)
+    clean = normalise(text)
+    folded = fold(clean.text)
     found: list[Finding] = []
     for rule in lexicon.rules:
-        haystack = text if rule.case_sensitive else folded
+        haystack = clean.text if rule.case_sensitive else folded
         for match in rule.pattern.finditer(haystack):
-            start, end = match.span()
-            if end > start:
-                found.append(Finding(rule.technique, start, end, text[start:end], rule.weight))
+            if match.end() > match.start():
+                start, end = clean.span(*match.span())
+                quote = evidence_quote(text, start, end)
+                found.append(Finding(rule.technique, start, end, quote, rule.weight))
     return _without_overlaps(found)
 
 
@@ -145,13 +155,16 @@ def with_model_findings(
     """
     lexicon = lexicon or default_lexicon()
     weights = {r.technique: r.weight for r in lexicon.rules}
-    folded = fold(text)
+    clean = normalise(text)
+    folded = fold(clean.text)
     extra = []
     for technique, quote in proposals:
-        at = folded.find(fold(quote.strip())) if quote.strip() else -1
+        needle = fold(normalise(quote.strip()).text)
+        at = folded.find(needle) if needle else -1
         if technique in weights and at >= 0:
-            end = at + len(quote.strip())
-            extra.append(Finding(technique, at, end, text[at:end], weights[technique], "llm"))
+            start, end = clean.span(at, at + len(needle))
+            quoted = evidence_quote(text, start, end)
+            extra.append(Finding(technique, start, end, quoted, weights[technique], "llm"))
     findings = _without_overlaps([*report.findings, *extra])
     score, totals = score_findings(findings)
     return TechniqueReport(score, tuple(findings), totals)

@@ -4,7 +4,10 @@ import json
 
 import pytest
 
+from tests.unit.analysis.evasion import EVASIONS
 from workers.analysis.claims import (
+    MAX_CLAIM_CHARS,
+    MAX_SENTENCES,
     UNVERIFIABLE,
     Verification,
     extract_claims,
@@ -12,8 +15,10 @@ from workers.analysis.claims import (
     report_data,
     score_claims,
     sentence_cues,
+    with_model_claims,
 )
 from workers.analysis.factcheck_store import read_fact_checks
+from workers.analysis.normalise import normalise
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +102,59 @@ def test_evidence_verdict_counts_like_a_fact_check() -> None:
     evidence = Verification("evidence", "misleading", None, None, "provider", "https://x.example")
     assert score_claims(claims, [evidence]) == 70.0
     json.dumps(report_data(claims, [evidence]))
+
+
+@pytest.mark.parametrize("evasion", EVASIONS)
+def test_a_disguised_false_claim_still_meets_its_fact_check(
+    sample: list[dict], evasion: str
+) -> None:
+    """Hidden, fullwidth or Cyrillic characters neither hide a claim nor its fact check."""
+    plain = "Ce? De la 1 ianuarie pensiile se taie cu 40%, spun cei de la guvern!"
+    text = EVASIONS[evasion](plain)
+    claims = extract_claims(text)
+    assert [text[c.start : c.end] for c in claims] == [c.text for c in claims]
+    assert [normalise(c.text).text for c in claims] == [c.text for c in extract_claims(plain)]
+    verification = match_locally(claims, sample)[0]
+    assert verification.rating == "false"
+
+
+def test_a_run_of_digits_is_one_number_cue() -> None:
+    """A 100,000-digit run is read as a number; the claim quotes its first characters."""
+    (claim,) = extract_claims("Vaccinurile provoacă " + "7" * 100_000 + " de decese.")
+    assert "number" in claim.cues
+    assert len(claim.text) == MAX_CLAIM_CHARS
+
+
+@pytest.mark.parametrize(
+    ("sentence", "found"),
+    [("Crește cu 12,5 %.", True), ("Crește cu 12.5%!", True), ("Anul 2024 a fost bun.", False)],
+)
+def test_percentages_are_read_from_where_the_number_starts(sentence: str, found: bool) -> None:
+    """A percentage is a number (decimals allowed) followed by %, spaced or not."""
+    assert ("percentage" in sentence_cues(sentence)) is found
+
+
+def test_claims_are_read_from_the_first_sentences_only() -> None:
+    """At most MAX_SENTENCES sentences are read: a claim hidden after them is not found."""
+    filler = "Da. " * MAX_SENTENCES
+    assert extract_claims(filler + "Vaccinurile provoacă autism.") == []
+    assert extract_claims("Vaccinurile provoacă autism.")
+
+
+def test_model_claims_count_only_when_quoted_from_the_text() -> None:
+    """A model's quote becomes a claim when it is in the text and overlaps no claim found."""
+    text = "Vaccinurile provoacă autism. UE va interzice plata cash."
+    found = extract_claims(text)
+    merged = with_model_claims(
+        text, found, ["UE va interzice plata cash", "invented quote", "Vaccinurile provoacă"]
+    )
+    added = merged[len(found) :]
+    assert [(c.text, c.start) for c in added] == [("UE va interzice plata cash", 29)]
+    assert "llm" in added[0].cues
+
+
+def test_model_claims_are_found_in_a_disguised_text() -> None:
+    """A readable quote of a text written with hidden characters maps to its original span."""
+    text = "Spun că UE va in\u200bterzice plata cash."
+    (added,) = with_model_claims(text, [], ["UE va interzice plata cash"])
+    assert text[added.start : added.end] == added.text == "UE va in\u200bterzice plata cash"

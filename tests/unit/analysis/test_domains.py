@@ -3,10 +3,14 @@
 import pytest
 
 from workers.analysis.domains import (
+    MAX_CANDIDATES,
+    MAX_HOSTS,
     assess_domains,
     assess_host,
     edit_distance,
     extract_hosts,
+    ip_address_of,
+    is_dns_name,
     report_data,
 )
 
@@ -112,3 +116,71 @@ def test_edit_distance() -> None:
     assert edit_distance("reuters", "reuter") == 1
     assert edit_distance("digi24", "digi25") == 1
     assert edit_distance("", "abc") == 3
+
+
+@pytest.mark.parametrize(
+    ("url", "address"),
+    [
+        ("http://127.0.0.1/x", "127.0.0.1"),
+        ("http://2130706433/x", "127.0.0.1"),
+        ("http://0x7f000001/x", "127.0.0.1"),
+        ("http://0x7f.0.0.1/x", "127.0.0.1"),
+        ("http://0177.0.0.1/x", "127.0.0.1"),
+        ("http://0x7F.1/x", "127.0.0.1"),
+        ("http://127.1/x", "127.0.0.1"),
+        ("http://10.1.1/x", "10.1.0.1"),
+        ("http://[::1]:8080/x", "::1"),
+        ("http://[2001:db8::7]/x", "2001:db8::7"),
+        ("http://[::ffff:127.0.0.1]/x", "::ffff:7f00:1"),
+    ],
+)
+def test_raw_ip_hosts_are_flagged_in_every_notation(url: str, address: str) -> None:
+    """Dotted, decimal, hex, octal, short and bracketed IPv6 hosts are raw IPs, named plainly."""
+    report = assess_domains("", url)
+    assert report.score == 55
+    assert report.hosts[0].reasons == ((f"raw IP address ({address})", 55.0),)
+
+
+@pytest.mark.parametrize("url", ["http://localhost:8000/admin", "https://api.localhost/x"])
+def test_localhost_is_flagged_like_a_raw_ip(url: str) -> None:
+    """`localhost` and its subdomains name this machine: flagged like a raw IP."""
+    reasons = assess_domains("", url).hosts[0].reasons
+    assert reasons[0][0].startswith("raw IP address (localhost")
+    assert reasons[0][1] == 55
+
+
+@pytest.mark.parametrize("host", ["1.2.3.4.5", "0x7g.0.0.1", "127.0.0.256", "08.1.1.1", "1.2.com"])
+def test_names_that_only_look_numeric_are_not_ips(host: str) -> None:
+    """Five parts, bad hex or octal digits, an overflowing part or a suffix: not an address."""
+    assert ip_address_of(host) is None
+
+
+def test_a_host_longer_than_dns_allows_is_flagged_and_shown_short() -> None:
+    """A 4,900-character label is an impossible name: flagged, shown cut, never compared."""
+    report = assess_domains(" ".join(f"https://{'a' * 4900}{i}.com/x" for i in range(20)))
+    assert len(report.hosts) == MAX_HOSTS
+    for host in report.hosts:
+        assert host.reasons == (("host name longer than DNS allows", 55.0),)
+        assert len(host.display) <= 80
+    assert "mai lung decât permite DNS" in report_data(report)["summary_ro"][0]
+
+
+def test_a_long_host_of_short_labels_is_flagged() -> None:
+    """A name over 253 characters is impossible even when each label is short."""
+    host = ".".join(["abcdefgh"] * 40) + ".ro"
+    assert not is_dns_name(host)
+    assert assess_host(host).reasons[0][0] == "host name longer than DNS allows"
+
+
+def test_a_flood_of_links_is_read_up_to_a_bound() -> None:
+    """Only the first MAX_CANDIDATES links are read: a host named after them is not reached."""
+    text = "https://bit.ly/x " * (MAX_CANDIDATES + 5) + "https://rt.com/x"
+    assert extract_hosts(text) == ["bit.ly"]
+
+
+def test_hidden_and_fullwidth_characters_do_not_hide_a_host() -> None:
+    """Zero-width characters inside a link and a fullwidth bare domain are still read."""
+    assert extract_hosts("Citiți https://r\u200bt.com/x și ｓｐｕｔｎｉｋｎｅｗｓ．ｃｏｍ") == [
+        "rt.com",
+        "sputniknews.com",
+    ]

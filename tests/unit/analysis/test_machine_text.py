@@ -1,6 +1,10 @@
 """Signs of machine-generated text: boilerplate, uniformity, repetition, combined probability."""
 
+import pytest
+
+from tests.unit.analysis.evasion import EVASIONS
 from workers.analysis.machine_text import assess_machine_text, mattr, report_data
+from workers.analysis.normalise import normalise
 
 ASSISTANT_EN = (
     "Artificial intelligence plays a crucial role in modern healthcare. It is important to note "
@@ -78,3 +82,14 @@ def test_report_data_shows_every_signal() -> None:
     }
     assert data["statistics_used"] is True
     assert data["summary"] and len(data["summary"]) == len(data["summary_ro"])
+
+
+@pytest.mark.parametrize("evasion", EVASIONS)
+def test_disguised_assistant_text_scores_the_same(evasion: str) -> None:
+    """Hidden or look-alike characters change neither the signals nor the probability."""
+    disguised = EVASIONS[evasion](ASSISTANT_RO)
+    report = assess_machine_text(disguised)
+    assert report.probability == assess_machine_text(ASSISTANT_RO).probability
+    assert all(disguised[f.start : f.end] == f.text for f in report.phrases)
+    plain = [f.text for f in assess_machine_text(ASSISTANT_RO).phrases]
+    assert [normalise(f.text).text for f in report.phrases] == plain

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from shared.errors import MediaUnavailable
 from workers.analysis.errors import MediaPathRefused, UnreadableMedia
-from workers.analysis.llm import ExplanationReply, TechniquesReply, parse_reply
+from workers.analysis.llm import ExplanationReply, TechniquesReply, parse_reply, without_fence
 from workers.analysis.media import media_cache_key, resolve_media_path
 
 
@@ -51,6 +51,27 @@ def test_llm_replies_parse_with_code_fences() -> None:
         '```json\n{"findings": [{"technique": "x", "quote": "ab"}]}\n```', TechniquesReply
     )
     assert reply.findings[0].quote == "ab"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '```json\n{"a": 1}\n```',
+        '  ```\n{"a": 1}```  \n',
+        '{"a": 1}\n```',
+        '{"a": 1}',
+    ],
+)
+def test_llm_fences_are_removed_around_the_json_only(reply: str) -> None:
+    """Opening and closing fences (with or without "json") and the space around them go."""
+    assert without_fence(reply) == '{"a": 1}'
+
+
+def test_llm_reply_whitespace_inside_the_json_is_kept() -> None:
+    """Whitespace runs inside the reply are the model's, not a fence's: they stay."""
+    assert (
+        without_fence('```json\n{"a":' + " " * 50_000 + "1}\n```") == '{"a":' + " " * 50_000 + "1}"
+    )
 
 
 def test_llm_replies_off_schema_are_rejected() -> None:

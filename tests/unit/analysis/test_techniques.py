@@ -4,7 +4,9 @@ import json
 
 import pytest
 
-from workers.analysis.findings import MAX_FINDINGS, saturating_score
+from tests.unit.analysis.evasion import EVASIONS
+from workers.analysis.findings import MAX_FINDINGS, MAX_QUOTE_CHARS, saturating_score
+from workers.analysis.normalise import normalise
 from workers.analysis.techniques import (
     assess_techniques,
     compile_lexicon,
@@ -115,3 +117,61 @@ def test_report_data_is_small_json_with_summaries_in_both_languages() -> None:
     assert data["finding_count"] > MAX_FINDINGS
     assert data["summary"] and data["summary_ro"]
     assert any("apel la frică" in s for s in data["summary_ro"])
+
+
+@pytest.mark.parametrize("evasion", EVASIONS)
+@pytest.mark.parametrize("plain", [RO_PROPAGANDA, EN_PROPAGANDA])
+def test_unicode_evasion_scores_like_the_plain_text(plain: str, evasion: str) -> None:
+    """Zero-width, bidi, fullwidth or Cyrillic rewrites find the same techniques, same score."""
+    disguised = EVASIONS[evasion](plain)
+    report, baseline = assess_techniques(disguised), assess_techniques(plain)
+    assert report.score == baseline.score
+    assert [f.kind for f in report.findings] == [f.kind for f in baseline.findings]
+
+
+@pytest.mark.parametrize("evasion", EVASIONS)
+def test_evidence_of_a_disguised_text_quotes_the_original(evasion: str) -> None:
+    """Each finding's span slices the text as sent, hidden and look-alike characters included,
+    and reads as the plain text's finding."""
+    disguised = EVASIONS[evasion](RO_PROPAGANDA)
+    found = assess_techniques(disguised).findings
+    assert all(disguised[f.start : f.end] == f.text for f in found)
+    plain = [f.text for f in assess_techniques(RO_PROPAGANDA).findings]
+    assert [normalise(f.text).text for f in found] == plain
+
+
+def test_model_quotes_are_found_in_a_disguised_text() -> None:
+    """A model quoting the readable text is matched to the original span it reads as."""
+    text = "Guvernul ne m\u200bіnte din nou."
+    merged = with_model_findings(
+        text, assess_techniques(text), [("loaded_language", "ne minte din nou")]
+    )
+    added = [f for f in merged.findings if f.source == "llm"]
+    assert [text[f.start : f.end] for f in added] == ["ne m\u200bіnte din nou"]
+
+
+@pytest.mark.parametrize(
+    ("text", "runs"),
+    [
+        ("Incredibil!! Ce?!?! Da!", ["!!", "?!?!"]),
+        ("Ce?? Nu! Hai?!", []),
+        ("?!?!?!?!", ["?!?!?!?!"]),
+    ],
+)
+def test_exclamation_runs_need_two_exclamation_marks(text: str, runs: list[str]) -> None:
+    """A run of ! and ? is shouting when it holds two "!" at least, quoted whole."""
+    found = [f.text for f in assess_techniques(text).findings if f.kind == "shouting"]
+    assert found == runs
+
+
+def test_shouting_runs_end_at_a_word_boundary() -> None:
+    """Capital words followed by a mixed-case word are shouting up to the last capital word."""
+    found = [f.text for f in assess_techniques("ASTA ESTE RUȘINEx azi").findings]
+    assert found == ["ASTA ESTE"]
+
+
+def test_a_flood_of_exclamation_marks_is_one_short_quote() -> None:
+    """A 100,000-character run is one finding whose quote is cut to MAX_QUOTE_CHARS."""
+    (finding,) = assess_techniques("!" * 100_000).findings
+    assert (finding.start, finding.end) == (0, 100_000)
+    assert finding.text == "!" * MAX_QUOTE_CHARS
