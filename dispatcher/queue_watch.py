@@ -9,6 +9,7 @@ import structlog
 from aio_pika.abc import AbstractRobustConnection
 
 from shared import metrics
+from shared.background import raise_if_cancelled
 from topology.spec import Topology
 
 log = structlog.get_logger(__name__)
@@ -41,6 +42,7 @@ async def watch(
                 for name, depth in (await read_depths(connection, topology)).items():
                     metrics.QUEUE_DEPTH.labels(name).set(depth)
             except Exception as exc:  # broker away or a queue missing: try again next time
+                raise_if_cancelled(exc)
                 log.debug("queue depths not read", error=repr(exc))
         await asyncio.sleep(QUEUE_WATCH_S)
 

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import faulthandler
+import io
 import json
+import logging
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import click
+import structlog
 import uvloop
 
 from shared.constants import AGGREGATOR_PREFETCH, QUEUE_COMPONENTS, WORKER_DEFAULTS
@@ -17,6 +23,8 @@ from shared.errors import VerdictError
 from shared.logging import configure
 from shared.settings import Settings, load_settings
 from workers.analysis.cli import factchecks
+
+log = structlog.get_logger(__name__)
 
 
 def _settings() -> Settings:
@@ -37,11 +45,40 @@ def run_until_signalled(main: Callable[[asyncio.Event], Awaitable[None]]) -> Non
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         await main(stop)
+        await end_leftover_tasks(LEFTOVER_GRACE_S, asyncio.all_tasks() - {asyncio.current_task()})
 
     try:
         uvloop.run(runner())  # libuv's loop: the same code for much less CPU per message
     except VerdictError as exc:
         raise click.ClickException(str(exc)) from exc
+    # Past this point the process only has to exit: one still alive after STUCK_EXIT_S is
+    # stuck on something (a thread, a child), and its stacks in the log say what.
+    faulthandler.dump_traceback_later(STUCK_EXIT_S)
+
+
+# Seconds a stopped process may take to exit before it writes every thread's stack to stderr.
+STUCK_EXIT_S = 10.0
+# Background tasks still running when a process's main coroutine returns get this long to end
+# once cancelled; the event loop's own clean-up would wait for them without limit.
+LEFTOVER_GRACE_S = 5.0
+
+
+async def end_leftover_tasks(grace_s: float, leftovers: set[asyncio.Task[Any]]) -> None:
+    """Cancel the tasks `main` left running and wait for them, at most `grace_s`; one that
+    will not end is logged with its stack and the process exits 1 (an unclean stop, said so,
+    rather than a hang until the supervisor's SIGKILL)."""
+    for task in leftovers:
+        task.cancel()
+    if not leftovers:
+        return
+    _, stuck = await asyncio.wait(leftovers, timeout=grace_s)
+    if stuck:
+        for task in stuck:
+            stack = io.StringIO()
+            task.print_stack(file=stack)
+            log.error("task would not stop", task=repr(task), stack=stack.getvalue())
+        logging.shutdown()
+        os._exit(1)
 
 
 @click.group()

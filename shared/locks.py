@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 from redis.asyncio import Redis
 
+from shared.background import raise_if_cancelled
 from shared.lua import script
 
 # Extend only while we still own the lock: the token is the fence.
@@ -88,7 +89,8 @@ class ComponentLock:
             await asyncio.sleep(self.ttl_ms / 3000)
             try:
                 renewed = await self.renew()
-            except Exception:  # Redis away for a moment: try again next period
+            except Exception as exc:  # Redis away for a moment: try again next period
+                raise_if_cancelled(exc)
                 continue
             if not renewed:
                 self.lost.set()

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 import structlog
 from redis.asyncio import Redis
 
+from shared.background import raise_if_cancelled
 from shared.constants import MAX_PRIORITY
 from shared.cpu import CpuLoad
 from shared.settings import Settings
@@ -193,9 +194,8 @@ class UrgentSignals:
                         gate.hold(session_id)
                     else:
                         gate.release(session_id)
-            except asyncio.CancelledError:
-                raise
             except Exception as exc:
+                raise_if_cancelled(exc)
                 log.warning("urgent signals interrupted", error=repr(exc))
                 await asyncio.sleep(RESUBSCRIBE_S)
             finally:

@@ -1,0 +1,66 @@
+"""Background loops end when cancelled, even when a library turns the cancellation into its
+own error (what kept stopped workers from exiting)."""
+
+import asyncio
+
+from shared.urgency import UrgentGate, UrgentSignals
+
+
+class CancelToConnectionError:
+    """A pubsub whose read answers a cancellation with ConnectionError, as redis-py's can."""
+
+    async def subscribe(self, channel: str) -> None:
+        return None
+
+    async def listen(self):
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            raise ConnectionError("Connection closed by server.") from None
+        yield {}  # pragma: no cover - never reached
+
+    async def aclose(self) -> None:
+        return None
+
+
+class FakeRedis:
+    def pubsub(self, **kwargs: object) -> CancelToConnectionError:
+        return CancelToConnectionError()
+
+
+async def test_the_urgent_signal_follower_ends_when_cancelled_mid_read():
+    """Cancelled while reading, the follower stops instead of logging an outage and
+    subscribing again (which left `_cancel_all_tasks` waiting for it forever)."""
+    follower = asyncio.create_task(UrgentSignals(FakeRedis(), "p").follow(UrgentGate(8, 0.03)))
+    await asyncio.sleep(0.05)  # reading
+    follower.cancel()
+    done, _ = await asyncio.wait({follower}, timeout=5)
+    assert follower in done and follower.cancelled()
+
+
+async def test_a_stopped_process_cancels_what_its_main_left_running(monkeypatch):
+    """Tasks left running when a process's main returns are cancelled and awaited; one that
+    will not end makes the process exit 1 at once instead of hanging in the loop's clean-up."""
+    from ops import cli
+
+    exits: list[int] = []
+    monkeypatch.setattr(cli.os, "_exit", exits.append)
+    polite = asyncio.create_task(asyncio.Event().wait())
+    await cli.end_leftover_tasks(1.0, {polite})
+    assert polite.cancelled() and exits == []
+
+    released = asyncio.Event()
+
+    async def stubborn():
+        while not released.is_set():
+            try:
+                await released.wait()
+            except asyncio.CancelledError:
+                continue
+
+    task = asyncio.create_task(stubborn())
+    await asyncio.sleep(0)
+    await cli.end_leftover_tasks(0.2, {task})
+    assert exits == [1]
+    released.set()
+    await task
