@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
+# The longest file or folder name common filesystems take (ext4, XFS: 255 bytes).
+MAX_NAME_BYTES = 255
 # Any scheme (`file:`, `http:`) or Windows drive (`C:`) before the first slash.
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
@@ -34,6 +36,8 @@ def media_path_problem(path: str) -> str | None:
     parts = path.split("/")
     if any(p in ("", ".", "..") for p in parts):
         return "must be normalised: no empty, '.' or '..' segments"
+    if any(len(p.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for p in parts):
+        return f"has a file or folder name longer than {MAX_NAME_BYTES} bytes"
     return None
 
 
@@ -46,8 +50,12 @@ def locate(media_root: str | None, tenant: str, path: str) -> str:
         raise MediaRefused("this server accepts no media input (no media folder is configured)")
     if media_path_problem(tenant):
         raise MediaRefused("your account has no media folder")
-    folder = (Path(media_root) / tenant).resolve()
-    file = (folder / path).resolve()  # symlinks followed: the target must stay inside too
-    if not file.is_relative_to(folder) or not file.is_file():
+    try:
+        folder = (Path(media_root) / tenant).resolve()
+        file = (folder / path).resolve()  # symlinks followed: the target must stay inside too
+        found = file.is_relative_to(folder) and file.is_file()
+    except (OSError, RuntimeError) as exc:  # unreadable, a name too long, a symlink loop…
+        raise MediaRefused("the media file cannot be read") from exc
+    if not found:
         raise MediaRefused("no such media file in your media folder")
     return str(PurePosixPath(tenant, path))

@@ -527,6 +527,7 @@ BAD_MEDIA_PATHS = [
     "http://example.com/a.png",
     "ok/../../a.png",
     "elsewhere.png",  # another tenant's file
+    "a" * 300 + ".png",  # a name no filesystem takes (the OS error was a 500)
 ]
 
 

@@ -47,13 +47,19 @@ def resolve_media_path(media_root: str | None, media_path: str | None) -> Path:
         raise MediaPathRefused("the task names no media file (mediaPath is empty)")
     if not media_root:
         raise MediaPathRefused("media_root is not configured: media files cannot be read")
-    root = Path(media_root).resolve()
-    path = (root / media_path).resolve()
-    if not path.is_relative_to(root):
+    try:
+        root = Path(media_root).resolve()
+        path = (root / media_path).resolve()
+        inside = path.is_relative_to(root)
+        exists = inside and path.is_file()
+        size = path.stat().st_size if exists else 0
+    except (OSError, RuntimeError) as exc:  # unreadable, a name too long, a symlink loop…
+        raise UnreadableMedia(f"media file {media_path!r} cannot be read: {exc}") from exc
+    if not inside:
         raise MediaPathRefused(f"media path {media_path!r} is outside the media root")
-    if not path.is_file():
+    if not exists:
         raise UnreadableMedia(f"media file {media_path!r} does not exist")
-    if path.stat().st_size > MAX_MEDIA_BYTES:
+    if size > MAX_MEDIA_BYTES:
         raise UnreadableMedia(f"media file {media_path!r} exceeds {MAX_MEDIA_BYTES} bytes")
     return path
 
