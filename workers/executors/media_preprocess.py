@@ -1,6 +1,7 @@
 """media_preprocess: image, audio and video input into text, then the four analysis tasks."""
 
 import json
+import re
 
 from shared.constants import ANALYSIS_COMPONENTS, MEDIA_CACHE_TTL_S
 from shared.messages import Task, now_ms
@@ -13,6 +14,9 @@ from workers.analysis.media import (
 )
 from workers.executor import Analysis, ExecutorContext, executor, task_timeout_s
 
+# C0 controls except tab, newline and carriage return: what the API refuses in any field.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
 
 @executor("media_preprocess")
 async def run(task: Task, ctx: ExecutorContext) -> Analysis:
@@ -24,7 +28,7 @@ async def run(task: Task, ctx: ExecutorContext) -> Analysis:
         media = await _extract(task, ctx)
         await ctx.redis.set(key, json.dumps(media.__dict__), ex=MEDIA_CACHE_TTL_S)
     for component in ANALYSIS_COMPONENTS:
-        await ctx.dispatch(follow_up(task, component, media.text))
+        await ctx.dispatch(follow_up(task, component, media.text, ctx.settings.max_content_chars))
     return Analysis(
         0.0,
         {
@@ -45,9 +49,15 @@ async def _extract(task: Task, ctx: ExecutorContext) -> MediaText:
     )
 
 
-def follow_up(task: Task, component: str, extracted: str) -> Task:
-    """The analysis task of `component`: the media text added to any text the client sent."""
-    content = "\n\n".join(part for part in (task.input.content, extracted) if part)
+def follow_up(task: Task, component: str, extracted: str, max_chars: int) -> Task:
+    """The analysis task of `component`: the media text added to any text the client sent.
+
+    A transcript or OCR text comes from a service, not through the API's checks: it is held to
+    the same bounds (control characters other than tab and newlines removed — PostgreSQL's
+    jsonb refuses NUL in evidence quotes — and at most `max_chars` in all), so the task stays
+    within the message size every worker accepts."""
+    clean = _CONTROL.sub("", extracted)
+    content = "\n\n".join(part for part in (task.input.content, clean) if part)[:max_chars]
     return task.model_copy(
         update={
             "component": component,
