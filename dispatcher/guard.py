@@ -7,6 +7,7 @@ extra task and a pair of memory streams.
 from __future__ import annotations
 
 import asyncio
+import collections
 
 from fastapi import HTTPException, status
 from fastapi.responses import JSONResponse
@@ -21,6 +22,7 @@ KEYED_PATHS = "/api/"
 
 
 _TWO_LENGTHS = "send either Content-Length or Transfer-Encoding, not both"
+_BUSY = "too many requests with a body in progress for this API key; retry when one is done"
 
 
 class BodyRefused(HTTPException):
@@ -28,26 +30,32 @@ class BodyRefused(HTTPException):
 
 
 class BoundedBody:
-    """`receive` that counts body bytes as they arrive (chunked or not) and times out stalls."""
+    """`receive` that counts body bytes as they arrive (chunked or not), times out stalls, and
+    ends a body that has not arrived whole by its deadline (a trickle as well as a stall)."""
 
-    def __init__(self, receive: Receive, limit: int, timeout_s: float, complete: bool) -> None:
+    def __init__(
+        self, receive: Receive, limit: int, timeout_s: float, deadline_s: float, complete: bool
+    ) -> None:
         self.receive = receive
         self.limit = limit
         self.timeout_s = timeout_s
+        self.deadline_s = deadline_s
         self.complete = complete  # nothing (more) to read: only a disconnect can come
         self.read = 0
+        self._ends_at: float | None = None
 
     async def __call__(self) -> Message:
         if self.complete:  # waiting for a disconnect (streaming responses): no deadline
             return await self.receive()
+        now = asyncio.get_running_loop().time()
+        if self._ends_at is None:
+            self._ends_at = now + self.deadline_s
+        left = self._ends_at - now
         try:
-            async with asyncio.timeout(self.timeout_s):
+            async with asyncio.timeout(min(self.timeout_s, left)):
                 message = await self.receive()
         except TimeoutError:
-            raise BodyRefused(
-                status.HTTP_408_REQUEST_TIMEOUT,
-                f"the request body stalled for more than {self.timeout_s:g} seconds",
-            ) from None
+            raise BodyRefused(status.HTTP_408_REQUEST_TIMEOUT, self._too_slow(left)) from None
         self.read += len(message.get("body", b""))
         if self.read > self.limit:
             raise BodyRefused(
@@ -55,6 +63,11 @@ class BoundedBody:
             )
         self.complete = message["type"] != "http.request" or not message.get("more_body")
         return message
+
+    def _too_slow(self, left: float) -> str:
+        if left <= self.timeout_s:
+            return f"the request body did not arrive within {self.deadline_s:g} seconds"
+        return f"the request body stalled for more than {self.timeout_s:g} seconds"
 
 
 def _expects_body(headers: Headers) -> bool:
@@ -87,6 +100,9 @@ class RequestGuard:
         self.app = app
         self.settings = settings
         self.limit = limit
+        # Requests with a body in progress, by key (this process's count; at most one entry
+        # per key of API_KEYS, so it stays bounded).
+        self._in_progress: collections.Counter[str] = collections.Counter()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -102,9 +118,19 @@ class RequestGuard:
             await _refuse(scope, send, status.HTTP_413_CONTENT_TOO_LARGE, self._over_limit)
             return
         body = BoundedBody(
-            receive, self.limit, self.settings.api_body_timeout_s, not _expects_body(headers)
+            receive,
+            self.limit,
+            self.settings.api_body_timeout_s,
+            self.settings.api_body_deadline_s,
+            not _expects_body(headers),
         )
-        reader: Receive = body if self._may_read(scope, headers) else _NoBody()
+        key = key_in(headers) if self._may_read(scope, headers) else None
+        reader: Receive = body if key is not None or not _keyed(scope) else _NoBody()
+        if key is not None and not body.complete:
+            if self._in_progress[key] >= self.settings.api_max_requests_per_key:
+                await _refuse(scope, send, status.HTTP_429_TOO_MANY_REQUESTS, _BUSY, retry=1)
+                return
+            self._in_progress[key] += 1
         started = False
 
         async def closing_send(message: Message) -> None:
@@ -120,13 +146,18 @@ class RequestGuard:
         except BodyRefused as exc:  # raised outside FastAPI's handlers (no route read it)
             if not started:
                 await _refuse(scope, send, exc.status_code, exc.detail)
+        finally:
+            if key is not None and self._in_progress.get(key):
+                self._in_progress[key] -= 1
+                if not self._in_progress[key]:
+                    del self._in_progress[key]
 
     @property
     def _over_limit(self) -> str:
         return f"request body over {self.limit} bytes"
 
     def _may_read(self, scope: Scope, headers: Headers) -> bool:
-        if not scope["path"].startswith(KEYED_PATHS):
+        if not _keyed(scope):
             return True
         try:
             authenticate(self.settings, key_in(headers))
@@ -135,8 +166,13 @@ class RequestGuard:
         return True
 
 
-async def _refuse(scope: Scope, send: Send, code: int, detail: str) -> None:
-    response = JSONResponse({"detail": detail}, code, headers={"connection": "close"})
+def _keyed(scope: Scope) -> bool:
+    return str(scope["path"]).startswith(KEYED_PATHS)
+
+
+async def _refuse(scope: Scope, send: Send, code: int, detail: str, retry: int = 0) -> None:
+    headers = {"connection": "close", **({"retry-after": str(retry)} if retry else {})}
+    response = JSONResponse({"detail": detail}, code, headers=headers)
 
     async def nothing() -> Message:
         return {"type": "http.disconnect"}

@@ -132,6 +132,12 @@ class Settings(BaseSettings):
     # API input bounds and hardening
     # A request body that stalls longer than this between two reads gets 408 (slow clients).
     api_body_timeout_s: float = Field(10.0, gt=0)
+    # A whole body must arrive within this many seconds, however it trickles (1.2 MB at the
+    # largest: 20 KB/s suffices), so a slow client cannot hold a connection for hours.
+    api_body_deadline_s: float = Field(60.0, gt=0)
+    # Requests with a body one API key may have in progress at once (429 beyond): with the
+    # deadline above, one key cannot hold every connection the API serves.
+    api_max_requests_per_key: int = Field(64, ge=1)
     # A connection must send a whole request line and headers within this many seconds of
     # opening (or of its previous answer), else it is closed (slow-header clients).
     api_header_timeout_s: float = Field(10.0, gt=0)

@@ -85,7 +85,12 @@ async def api(world: World, tmp_path: Path) -> AsyncIterator[Served]:
     tenant = svc.unique("tenant-")
     keys = {KEY: {"tenant": tenant, "plan": 6}, OTHER_KEY: {"tenant": "someone-else", "plan": 6}}
     settings = await world(
-        api_keys=keys, media_root=str(tmp_path), api_body_timeout_s=2, api_header_timeout_s=3
+        api_keys=keys,
+        media_root=str(tmp_path),
+        api_body_timeout_s=2,
+        api_header_timeout_s=3,
+        api_body_deadline_s=5,
+        api_max_requests_per_key=3,
     )
     async with serving(settings, tenant) as served:
         yield served
@@ -255,6 +260,65 @@ async def test_a_body_that_stalls_is_408(api, pool):
     exchange = await raw_request(api.port, head + b'{"content": "sl', pause_s=6.0)
     assert exchange.status == 408, exchange.body
     await nothing_kept(api, pool)
+
+
+async def trickle(port: int, head: bytes, every_s: float, limit_s: float) -> bytes:
+    """Send `head`, then one body byte every `every_s` (never a stall), until the server
+    answers or `limit_s` passes; what the server answered."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(head)
+    answer = asyncio.ensure_future(reader.read(4096))
+    try:
+        deadline = asyncio.get_running_loop().time() + limit_s
+        while not answer.done() and asyncio.get_running_loop().time() < deadline:
+            with contextlib.suppress(ConnectionError):
+                writer.write(b" ")
+                await writer.drain()
+            await asyncio.wait({answer}, timeout=every_s)
+        return answer.result() if answer.done() else b""
+    finally:
+        answer.cancel()
+        writer.close()
+
+
+async def test_a_body_that_trickles_past_its_deadline_is_408(api, pool):
+    """A byte a second (never a stall of API_BODY_TIMEOUT_S) for longer than
+    API_BODY_DEADLINE_S: 408 at the deadline, so a slow client cannot hold a connection."""
+    head = _head(
+        f"{API}/analyze-async",
+        {"X-API-Key": KEY, "Content-Type": "application/json", "Content-Length": "100000"},
+    )
+    started = asyncio.get_running_loop().time()
+    answer = await trickle(api.port, head, every_s=1.0, limit_s=30)
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert b"did not arrive within 5 seconds" in answer
+    assert asyncio.get_running_loop().time() - started < 25  # the deadline, not the client
+    await nothing_kept(api, pool)
+
+
+async def test_one_key_may_have_only_so_many_bodies_in_progress(api, pool):
+    """API_MAX_REQUESTS_PER_KEY (3 here) slow uploads hold their key's share: a fourth from
+    the same key is 429 with Retry-After at once, another key is served."""
+    head = _head(
+        f"{API}/analyze-async",
+        {"X-API-Key": KEY, "Content-Type": "application/json", "Content-Length": "100"},
+    )
+    slow = [await asyncio.open_connection("127.0.0.1", api.port) for _ in range(3)]
+    try:
+        for _, writer in slow:
+            writer.write(head + b'{"content": "')
+            await writer.drain()
+        await asyncio.sleep(0.3)  # the three are being read
+        async with api.client() as client:
+            refused = await client.post(f"{API}/analyze-async", json={"content": "hello"})
+            other = await client.post(
+                f"{API}/analyze-async", json={"content": "hello"}, headers={"X-API-Key": OTHER_KEY}
+            )
+    finally:
+        for _, writer in slow:
+            writer.close()
+    assert refused.status_code == 429 and refused.headers["retry-after"] == "1", refused.text
+    assert other.status_code == 202, other.text
 
 
 async def test_characters_are_counted_as_characters(api, pool):
