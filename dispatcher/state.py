@@ -49,7 +49,8 @@ class AppState:
         """The processes of synchronous analysis, made on first use: the API analyses only
         while the broker is down, and then the first session pays their start (about 1 s)."""
         if self._analysis is None:
-            self._analysis = AnalysisPool(self.settings.analysis_processes)
+            # The sync path analyses a session's four components at once.
+            self._analysis = AnalysisPool(self.settings.analysis_processes_for(4))
         return self._analysis
 
     def __post_init__(self) -> None:

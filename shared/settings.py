@@ -168,11 +168,16 @@ class Settings(BaseSettings):
     video_timeout_s: float = Field(600.0, gt=0)
     shutdown_grace_s: float = Field(30.0, ge=0)
 
-    # Analysis isolation (workers/isolation.py). CPU-bound analysis runs in this many child
-    # processes per worker (and, while the broker is down, in the API), so a timeout can kill
-    # it. Analysis is CPU-bound: more processes than cores add no throughput, and each costs
-    # its own memory; 2 keeps a second process free while one is stuck on hostile input.
-    analysis_processes: int = Field(2, ge=1, le=64)
+    # Analysis isolation (workers/isolation.py). CPU-bound analysis runs in child processes,
+    # so a timeout can kill it: this many per worker (and, while the broker is down, in the
+    # API). 0 = one per task slot of the worker (its concurrency and urgent slots): a task then
+    # never waits for a process, so hostile input stuck in one slot cannot make the others'
+    # tasks time out. The children are forked from one preloaded process and share its pages.
+    analysis_processes: int = Field(0, ge=0, le=64)
+
+    def analysis_processes_for(self, slots: int) -> int:
+        """Analysis processes of a process with `slots` tasks at once."""
+        return self.analysis_processes or max(1, slots)
 
     # Worker scheduling across the six plan queues (issue: plan tiers take precedence).
     scheduler_enabled: bool = True

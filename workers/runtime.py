@@ -71,7 +71,10 @@ class Worker:
             self.settings.database_url, max_size=max(2, opts.concurrency)
         )
         http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
-        analysis = AnalysisPool(self.settings.analysis_processes)
+        task_slots = opts.concurrency + (
+            self.settings.urgent_slots if self._urgent_priority is not None else 0
+        )
+        analysis = AnalysisPool(self.settings.analysis_processes_for(task_slots))
         try:
             publisher = await Publisher(
                 connection,

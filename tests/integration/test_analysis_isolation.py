@@ -109,6 +109,34 @@ async def test_a_task_past_its_timeout_is_reported_and_the_next_task_runs_at_onc
     assert set(depths.values()) == {0}  # both acked: none back, dead-lettered or retried
 
 
+async def test_hostile_input_in_one_slot_does_not_time_out_the_others(world):
+    """Default pool (a process per task slot), three slots: two hostile tasks spin to their
+    timeout while ordinary tasks keep arriving; each ordinary task gets its own process at once
+    and succeeds, none fails with `timeout` for having waited behind the hostile ones."""
+    settings = await world(task_timeout_s=3.0)
+    hostile = [task_for("claims", HOSTILE) for _ in range(2)]
+    ordinary = [task_for("claims", f"an ordinary text {n}") for n in range(4)]
+
+    async def analyse(task: Task, ctx: ExecutorContext) -> Analysis:
+        return Analysis(await ctx.analysis.run(backtrack, task.input.content, timeout_s=60))
+
+    # Two slots for the hostile ones, one for the ordinary ones; the urgent slot off.
+    worker = Worker(
+        settings.model_copy(update={"urgent_slots": 0}),
+        WorkerOptions("claims", concurrency=3, prefetch=6),
+        analyse,
+    )
+    async with publisher_for(settings) as publisher, running(worker.run):
+        for task in [*hostile, *ordinary]:
+            await publisher.task(task)
+        results = await results_of(settings, len(hostile) + len(ordinary))
+    outcome = {r.session_id: r for r in results}
+    assert all(not outcome[t.session_id].success for t in hostile)
+    assert all(outcome[t.session_id].success for t in ordinary), [
+        outcome[t.session_id].error for t in ordinary
+    ]
+
+
 async def test_a_refused_media_path_is_a_failure_result_not_a_dead_letter(world, tmp_path):
     """The real ai_tampered executor given a path outside the media root: the client reads
     "the media file could not be read" (no path, no setting), the task is acked, the DLQ

@@ -1,0 +1,12 @@
+"""How many analysis processes a worker runs."""
+
+from shared.settings import Settings
+from tests.conftest import TEST_API_KEYS
+
+
+def test_a_process_per_task_slot_unless_set():
+    """ANALYSIS_PROCESSES=0 gives one analysis process per task slot; a set value stands."""
+    base = {"amqp_url": "amqp://x", "redis_url": "redis://x", "database_url": "postgresql://x"}
+    assert Settings(**base).analysis_processes_for(9) == 9
+    assert Settings(**base, analysis_processes=2).analysis_processes_for(9) == 2
+    assert Settings(**base, api_keys=TEST_API_KEYS).analysis_processes_for(0) == 1  # never none
