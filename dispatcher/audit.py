@@ -63,7 +63,9 @@ def refusal_event(scope: Scope, status: int, notes: Mapping[str, Any]) -> dict[s
         "status": status,
         "reason": notes.get("reason") or DEFAULT_REASONS.get(status, "refused"),
         "method": scope.get("method"),
-        "path": str(scope.get("path", ""))[:MAX_PATH_CHARS],
+        # Escaped: a path is the client's text, and a console log must not take its newlines
+        # or terminal escapes as its own.
+        "path": str(scope.get("path", ""))[:MAX_PATH_CHARS].encode("unicode_escape").decode(),
         "client": client[0] if client else None,
         "tenant": notes.get("tenant"),
         "key_hash": key_digest(key)[:KEY_HASH_CHARS] if key else None,

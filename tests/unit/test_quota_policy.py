@@ -108,3 +108,11 @@ def test_a_refusal_without_a_handler_note_gets_the_status_reason():
     assert event["reason"] == "not_found" and event["tenant"] is None
     assert event["key_hash"] is None and event["client"] is None
     assert presented_key({b"x-api-key": b"k1", b"authorization": b"Bearer k2"}) == "k1"
+
+
+def test_a_refused_path_cannot_write_lines_or_escapes_into_the_log():
+    """A path with a newline or a terminal escape is logged escaped, as one line of text."""
+    scope = {"type": "http", "method": "GET", "path": "/x\nforged event\x1b[2J", "headers": []}
+    path = refusal_event(scope, 404, {})["path"]
+    assert "\n" not in path and "\x1b" not in path
+    assert path == "/x\\nforged event\\x1b[2J"
