@@ -164,7 +164,14 @@ def _install_routes(app: FastAPI) -> None:
                 state, who.tenant, plan, body.media_path
             )
         except MediaRefused as exc:
-            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+            # A replay returns the session its key names, whose file was checked when it was
+            # created: a file removed since must not turn the replay into a refusal.
+            replay = idempotency_key and await sessions.key_used(
+                state.pool, who.tenant, idempotency_key
+            )
+            if not replay:
+                raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+            media_path = body.media_path
         new = NewSession(
             id=sessions.new_session_id(),
             tenant=who.tenant,

@@ -116,6 +116,17 @@ async def record(conn: asyncpg.Connection | asyncpg.Pool, s: NewSession) -> Reco
     return Recorded(str(row["id"]), row["request_hash"])
 
 
+async def key_used(conn: asyncpg.Connection | asyncpg.Pool, tenant: str, key: str) -> bool:
+    """Whether the tenant has a session under this idempotency key already."""
+    return bool(
+        await conn.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND idempotency_key = $2)",
+            tenant,
+            key,
+        )
+    )
+
+
 async def delete(conn: asyncpg.Connection | asyncpg.Pool, session_id: str) -> None:
     """Remove a session whose tasks the broker refused, so no row claims unqueued work."""
     await conn.execute("DELETE FROM sessions WHERE id = $1", uuid.UUID(session_id))

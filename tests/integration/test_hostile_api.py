@@ -654,6 +654,31 @@ async def test_media_input_needs_a_file_in_the_folder_and_a_worker(api, pool):
     assert seen[0]["input"]["mediaPath"] == f"{api.tenant}/in/a.png"
 
 
+async def test_a_replay_finds_its_session_after_its_media_file_is_gone(api, pool):
+    """Idempotency-Key replay of a media request whose file was removed since: the original
+    session, not a 422 about the file; a new key for the same request is refused."""
+    folder = Path(api.settings.media_root or "") / api.tenant
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "gone.png").write_bytes(b"png")
+    request = {"input_type": "image", "media_path": "gone.png"}
+    api.app.state.pipeline.media_readers.ttl_s = 0
+    async with api.client() as client, media_reader(api.settings, 6):
+        first = await client.post(
+            f"{API}/analyze-async", json=request, headers={"Idempotency-Key": "media-1"}
+        )
+        (folder / "gone.png").unlink()
+        replay = await client.post(
+            f"{API}/analyze-async", json=request, headers={"Idempotency-Key": "media-1"}
+        )
+        fresh = await client.post(
+            f"{API}/analyze-async", json=request, headers={"Idempotency-Key": "media-2"}
+        )
+    assert first.status_code == 202, first.text
+    assert replay.status_code in (200, 202), replay.text
+    assert replay.json()["session_id"] == first.json()["session_id"]
+    assert fresh.status_code == 422 and "no such media file" in fresh.text
+
+
 async def test_media_input_without_a_media_root_is_422(world, pool):
     """A server with no MEDIA_ROOT refuses media input outright."""
     tenant = svc.unique("tenant-")
