@@ -71,3 +71,12 @@ def task_timeout_s(task: Task, settings: Settings) -> float:
     """Video gets the long timeout; everything else the default (SPEC §6.3)."""
     long = task.input.input_type == "video"
     return settings.video_timeout_s if long else settings.task_timeout_s
+
+
+def in_pool(ctx: ExecutorContext, timeout_s: float) -> Callable[..., Awaitable[Any]]:
+    """A runner of `fn(*args)` in the context's analysis pool, under `timeout_s`."""
+
+    async def run(fn: Callable[..., Any], *args: Any) -> Any:
+        return await ctx.analysis.run(fn, *args, timeout_s=timeout_s)
+
+    return run

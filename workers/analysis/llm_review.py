@@ -6,12 +6,19 @@ lexicon result stands when the gateway is absent, slow or off-schema.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
 import httpx
 
 from shared.settings import Settings
 from workers.analysis.claims import Claim, with_model_claims
 from workers.analysis.llm import ClaimsReply, TechniquesReply, as_prompt, ask_json
 from workers.analysis.techniques import TechniqueReport, default_lexicon, with_model_findings
+
+T = TypeVar("T")
+# Runs `fn(*args)` and returns its result: in this process, or in the analysis pool.
+Merge = Callable[..., Awaitable[Any]]
 
 # The model sees at most this much text: enough for a post or an article's body.
 MAX_PROMPT_CHARS = 6000
@@ -28,10 +35,22 @@ _CLAIMS_SYSTEM = (
 )
 
 
+async def inline(fn: Callable[..., T], *args: Any) -> T:
+    """Run a merge in this process (tests; the executors pass their analysis pool instead)."""
+    return fn(*args)
+
+
 async def review_techniques(
-    http: httpx.AsyncClient, settings: Settings, text: str, report: TechniqueReport
+    http: httpx.AsyncClient,
+    settings: Settings,
+    text: str,
+    report: TechniqueReport,
+    merge: Merge = inline,
 ) -> tuple[TechniqueReport, bool]:
-    """The report with the model's verifiable findings added, and whether the model answered."""
+    """The report with the model's verifiable findings added, and whether the model answered.
+
+    Matching the model's quotes normalises the whole text: CPU work on input of any size, so
+    `merge` runs it where a timeout can end it (the executor's analysis pool)."""
     names = ", ".join(default_lexicon().labels)
     system = _TECHNIQUES_SYSTEM.replace("{names}", names)
     reply = await ask_json(
@@ -40,16 +59,23 @@ async def review_techniques(
     if reply is None:
         return report, False
     proposals = [(f.technique, f.quote) for f in reply.findings]
-    return with_model_findings(text, report, proposals), True
+    return await merge(with_model_findings, text, report, proposals), True
 
 
 async def review_claims(
-    http: httpx.AsyncClient, settings: Settings, text: str, claims: list[Claim], limit: int
+    http: httpx.AsyncClient,
+    settings: Settings,
+    text: str,
+    claims: list[Claim],
+    limit: int,
+    merge: Merge = inline,
 ) -> tuple[list[Claim], bool]:
-    """Claims with the model's verbatim quotes added (new ones only), and whether it answered."""
+    """Claims with the model's verbatim quotes added (new ones only), and whether it answered;
+    the quotes are matched through `merge`, as in `review_techniques`."""
     reply = await ask_json(
         http, settings, _CLAIMS_SYSTEM, as_prompt({"text": text[:MAX_PROMPT_CHARS]}), ClaimsReply
     )
     if reply is None:
         return claims, False
-    return with_model_claims(text, claims, [p.quote for p in reply.claims], limit), True
+    quotes = [p.quote for p in reply.claims]
+    return await merge(with_model_claims, text, claims, quotes, limit), True

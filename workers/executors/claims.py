@@ -17,18 +17,19 @@ from workers.analysis.claims import (
 )
 from workers.analysis.evidence import ask_evidence
 from workers.analysis.llm_review import review_claims
-from workers.executor import Analysis, ExecutorContext, executor, task_timeout_s
+from workers.executor import Analysis, ExecutorContext, executor, in_pool, task_timeout_s
 
 
 @executor("claims")
 async def run(task: Task, ctx: ExecutorContext) -> Analysis:
     text = task.input.content or ""
-    claims = await ctx.analysis.run(
-        extract_claims, text, timeout_s=task_timeout_s(task, ctx.settings)
-    )
+    timeout = task_timeout_s(task, ctx.settings)
+    claims = await ctx.analysis.run(extract_claims, text, timeout_s=timeout)
     reviewed = False
     if ctx.settings.llm_url and text.strip():
-        claims, reviewed = await review_claims(ctx.http, ctx.settings, text, claims, MAX_CLAIMS)
+        claims, reviewed = await review_claims(
+            ctx.http, ctx.settings, text, claims, MAX_CLAIMS, in_pool(ctx, timeout)
+        )
     verifications = list(await asyncio.gather(*(verify(c, ctx) for c in claims)))
     data = report_data(claims, verifications)
     return Analysis(score_claims(claims, verifications), {**data, "llm_reviewed": reviewed})

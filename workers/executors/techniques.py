@@ -3,7 +3,7 @@
 from shared.messages import Task
 from workers.analysis.llm_review import review_techniques
 from workers.analysis.techniques import assess_techniques, report_data
-from workers.executor import Analysis, ExecutorContext, executor, task_timeout_s
+from workers.executor import Analysis, ExecutorContext, executor, in_pool, task_timeout_s
 
 
 @executor("techniques")
@@ -13,5 +13,7 @@ async def run(task: Task, ctx: ExecutorContext) -> Analysis:
     report = await ctx.analysis.run(assess_techniques, text, timeout_s=timeout)
     reviewed = False
     if ctx.settings.llm_url and text.strip():
-        report, reviewed = await review_techniques(ctx.http, ctx.settings, text, report)
+        report, reviewed = await review_techniques(
+            ctx.http, ctx.settings, text, report, in_pool(ctx, timeout)
+        )
     return Analysis(report.score, {**report_data(report), "llm_reviewed": reviewed})
