@@ -124,7 +124,9 @@ class Settings(BaseSettings):
             raise ValueError("an in-flight cap must be at least 1")
         return merged
 
-    max_content_chars: int = Field(100_000, ge=1)
+    # At most 4 bytes a character in a task's UTF-8 JSON: 250,000 keeps every task, with the
+    # text a media transcript adds, under the 1 MiB message bound every worker accepts.
+    max_content_chars: int = Field(100_000, ge=1, le=250_000)
     max_url_chars: int = Field(2048, ge=1)
     sync_timeout_s: float = Field(30.0, gt=0)
     publish_timeout_s: float = Field(5.0, gt=0)
