@@ -49,8 +49,11 @@ def resolve_media_path(media_root: str | None, media_path: str | None) -> Path:
         raise MediaPathRefused("media_root is not configured: media files cannot be read")
     try:
         root = Path(media_root).resolve()
+        # The API names files `<tenant>/<path>`: a symlink in one tenant's folder must not
+        # lead into another's, even if it was swapped in after the API looked.
+        folder = (root / media_path.split("/", 1)[0]).resolve()
         path = (root / media_path).resolve()
-        inside = path.is_relative_to(root)
+        inside = path.is_relative_to(root) and path.is_relative_to(folder)
         exists = inside and path.is_file()
         size = path.stat().st_size if exists else 0
     except (OSError, RuntimeError) as exc:  # unreadable, a name too long, a symlink loop…

@@ -30,6 +30,18 @@ def test_paths_escaping_the_media_root_are_refused(tmp_path: Path, escape: str) 
     assert not caught.value.retryable
 
 
+def test_a_link_into_another_tenants_folder_is_refused(tmp_path: Path) -> None:
+    """`<tenant>/<path>` must stay in that tenant's folder: a symlink there that leads into
+    another tenant's folder is refused, though it stays inside media_root."""
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "secret.png").write_bytes(b"x")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "link.png").symlink_to(tmp_path / "b" / "secret.png")
+    with pytest.raises(MediaPathRefused):
+        resolve_media_path(str(tmp_path), "a/link.png")
+    assert resolve_media_path(str(tmp_path), "b/secret.png") == tmp_path / "b" / "secret.png"
+
+
 def test_missing_root_path_or_file_are_clear_errors(tmp_path: Path) -> None:
     """No media_root, no mediaPath, or a missing file each fail with the reason."""
     with pytest.raises(MediaPathRefused, match="media_root is not configured"):
