@@ -56,6 +56,13 @@ class AnalysisCrashed(AnalysisError):
     """Raised when the process running an analysis died (a crash, or killed for its memory)."""
 
 
+class AnalyserFailed(AnalysisError):
+    """Raised when an analyser raised an error of its own on this input.
+
+    Final, not retried: the same pure function fails on the same input the next time; the
+    failure result says so and the log keeps the original error."""
+
+
 # Control flow, not failures: the worker runtime turns these into broker actions.
 
 

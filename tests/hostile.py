@@ -34,3 +34,8 @@ def no_claims(text: str) -> list[object]:
     """Stands in for extract_claims: finds no claim in ordinary text, spins on hostile text."""
     backtrack(text)
     return []
+
+
+def buggy(text: str) -> float:
+    """An analyser with a bug its input reaches."""
+    return float(int(text))

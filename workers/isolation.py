@@ -20,7 +20,13 @@ from typing import Any, TypeVar
 import pebble
 import structlog
 
-from shared.errors import AnalysisCrashed, AnalysisTimeout, RetryableAnalysisError
+from shared.errors import (
+    AnalyserFailed,
+    AnalysisCrashed,
+    AnalysisTimeout,
+    RetryableAnalysisError,
+    VerdictError,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -86,6 +92,10 @@ class AnalysisPool:
             raise AnalysisCrashed(f"analysis process died with exit code {exc.exitcode}") from exc
         except BrokenProcessPool as exc:  # it broke under this call: the next runs on a new one
             raise RetryableAnalysisError("analysis processes are restarting") from exc
+        except VerdictError:
+            raise
+        except Exception as exc:  # the analyser's own bug on this input: retrying cannot help
+            raise AnalyserFailed(f"{fn.__name__} failed: {exc!r}") from exc
 
     async def _renew_if_broken(self) -> None:
         """pebble gives a pool up for good when one of its idle children dies (the OOM killer,

@@ -7,6 +7,7 @@ the logs, which keep the full detail (workers.retry.describe).
 from __future__ import annotations
 
 from shared.errors import (
+    AnalyserFailed,
     AnalysisCrashed,
     AnalysisError,
     AnalysisTimeout,
@@ -22,6 +23,7 @@ USER_REASONS: tuple[tuple[type[BaseException], str], ...] = (
     (UnreadableMedia, "the media file could not be read"),
     (MediaUnavailable, "this kind of media cannot be analysed: a service it needs is unavailable"),
     (AnalysisCrashed, "the analysis stopped unexpectedly"),
+    (AnalyserFailed, "the analysis could not process this input"),
     (RetryableAnalysisError, SERVICE_UNAVAILABLE),
     (FactCheckStoreMissing, SERVICE_UNAVAILABLE),
     (AnalysisError, "the input could not be analysed"),

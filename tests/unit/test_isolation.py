@@ -11,8 +11,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from shared.errors import AnalysisCrashed, AnalysisTimeout, RetryableAnalysisError
-from tests.hostile import backtrack, die, refuse
+from shared.errors import (
+    AnalyserFailed,
+    AnalysisCrashed,
+    AnalysisTimeout,
+    RetryableAnalysisError,
+)
+from tests.hostile import backtrack, buggy, die, refuse
 from workers.analysis.errors import UnreadableMedia
 from workers.isolation import AnalysisPool
 
@@ -89,6 +94,19 @@ async def test_an_analysis_error_reaches_the_caller_as_itself(pool):
     """An error raised in the child keeps its class, so the retry policy can classify it."""
     with pytest.raises(UnreadableMedia, match="does not exist"):
         await pool.run(refuse, timeout_s=5)
+
+
+async def test_an_analysers_own_error_is_a_final_analysis_failure(pool):
+    """A bug an input reaches (here a ValueError) is AnalyserFailed: not retried, since the
+    same function fails on the same input again, and reported in user terms."""
+    from workers.reasons import user_reason
+    from workers.retry import GiveUp, decide
+
+    with pytest.raises(AnalyserFailed, match="buggy failed") as caught:
+        await pool.run(buggy, "not a number", timeout_s=5)
+    decision = decide(caught.value, 1, 3, 100)
+    assert isinstance(decision, GiveUp) and not decision.replayable
+    assert user_reason(caught.value) == "the analysis could not process this input"
 
 
 async def test_a_child_that_dies_is_an_analysis_crash(pool):
