@@ -9,7 +9,7 @@ import pytest
 from aggregator.service import Aggregator
 from dispatcher.app import create_app
 from shared.constants import ANALYSIS_COMPONENTS
-from tests.integration.conftest import eventually, running
+from tests.integration.conftest import eventually, queue_depths, running
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
 
@@ -94,8 +94,10 @@ async def test_processing_sessions_answer_202_and_unknown_ones_404(settings):
     assert missing.status_code == 404
 
 
-async def test_requests_are_checked_before_anything_is_queued(settings):
-    """401 without a key, 403 above the key's plan, 422 with a readable reason, 413 if too big."""
+async def test_requests_are_checked_before_anything_is_queued(settings, pool):
+    """401 without a key, 403 above the key's plan, 422 with a readable reason, 413 if too big;
+    none of them leaves a session row or a task on any queue."""
+    rows_before = await pool.fetchval("SELECT count(*) FROM sessions")
     async with client_for(settings) as api:
         no_key = await api.post(f"{API}/analyze-async", json={"text": "x"})
         too_high = await api.post(
@@ -113,6 +115,8 @@ async def test_requests_are_checked_before_anything_is_queued(settings):
     assert too_high.status_code == 403 and "may only lower" in too_high.json()["detail"]
     assert invalid.status_code == 422 and "needs a url" in invalid.json()["detail"]
     assert huge.status_code == 413
+    assert await pool.fetchval("SELECT count(*) FROM sessions") == rows_before
+    assert sum((await queue_depths(settings)).values()) == 0
 
 
 async def test_same_idempotency_key_returns_the_same_session(settings):
