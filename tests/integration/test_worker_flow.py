@@ -14,7 +14,7 @@ from ops.dlq import reason_of
 from shared import metrics, sessions
 from shared.broker import connect
 from shared.constants import ANALYSIS_COMPONENTS, ATTEMPT_HEADER, REASON_HEADER
-from shared.errors import MediaUnavailable, RetryableAnalysisError
+from shared.errors import RetryableAnalysisError
 from shared.locks import lock_key
 from shared.sessions import NewSession
 from tests.integration.conftest import eventually, publisher_for, queue_depths, running
@@ -196,22 +196,26 @@ async def test_exhausted_retries_give_a_failure_result_and_a_dead_letter(world, 
     assert "still down" in dead[0].headers[REASON_HEADER]
 
 
-async def test_media_without_a_service_fails_clearly_and_the_session_ends(
-    settings, pool, publisher
-):
-    """Video, no transcription service: each component fails with the reason in user terms
-    (no setting named); session `failed`."""
-
-    async def no_service(task, ctx):
-        raise MediaUnavailable("no transcription service configured")
-
-    workers = [Worker(settings, WorkerOptions("media_preprocess", 1, 1), no_service).run]
-    async with running(*workers, Aggregator(settings, explain=explain).run):
-        sid = await submit(pool, publisher, input_type="video", content=None, media_path="clip.mp4")
+async def test_media_without_a_service_fails_clearly_and_the_session_ends(world, pool, tmp_path):
+    """Video, no transcription service, the real media executor: each component fails at
+    once with the reason in user terms (no setting named), nothing is dead-lettered, and the
+    session ends `failed`."""
+    settings = await world(media_root=str(tmp_path))
+    (tmp_path / "tenant-a").mkdir()
+    (tmp_path / "tenant-a" / "clip.mp4").write_bytes(b"not really a video")
+    workers = [Worker(settings, WorkerOptions("media_preprocess", 1, 1)).run]  # real executor
+    async with (
+        publisher_for(settings) as publisher,
+        running(*workers, Aggregator(settings, explain=explain).run),
+    ):
+        sid = await submit(
+            pool, publisher, input_type="video", content=None, media_path="tenant-a/clip.mp4"
+        )
         view = await final_view(pool, sid)
     assert view.status == "failed"
     told = "this kind of media cannot be analysed: a service it needs is unavailable"
     assert all(r["error"] == told for r in view.results.values())
+    assert await dlq_messages(settings) == []
 
 
 async def test_a_task_whose_lock_is_held_waits_without_spending_an_attempt(
