@@ -38,9 +38,15 @@ async def test_migrations_apply_once_even_when_run_twice_concurrently(services):
         await svc.drop_database(services.database_admin_url, name)
 
 
-async def test_statements_are_planned_for_their_arguments_every_time(pool):
+async def test_statements_are_planned_for_their_arguments_every_time(pool, database_url):
     """No generic plan cached on near-empty tables outlives their growth: not in the pool's
-    connections, nor inside the fan-in function, whoever calls it (migration 004)."""
+    connections, nor inside the fan-in function, whoever calls it (migration 004). A plain
+    connection keeps the server's default, so it is the pool that sets it."""
+    plain = await asyncpg.connect(database_url)
+    try:
+        assert await plain.fetchval("SHOW plan_cache_mode") == "auto"
+    finally:
+        await plain.close()
     assert await pool.fetchval("SHOW plan_cache_mode") == "force_custom_plan"
     config = await pool.fetchval("SELECT proconfig FROM pg_proc WHERE proname = 'record_results'")
     assert "plan_cache_mode=force_custom_plan" in config
