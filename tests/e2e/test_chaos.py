@@ -3,6 +3,7 @@
 It runs on a RabbitMQ node of its own (other ports), so restarting it disturbs no one."""
 
 import json
+import os
 import random
 import socket
 import subprocess
@@ -48,9 +49,16 @@ def test_chaos_loses_nothing_and_dead_letters_only_the_poison(services):
         "--own-broker",
         str(free_port_triple()),
     ]
+    # The services this run discovered (tests/services.py), not whatever the script would find.
+    env = {
+        **os.environ,
+        "REDIS_URL": services.redis_url,
+        "DATABASE_URL": services.database_admin_url,
+    }
     run = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "chaos.py"), *env_args],
         cwd=ROOT,
+        env=env,
         capture_output=True,
         text=True,
         timeout=380,

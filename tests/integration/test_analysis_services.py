@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import threading
 import time
 import uuid
@@ -25,6 +24,7 @@ from redis.asyncio import Redis
 from shared.errors import MediaUnavailable, RetryableAnalysisError
 from shared.messages import Task, TaskInput, now_ms
 from shared.settings import Settings
+from tests import services as svc
 from workers.analysis import evidence, factcheck_store, llm
 from workers.analysis.cli import factchecks
 from workers.analysis.errors import FactCheckStoreMissing
@@ -37,8 +37,8 @@ from workers.isolation import AnalysisPool
 
 pytestmark = pytest.mark.integration
 
-DATABASE_URL = os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+# The services discovered for this run (tests/services.py), set by `_discovered` below.
+FOUND: dict[str, str] = {}
 MIGRATION = Path(__file__).parents[2] / "shared" / "migrations" / "002_fact_checks.sql"
 
 
@@ -124,14 +124,19 @@ def fake() -> Iterator[FakeService]:
 # --- real Postgres and Redis ----------------------------------------------------------------
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _discovered(services: svc.Services) -> Iterator[None]:
+    """Redis and Postgres as the run discovered them, never read from the environment here."""
+    FOUND.update(redis=services.redis_url, database=services.database_admin_url)
+    yield
+    FOUND.clear()
+
+
 @pytest.fixture(scope="module")
-async def fact_db_url() -> AsyncIterator[str]:
+async def fact_db_url(services: svc.Services) -> AsyncIterator[str]:
     """A database of our own with migration 002 applied and the sample loaded; dropped after."""
     name = f"verdict_analysis_{uuid.uuid4().hex[:10]}"
-    admin_url = DATABASE_URL.rsplit("/", 1)[0] + "/postgres"
-    admin = await asyncpg.connect(admin_url)
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    url = DATABASE_URL.rsplit("/", 1)[0] + f"/{name}"
+    url = await svc.create_database(services.database_admin_url, name)
     try:
         conn = await asyncpg.connect(url)
         try:
@@ -142,8 +147,7 @@ async def fact_db_url() -> AsyncIterator[str]:
             await conn.close()
         yield url
     finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+        await svc.drop_database(services.database_admin_url, name)
 
 
 @pytest.fixture
@@ -162,8 +166,8 @@ async def analysis_pool() -> AsyncIterator[AnalysisPool]:
 
 
 @pytest.fixture
-async def redis_client() -> AsyncIterator[Redis]:
-    client = Redis.from_url(REDIS_URL)
+async def redis_client(services: svc.Services) -> AsyncIterator[Redis]:
+    client = Redis.from_url(services.redis_url)
     yield client
     await client.aclose()
 
@@ -174,8 +178,13 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-def settings_for(db_url: str = DATABASE_URL, **overrides: Any) -> Settings:
-    return Settings(amqp_url="amqp://unused", redis_url=REDIS_URL, database_url=db_url, **overrides)
+def settings_for(db_url: str | None = None, **overrides: Any) -> Settings:
+    return Settings(
+        amqp_url="amqp://unused",
+        redis_url=FOUND["redis"],
+        database_url=db_url or FOUND["database"],
+        **overrides,
+    )
 
 
 def task_for(component: str, content: str | None = None, **input_fields: Any) -> Task:
@@ -272,7 +281,7 @@ async def test_lookup_without_the_table_says_which_migration_is_missing(fact_db_
 def test_cli_loads_the_sample(fact_db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """`factchecks load` reads settings from the environment and upserts the shipped sample."""
     monkeypatch.setenv("AMQP_URL", "amqp://unused")
-    monkeypatch.setenv("REDIS_URL", REDIS_URL)
+    monkeypatch.setenv("REDIS_URL", FOUND["redis"])
     monkeypatch.setenv("DATABASE_URL", fact_db_url)
     result = CliRunner().invoke(factchecks, ["load"])
     assert result.exit_code == 0, result.output
@@ -285,7 +294,7 @@ async def test_first_start_loads_the_sample_once_and_keeps_operators_edits(
     """`factchecks load --if-empty` (compose's first-start job) fills an empty store, and on
     every later start leaves the store, edits included, as it is."""
     monkeypatch.setenv("AMQP_URL", "amqp://unused")
-    monkeypatch.setenv("REDIS_URL", REDIS_URL)
+    monkeypatch.setenv("REDIS_URL", FOUND["redis"])
     monkeypatch.setenv("DATABASE_URL", fact_db_url)
     conn = await asyncpg.connect(fact_db_url)
     try:
