@@ -36,6 +36,16 @@ SIGN_PROBABILITY: Mapping[str, float] = {
     "modified_after_capture": 0.25,
     "no_camera_data": 0.15,
 }
+# What each sign means, for the Romanian summary (the evidence itself quotes the metadata).
+SIGN_RO: Mapping[str, str] = {
+    "ai_source_type": "sursa declarată este generată de IA",
+    "generator_marker": "metadatele numesc un generator de imagini",
+    "generator_parameters": "parametri de generare în metadate",
+    "editing_software": "prelucrată cu un program de editare",
+    "c2pa_manifest": "manifest C2PA (Content Credentials)",
+    "modified_after_capture": "modificată după fotografiere",
+    "no_camera_data": "fără date despre aparatul foto",
+}
 # Formats a camera writes; a PNG or GIF without camera data is ordinary.
 CAMERA_FORMATS = frozenset({"JPEG", "MPO", "TIFF", "HEIF", "WEBP"})
 
@@ -166,7 +176,5 @@ def report_data(report: ImageReport) -> dict[str, Any]:
         "signs": [s.__dict__ for s in report.signs],
         "metadata": {k: v[:200] for k, v in list(report.metadata.items())[:20]},
         "summary": [f"image: {s.evidence}" for s in report.signs][:5],
-        "summary_ro": [f"imagine: {s.sign.replace('_', ' ')} ({s.evidence})" for s in report.signs][
-            :5
-        ],
+        "summary_ro": [f"imagine: {SIGN_RO[s.sign]} ({s.evidence})" for s in report.signs][:5],
     }

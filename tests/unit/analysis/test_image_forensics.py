@@ -79,4 +79,17 @@ def test_report_data_has_summaries(tmp_path: Path) -> None:
     data = report_data(inspect_image(_jpeg(tmp_path / "p.jpg")))
     assert data["format"] == "JPEG"
     assert data["summary"] == ["image: JPEG without camera make or model"]
-    assert data["summary_ro"][0].startswith("imagine: no camera data")
+    assert data["summary_ro"][0].startswith("imagine: fără date despre aparatul foto")
+
+
+def test_romanian_summaries_say_each_sign_in_romanian() -> None:
+    """Every sign has its Romanian wording; the Romanian summary never shows the English
+    sign names (it used to be the English name behind a Romanian prefix)."""
+    from workers.analysis.image_forensics import SIGN_PROBABILITY, SIGN_RO, ImageReport, ImageSign
+
+    assert set(SIGN_RO) == set(SIGN_PROBABILITY)
+    signs = [ImageSign(name, "evidence", p) for name, p in SIGN_PROBABILITY.items()]
+    report = ImageReport("PNG", 10, 10, tuple(signs), {})
+    summary = report_data(report)["summary_ro"]
+    assert summary[0] == f"imagine: {SIGN_RO['ai_source_type']} (evidence)"
+    assert not any(name.replace("_", " ") in line for line in summary for name in SIGN_RO)
