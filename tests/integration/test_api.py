@@ -1,6 +1,7 @@
 """The HTTP API against real services: submit, poll, result, tenants, errors, sync, backpressure."""
 
 import contextlib
+import json
 import uuid
 
 import httpx
@@ -78,6 +79,36 @@ async def test_submit_poll_and_result_for_the_callers_own_session(settings):
     assert result["verdict"]["score"] == pytest.approx(50)
     assert set(result["components"]) == set(ANALYSIS_COMPONENTS)
     assert status["progress"] == 100 and status["pending_components"] == []
+
+
+async def test_events_stream_progress_then_the_result_and_end(settings):
+    """GET …/events (text/event-stream): progress events, then one `result` event with the
+    verdict, and the stream ends; another tenant gets 404."""
+    services = [
+        Worker(settings, WorkerOptions(c, 2, 2), length_score).run for c in ANALYSIS_COMPONENTS
+    ]
+    async with (
+        running(*services, Aggregator(settings, explain=explain).run),
+        client_for(settings) as api,
+    ):
+        response = await api.post(
+            f"{API}/analyze-async", json={"content": "a" * 500}, headers=ENTERPRISE
+        )
+        events_url = response.json()["events_url"]
+        assert (await api.get(events_url, headers=OTHER_TENANT)).status_code == 404
+        events: list[tuple[str, dict]] = []
+        async with api.stream("GET", events_url, headers=ENTERPRISE) as stream:
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            name = ""
+            async for line in stream.aiter_lines():
+                if line.startswith("event: "):
+                    name = line.removeprefix("event: ")
+                elif line.startswith("data: "):
+                    events.append((name, json.loads(line.removeprefix("data: "))))
+    names = [name for name, _ in events]
+    assert names[0] == "progress" and names[-1] == "result" and names.count("result") == 1
+    final = events[-1][1]
+    assert final["status"] == "completed" and final["verdict"]["label"]
 
 
 async def test_processing_sessions_answer_202_and_unknown_ones_404(settings):
