@@ -27,7 +27,7 @@ from shared.settings import Settings
 from tests import services as svc
 from workers.analysis import evidence, factcheck_store, llm
 from workers.analysis.cli import factchecks
-from workers.analysis.errors import FactCheckStoreMissing
+from workers.analysis.errors import FactCheckStoreMissing, UnreadableMedia
 from workers.analysis.explanation import explain, explain_with_llm
 from workers.analysis.llm import TechniquesReply, ask_json
 from workers.analysis.media import installed_tesseract, media_cache_key, ocr_with_tesseract
@@ -615,3 +615,15 @@ async def test_tesseract_reads_text_from_an_image(tmp_path: Path) -> None:
     media = await ocr_with_tesseract(installed_tesseract() or "", tmp_path / "words.png")
     assert media.method == "tesseract"
     assert "SHARE" in media.text.upper() and "DELETED" in media.text.upper()
+
+
+async def test_tesseract_never_reads_files_a_media_file_lists(tmp_path: Path) -> None:
+    """A "media file" that is a text list of image paths (which tesseract would OCR one by
+    one, reading another tenant's scan) is refused as no image; the listed scan is not read."""
+    secret = Image.new("RGB", (900, 120), "white")
+    font = ImageFont.load_default(size=48)
+    ImageDraw.Draw(secret).text((20, 30), "PRIVATE SCAN", fill="black", font=font)
+    secret.save(tmp_path / "other-tenant.png")
+    (tmp_path / "list.png").write_text(f"{tmp_path / 'other-tenant.png'}\n")
+    with pytest.raises(UnreadableMedia, match="not a readable image"):
+        await ocr_with_tesseract(installed_tesseract() or "", tmp_path / "list.png")

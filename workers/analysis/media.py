@@ -9,10 +9,12 @@ import asyncio
 import contextlib
 import mimetypes
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from PIL import Image
 
 from shared.errors import AnalysisError, MediaUnavailable
 from shared.settings import Settings
@@ -118,11 +120,28 @@ def _text_field(body: dict[str, object]) -> str:
 async def ocr_with_tesseract(
     binary: str, path: Path, timeout_s: float = TESSERACT_TIMEOUT_S
 ) -> MediaText:
-    """Text of an image from the local tesseract binary, killed after `timeout_s`."""
+    """Text of an image from the local tesseract binary, killed after `timeout_s`.
+
+    tesseract is never given the client's file: one that is not an image it reads as a list
+    of image paths and OCRs those (another tenant's scans, any file the worker can read). The
+    image is decoded here and tesseract reads the PNG we wrote."""
     languages = await _tesseract_languages(binary)
-    args = [binary, str(path), "stdout", *(["-l", "+".join(languages)] if languages else [])]
-    out = await _run(args, timeout_s)
+    with tempfile.TemporaryDirectory(prefix="verdict-ocr-") as folder:
+        image = await asyncio.to_thread(as_png, path, Path(folder) / "image.png")
+        args = [binary, str(image), "stdout", *(["-l", "+".join(languages)] if languages else [])]
+        out = await _run(args, timeout_s)
     return MediaText(out.strip(), "tesseract")
+
+
+def as_png(path: Path, target: Path) -> Path:
+    """`path` decoded as an image (its first frame) and written to `target` as RGB PNG; a file
+    that is no image, or one past Pillow's decompression-bomb bound, is UnreadableMedia."""
+    try:
+        with Image.open(path) as image:
+            image.convert("RGB").save(target, "PNG")
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+        raise UnreadableMedia(f"not a readable image: {path.name}: {exc}") from exc
+    return target
 
 
 async def _tesseract_languages(binary: str) -> list[str]:
