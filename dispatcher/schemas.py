@@ -6,18 +6,20 @@ import re
 import unicodedata
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from shared.constants import MEDIA_INPUT_TYPES
 from shared.messages import InputType
 
-# Hard ceilings; the configured limits (Settings.max_content_chars…) are checked below them.
-CONTENT_CEILING = 1_000_000
-URL_CEILING = 8192
+# Last-resort ceilings, above anything the body limit lets through: a value over the
+# configured limits (Settings.max_content_chars, max_url_chars) is a 413 that says which.
+CONTENT_CEILING = 4_000_000
+URL_CEILING = 4_000_000
 
-# C0 controls other than tab, line feed and carriage return: no text needs them, and NUL
-# cannot even be stored by PostgreSQL.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# Control characters other than tab, line feed and carriage return — C0, DEL and C1: no
+# text needs them, NUL cannot even be stored by PostgreSQL, and C1's CSI (U+009B) starts a
+# terminal escape sequence on its own.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def _no_control_characters(value: str) -> str:
@@ -30,8 +32,10 @@ def _no_control_characters(value: str) -> str:
 # Every string a client sends goes through this type (header values included).
 PlainText = Annotated[str, AfterValidator(_no_control_characters)]
 
-# Categories that draw nothing: controls, format characters (zero-width, bidi), separators.
-_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+# Categories that draw nothing on their own: controls, format characters (zero-width, bidi),
+# separators, marks with no letter to sit on (a combining grapheme joiner, a variation
+# selector), unassigned code points and private-use ones (no font draws them for a reader).
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Mn", "Me", "Cn", "Co"})
 # Letters that render as blank space (Hangul fillers, braille blank).
 _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
@@ -74,7 +78,7 @@ class AnalyzeRequest(BaseModel):
     url: WebAddress | None = Field(None, max_length=URL_CEILING)
     media_path: PlainText | None = Field(None, max_length=1024)
     input_type: InputType = "text"
-    plan_type: int | None = Field(None, ge=1, le=6)
+    plan_type: StrictInt | None = Field(None, ge=1, le=6)  # not true, "6" or 5.0
     user_id: PlainText | None = Field(None, max_length=128)
 
     @model_validator(mode="after")

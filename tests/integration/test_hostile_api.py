@@ -484,26 +484,51 @@ def _poll_until(get: Any, timeout: float = 30) -> httpx.Response:
         {"input_type": "url", "url": "https://example.com/\u0000"},
         {"input_type": "image", "media_path": "a\u0000.png"},
         {"content": "bell \u0007 and escape \u001b[31m"},
+        {"content": "C1 CSI \u009b[31m red"},
+        {"content": "x", "user_id": "u\u0085v"},
+        {"input_type": "url", "url": "https://example.com/\u007f"},
     ],
 )
 async def test_control_characters_in_any_field_are_422(api, pool, body):
-    """NUL (500 from PostgreSQL before) and other C0 controls: 422 naming the field."""
+    """NUL (500 from PostgreSQL before), other C0 controls, DEL and C1 (whose CSI starts a
+    terminal escape on its own): 422 naming the field."""
     async with api.client() as client:
         response = await client.post(f"{API}/analyze-async", json=body)
     assert response.status_code == 422, response.text
-    field = next(k for k, v in body.items() if "\u0000" in v or "\u0007" in v)
+    controls = ("\u0000", "\u0007", "\u009b", "\u0085", "\u007f")
+    field = next(k for k, v in body.items() if any(c in v for c in controls))
     assert field in response.json()["detail"]
     await nothing_kept(api, pool)
 
 
 @pytest.mark.parametrize(
-    "content", ["\u200b\u200c\u200d\u2060\ufeff", "\u202e\u2066 \u2069", "\u3000\u00a0\u3164"]
+    "content",
+    [
+        "\u200b\u200c\u200d\u2060\ufeff",
+        "\u202e\u2066 \u2069",
+        "\u3000\u00a0\u3164",
+        "\u034f\u034f\ufe0f",  # marks with no letter: a grapheme joiner, a variation selector
+        "\u0301\u0301",
+        "\uffff\ue000",  # a noncharacter and a private-use one
+    ],
 )
 async def test_content_with_nothing_visible_is_422(api, pool, content):
-    """Zero-width, bidi and blank characters only: 422 before anything is queued."""
+    """Zero-width, bidi, blank characters, lone marks, unassigned and private-use code points
+    only: 422 before anything is queued."""
     async with api.client() as client:
         response = await client.post(f"{API}/analyze-async", json={"content": content})
     assert response.status_code == 422 and "no visible characters" in response.text
+    await nothing_kept(api, pool)
+
+
+@pytest.mark.parametrize("plan", [True, "6", 5.0])
+async def test_a_plan_must_be_a_number_not_something_like_one(api, pool, plan):
+    """`plan_type` true, "6" or 5.0 is 422, not quietly read as a plan."""
+    async with api.client() as client:
+        response = await client.post(
+            f"{API}/analyze-async", json={"content": "x", "plan_type": plan}
+        )
+    assert response.status_code == 422 and "plan_type" in response.text
     await nothing_kept(api, pool)
 
 
