@@ -9,7 +9,7 @@ never enough to use or to rebuild it. Request bodies are never logged.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -39,6 +39,14 @@ def key_digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
+def first_values(headers: Iterable[tuple[bytes, bytes]]) -> dict[bytes, bytes]:
+    """Each header's first value: what authentication reads when a header is repeated."""
+    first: dict[bytes, bytes] = {}
+    for name, value in headers:
+        first.setdefault(name, value)
+    return first
+
+
 def presented_key(headers: Mapping[bytes, bytes]) -> str | None:
     """The key a request presented (`X-API-Key`, else `Authorization: Bearer`), as auth reads it."""
     key = headers.get(b"x-api-key", b"")
@@ -58,7 +66,7 @@ def note(*, reason: str | None = None, tenant: str | None = None) -> None:
 def refusal_event(scope: Scope, status: int, notes: Mapping[str, Any]) -> dict[str, Any]:
     """The audit fields of a refused request: no key, no body, no query string."""
     client = scope.get("client")
-    key = presented_key(dict(scope.get("headers") or ()))
+    key = presented_key(first_values(scope.get("headers") or ()))
     return {
         "status": status,
         "reason": notes.get("reason") or DEFAULT_REASONS.get(status, "refused"),

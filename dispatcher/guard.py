@@ -108,6 +108,11 @@ class RequestGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if head_bytes(scope) > self.settings.api_max_header_bytes:
+            # h11 holds its limit only while a head is incomplete: one that arrived whole in a
+            # single read got past it. Refused here, before anything acts on it.
+            await _refuse(scope, send, 431, self._headers_over_limit)
+            return
         headers = Headers(scope=scope)
         if "content-length" in headers and "transfer-encoding" in headers:
             # RFC 9112 §6.1: such a message may be smuggled past a proxy that reads the other.
@@ -156,6 +161,10 @@ class RequestGuard:
     def _over_limit(self) -> str:
         return f"request body over {self.limit} bytes"
 
+    @property
+    def _headers_over_limit(self) -> str:
+        return f"request line and headers over {self.settings.api_max_header_bytes} bytes"
+
     def _may_read(self, scope: Scope, headers: Headers) -> bool:
         if not _keyed(scope):
             return True
@@ -164,6 +173,12 @@ class RequestGuard:
         except HTTPException:
             return False
         return True
+
+
+def head_bytes(scope: Scope) -> int:
+    """About what the request line and headers took on the wire."""
+    target = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
+    return target + sum(len(name) + len(value) + 4 for name, value in scope["headers"])
 
 
 def _keyed(scope: Scope) -> bool:

@@ -354,6 +354,24 @@ async def test_an_8_mb_header_is_refused_without_being_read(api, pool):
     await nothing_kept(api, pool)
 
 
+@pytest.mark.parametrize("size", [17_000, 100_000])
+async def test_a_head_over_the_limit_sent_in_one_write_is_refused(api, pool, size):
+    """Headers over API_MAX_HEADER_BYTES arriving whole in one write (h11 checks only heads
+    still incomplete): 431 before anything acts on the request."""
+    head = _head(
+        f"{API}/analyze-async",
+        {
+            "X-API-Key": KEY,
+            "X-Pad": "a" * size,
+            "Content-Type": "application/json",
+            "Content-Length": "17",
+        },
+    )
+    exchange = await raw_request(api.port, head + b'{"content": "hi"}')
+    assert exchange.status in (400, 431), exchange.body  # h11's own refusal, or ours
+    await nothing_kept(api, pool)
+
+
 async def test_headers_under_the_limit_are_served(api):
     """A request with 8 KB of headers is an ordinary request."""
     async with api.client() as client:

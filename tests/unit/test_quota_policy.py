@@ -116,3 +116,15 @@ def test_a_refused_path_cannot_write_lines_or_escapes_into_the_log():
     path = refusal_event(scope, 404, {})["path"]
     assert "\n" not in path and "\x1b" not in path
     assert path == "/x\\nforged event\\x1b[2J"
+
+
+def test_the_audit_names_the_key_authentication_read_when_one_is_repeated():
+    """Two X-API-Key headers: authentication reads the first, so the audit hashes the first."""
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/api/v3/pipeline/analyze-async",
+        "headers": [(b"x-api-key", b"wrong"), (b"x-api-key", b"the-valid-one")],
+    }
+    event = refusal_event(scope, 401, {})
+    assert event["key_hash"] == hashlib.sha256(b"wrong").hexdigest()[:8]
