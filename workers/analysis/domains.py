@@ -35,7 +35,9 @@ MAX_HOST_CHARS = 253
 # How much of an impossible host name a report shows.
 SHOWN_HOST_CHARS = 80
 
-_URL = re.compile(r"(?i)\b(?:https?://|www\.)[^\s<>\"'()\[\]{}]++")
+# A URL in text; its host may be an IPv6 address in brackets (bounded), the rest runs to the
+# first space or bracket.
+_URL = re.compile(r"(?i)\b(?:https?://(?:\[[0-9a-f:.%]{1,64}+\])?|www\.)[^\s<>\"'()\[\]{}]*+")
 # A bare domain: labels of DNS length (possessive, so a long run is read once) and a
 # known suffix, not inside a word, an email address or a path.
 _BARE = r"(?<![\w@./-])((?:[\w-]{{1,63}}+\.){{1,8}}(?:{tlds}))(?![\w-])(?!\.\w)"

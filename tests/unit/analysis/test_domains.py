@@ -141,6 +141,22 @@ def test_raw_ip_hosts_are_flagged_in_every_notation(url: str, address: str) -> N
     assert report.hosts[0].reasons == ((f"raw IP address ({address})", 55.0),)
 
 
+@pytest.mark.parametrize(
+    ("url", "address"),
+    [
+        ("http://[::1]:8080/admin", "::1"),
+        ("http://[::ffff:127.0.0.1]/", "::ffff:7f00:1"),
+        ("http://2130706433/x", "127.0.0.1"),
+    ],
+)
+def test_raw_ip_links_written_in_the_text_are_flagged_too(url: str, address: str) -> None:
+    """The same hosts inside the text (IPv6 in brackets included) are found and flagged as in
+    the url field; the brackets used to end the link before its host."""
+    report = assess_domains(f"Visit {url} now, before it is gone.", None)
+    assert report.score == 55
+    assert report.hosts[0].reasons == ((f"raw IP address ({address})", 55.0),)
+
+
 @pytest.mark.parametrize("url", ["http://localhost:8000/admin", "https://api.localhost/x"])
 def test_localhost_is_flagged_like_a_raw_ip(url: str) -> None:
     """`localhost` and its subdomains name this machine: flagged like a raw IP."""
