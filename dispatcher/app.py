@@ -76,6 +76,15 @@ def _install_limits(app: FastAPI, settings: Settings) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def readable_422(request: Request, exc: RequestValidationError) -> JSONResponse:
+        if request.url.path.startswith(API) and unparsed(exc.errors()):
+            # A body that is not JSON is refused before the route's dependencies run, so its
+            # key would never be checked nor charged: a flood of them must cost the key too.
+            try:
+                await request.app.state.pipeline.quotas.admit(request)
+            except HTTPException as refused:
+                return JSONResponse(
+                    {"detail": refused.detail}, refused.status_code, headers=refused.headers
+                )
         problems = readable_problems(exc.errors())
         return JSONResponse(
             {"detail": "; ".join(problems), "errors": problems},
@@ -91,6 +100,11 @@ def _install_limits(app: FastAPI, settings: Settings) -> None:
             status.HTTP_500_INTERNAL_SERVER_ERROR,
             headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"},
         )
+
+
+def unparsed(errors: Sequence[Any]) -> bool:
+    """Whether validation stopped at the JSON itself (before any dependency ran)."""
+    return any(e.get("type") == "json_invalid" for e in errors)
 
 
 def readable_problems(errors: Sequence[Any]) -> list[str]:

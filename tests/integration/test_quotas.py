@@ -108,6 +108,26 @@ async def test_submissions_over_the_plan_limit_get_429_and_leave_nothing_behind(
         assert [k async for k in redis.scan_iter(f"*{key}*")] == []
 
 
+async def test_bodies_that_are_not_json_are_charged_to_their_key(world, pool):
+    """A flood of malformed JSON (refused before any dependency runs) counts against the key's
+    submission limit like well-formed requests: 422s, then 429 with the RateLimit-* headers;
+    without a key, 401."""
+    granted = keys(free=1)
+    settings = await world(api_keys=api_keys(granted), rate_limits_by_plan={1: "3/minute"})
+    broken = {**auth(granted, "free"), "Content-Type": "application/json"}
+    async with serving(settings) as app, client(app) as api:
+        answers = [
+            await api.post(SUBMIT, content=b'{"text": "x"', headers=broken) for _ in range(5)
+        ]
+        keyless = await api.post(
+            SUBMIT, content=b'{"text"', headers={"Content-Type": "application/json"}
+        )
+    assert [r.status_code for r in answers] == [422, 422, 422, 429, 429]
+    assert answers[3].headers["RateLimit-Remaining"] == "0" and answers[3].headers["Retry-After"]
+    assert keyless.status_code == 401
+    assert await sessions_of(pool, granted, "free") == 0
+
+
 async def test_reads_have_a_looser_limit_of_their_own(world):
     """A key out of submissions can still poll; its reads run out at the read limit."""
     granted = keys(free=1)
