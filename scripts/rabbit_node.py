@@ -22,13 +22,16 @@ import pwd
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 SERVER = Path("/usr/lib/rabbitmq/bin")  # Debian's layout; PATH otherwise
-BASE = Path(os.environ.get("VERDICT_RABBIT_NODES", "/tmp/verdict-rabbit-nodes"))
+BASE = Path(
+    os.environ.get("VERDICT_RABBIT_NODES", Path(tempfile.gettempdir()) / "verdict-rabbit-nodes")
+)
 # The guest user may connect from loopback only (RabbitMQ's default), which is all we use.
 USER, PASSWORD = "guest", "guest"
 BOOT_TIMEOUT_S = 120
