@@ -143,7 +143,8 @@ class Settings(BaseSettings):
     # A connection must send a whole request line and headers within this many seconds of
     # opening (or of its previous answer), else it is closed (slow-header clients).
     api_header_timeout_s: float = Field(10.0, gt=0)
-    # Largest request line plus headers uvicorn buffers; bigger ones are refused with 400.
+    # Largest request line plus headers: uvicorn refuses a longer head as it arrives (400), the
+    # API one that arrived whole (431).
     api_max_header_bytes: int = Field(16_384, ge=1024)
     # Idle keep-alive connections are closed after this many seconds.
     api_keep_alive_s: int = Field(5, ge=1)
