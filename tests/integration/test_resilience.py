@@ -173,6 +173,53 @@ async def test_a_postgres_outage_holds_results_until_it_returns(
     assert [v.status for v in views] == ["completed"] * 3
 
 
+async def test_a_connection_cut_mid_statement_holds_the_results_until_postgres_returns(
+    world, pool, database_url
+):
+    """The aggregator's connection is cut while its statement waits inside Postgres (held on a
+    table lock): the results stay unacked, nothing is dead-lettered, and every session
+    completes once the connection can be made again."""
+    parts = urlsplit(database_url)
+    proxy = await Proxy(parts.hostname or "127.0.0.1", parts.port or 5432).start()
+    settings = await world()
+    via_proxy = settings.model_copy(
+        update={
+            "database_url": urlunsplit(
+                parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}")
+            )
+        }
+    )
+    services = [Worker(settings, WorkerOptions(c, 2, 2), quick).run for c in ANALYSIS_COMPONENTS]
+    services.append(Aggregator(via_proxy, prefetch=1, explain=explain).run)
+    blocker = await pool.acquire()
+    try:
+        async with publisher_for(settings) as own, running(*services):
+            tx = blocker.transaction()
+            await tx.start()
+            await blocker.execute("LOCK TABLE component_results IN EXCLUSIVE MODE")
+            sids = [await submit(pool, own, plan=p) for p in (1, 4, 6)]
+
+            async def statement_waiting() -> bool:
+                return bool(
+                    await pool.fetchval(
+                        "SELECT count(*) FROM pg_stat_activity"
+                        " WHERE wait_event_type = 'Lock' AND query ILIKE '%record_results%'"
+                    )
+                )
+
+            await eventually(statement_waiting, timeout=20)
+            await proxy.cut()  # mid-statement
+            await tx.rollback()
+            await asyncio.sleep(1.0)
+            await proxy.restore()
+            views = [await final_view(pool, s, timeout=30) for s in sids]
+    finally:
+        await pool.release(blocker)
+        await proxy.cut()
+    assert [v.status for v in views] == ["completed"] * 3
+    assert await dlq_messages(settings) == []
+
+
 async def test_status_falls_back_to_postgres_when_redis_loses_the_live_state(settings, redis):
     """A session submitted through the API, its Redis keys flushed mid-session (live state,
     locks, urgent holds): it still finishes, and queue-status and result over HTTP answer from
