@@ -129,13 +129,15 @@ class RequestGuard:
             self.settings.api_body_deadline_s,
             not _expects_body(headers),
         )
-        key = key_in(headers) if self._may_read(scope, headers) else None
-        reader: Receive = body if key is not None or not _keyed(scope) else _NoBody()
-        if key is not None and not body.complete:
-            if self._in_progress[key] >= self.settings.api_max_requests_per_key:
+        keyed = _keyed(scope)
+        key = key_in(headers) if keyed and self._may_read(scope, headers) else None
+        reader: Receive = body if key is not None or not keyed else _NoBody()
+        counted = key if key is not None and not body.complete else None
+        if counted is not None:
+            if self._in_progress[counted] >= self.settings.api_max_requests_per_key:
                 await _refuse(scope, send, status.HTTP_429_TOO_MANY_REQUESTS, _BUSY, retry=1)
                 return
-            self._in_progress[key] += 1
+            self._in_progress[counted] += 1
         started = False
 
         async def closing_send(message: Message) -> None:
@@ -152,10 +154,10 @@ class RequestGuard:
             if not started:
                 await _refuse(scope, send, exc.status_code, exc.detail)
         finally:
-            if key is not None and self._in_progress.get(key):
-                self._in_progress[key] -= 1
-                if not self._in_progress[key]:
-                    del self._in_progress[key]
+            if counted is not None:  # only what was counted: a bodiless request never was
+                self._in_progress[counted] -= 1
+                if not self._in_progress[counted]:
+                    del self._in_progress[counted]
 
     @property
     def _over_limit(self) -> str:
