@@ -16,12 +16,12 @@ All on the loopback services, no-op executors everywhere, one after the other:
     session's `finished_at` in Postgres (same machine, same clock); beside it, POST to the
     final state's announcement on Redis (what /events streams), and a short pass where the
     client polls GET …/result every 2 ms instead.
-(b) the peer, run from /work/shared/peer (read-only; no bytecode is written there):
-      cd /work/shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/celery -A peer worker -c 2
-      cd /work/shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python drive.py N
-      cd /work/shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python latency.py M
+(b) the peer, run from ../shared/peer beside the project (read-only; no bytecode is written there):
+      cd ../shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/celery -A peer worker -c 2
+      cd ../shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python drive.py N
+      cd ../shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python latency.py M
 (c) the ceiling of the message shape on RabbitMQ alone (its `rawlimit*` objects are deleted):
-      cd /work/shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python raw_limit.py N
+      cd ../shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python raw_limit.py N
 
 The peer venv: python3 -m venv ~/peer-venv && ~/peer-venv/bin/pip install celery redis \
 "psycopg[binary]" aio-pika. Prints a table and a JSON summary: our throughput over the
@@ -44,7 +44,10 @@ import benchlib as lib
 import click
 import httpx
 
-PEER_DIR = Path("/work/shared/peer")
+# The peer lives beside the project: ../shared/peer (VERDICT_PEER_DIR to place it elsewhere).
+PEER_DIR = Path(
+    os.environ.get("VERDICT_PEER_DIR", Path(__file__).resolve().parents[2] / "shared" / "peer")
+)
 PEER_VENV = Path.home() / "peer-venv"
 # How often the polling client re-reads GET …/result: fine enough to resolve a 10 ms target.
 RESULT_POLL_S = 0.002
