@@ -153,20 +153,21 @@ async def test_a_stopped_worker_exits_when_its_last_task_is_done_not_after_the_g
     assert (await queue_depths(settings))[f"{settings.topology_prefix}.results"] == 1
 
 
+async def postgres_through_a_proxy(settings, database_url):
+    """A cuttable proxy in front of Postgres, and `settings` whose database URL goes through it."""
+    parts = urlsplit(database_url)
+    proxy = await Proxy(parts.hostname or "127.0.0.1", parts.port or 5432).start()
+    netloc = f"{parts.username}@127.0.0.1:{proxy.port}"
+    url = urlunsplit(parts._replace(netloc=netloc))
+    return proxy, settings.model_copy(update={"database_url": url})
+
+
 async def test_a_postgres_outage_holds_results_until_it_returns(
     world, pool, publisher, database_url
 ):
     """The aggregator loses Postgres for 2 s: results wait unacked, then every session completes."""
-    parts = urlsplit(database_url)
-    proxy = await Proxy(parts.hostname or "127.0.0.1", parts.port or 5432).start()
     settings = await world()
-    via_proxy = settings.model_copy(
-        update={
-            "database_url": urlunsplit(
-                parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}")
-            )
-        }
-    )
+    proxy, via_proxy = await postgres_through_a_proxy(settings, database_url)
     services = [Worker(settings, WorkerOptions(c, 2, 2), quick).run for c in ANALYSIS_COMPONENTS]
     services.append(Aggregator(via_proxy, explain=explain).run)
     views = await sessions_across_an_outage(pool, settings, proxy, services, plans=(1, 3, 6))
@@ -179,16 +180,8 @@ async def test_a_connection_cut_mid_statement_holds_the_results_until_postgres_r
     """The aggregator's connection is cut while its statement waits inside Postgres (held on a
     table lock): the results stay unacked, nothing is dead-lettered, and every session
     completes once the connection can be made again."""
-    parts = urlsplit(database_url)
-    proxy = await Proxy(parts.hostname or "127.0.0.1", parts.port or 5432).start()
     settings = await world()
-    via_proxy = settings.model_copy(
-        update={
-            "database_url": urlunsplit(
-                parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}")
-            )
-        }
-    )
+    proxy, via_proxy = await postgres_through_a_proxy(settings, database_url)
     services = [Worker(settings, WorkerOptions(c, 2, 2), quick).run for c in ANALYSIS_COMPONENTS]
     services.append(Aggregator(via_proxy, prefetch=1, explain=explain).run)
     blocker = await pool.acquire()
