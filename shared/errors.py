@@ -21,6 +21,10 @@ class QueueFull(PublishError):
     """Raised when the broker refuses a message because its queue hit the length cap."""
 
 
+class DataFileError(VerdictError):
+    """Raised at start-up when a shipped data file (lexicon, source list) is malformed."""
+
+
 class InvalidMessage(VerdictError):
     """Raised when a message body does not parse as the expected schema."""
 
