@@ -12,7 +12,7 @@ import structlog
 from aio_pika.abc import AbstractIncomingMessage
 from redis.asyncio import Redis
 
-from aggregator.explain import explain, explain_by_llm
+from aggregator.explanation import explain, explain_by_llm
 from aggregator.fanin import Explain, Recorded, finalize_overdue, record_results
 from shared import db as database
 from shared import live, metrics
@@ -21,9 +21,9 @@ from shared.deadletters import DeadLetterKind, oversize
 from shared.errors import InvalidMessage
 from shared.heartbeat import Heartbeat, worker_id
 from shared.messages import MAX_MESSAGE_BYTES, Result, decode_result
+from shared.names import Names
 from shared.settings import Settings
 from shared.urgency import UrgentSignals, follow_precedence, gate_for
-from topology.spec import Names
 
 log = structlog.get_logger(__name__)
 

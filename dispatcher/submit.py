@@ -14,9 +14,9 @@ from shared import live, metrics, sessions
 from shared.constants import ANALYSIS_COMPONENTS, MEDIA_INPUT_TYPES, MEDIA_PREPROCESS
 from shared.errors import BrokerUnavailable, PublishError, QueueFull
 from shared.messages import Task, TaskInput, now_ms, priority_of
+from shared.names import Names
 from shared.sessions import NewSession, progress_of
 from shared.urgency import UrgentSignals
-from topology.spec import Names
 
 log = structlog.get_logger(__name__)
 

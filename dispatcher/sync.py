@@ -11,14 +11,13 @@ import httpx
 import structlog
 from redis.asyncio import Redis
 
-from aggregator.explain import explain
+from aggregator.explanation import explain
 from aggregator.fanin import record_result
 from shared.constants import MEDIA_PREPROCESS
 from shared.errors import AnalysisTimeout
-from shared.messages import Result, Task
+from shared.messages import Result, Task, failure_results, success_result
 from shared.settings import Settings
 from workers.executor import Analysis, ExecutorContext, executor_for
-from workers.handling import failure_results, success_result
 from workers.isolation import AnalysisPool
 from workers.reasons import user_reason
 from workers.retry import describe
@@ -84,4 +83,4 @@ async def _run(task: Task, context: ExecutorContext, timeout_s: float) -> Result
     if isinstance(outcome, str):
         return failure_results(task, outcome, 1, SYNC_WORKER)[0]
     elapsed_ms = int((time.perf_counter() - started) * 1000)
-    return success_result(task, outcome, 1, SYNC_WORKER, elapsed_ms)
+    return success_result(task, outcome.score, outcome.data, 1, SYNC_WORKER, elapsed_ms)

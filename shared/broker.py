@@ -20,7 +20,7 @@ from shared.constants import ATTEMPT_HEADER
 from shared.deadletters import DeadLetterKind, dead_letter_headers
 from shared.errors import BrokerUnavailable, PublishError, QueueFull
 from shared.messages import Result, Task, encode
-from topology.spec import Names
+from shared.names import Names
 
 log = structlog.get_logger(__name__)
 

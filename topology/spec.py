@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared.constants import MAX_PRIORITY, PLANS, QUEUE_COMPONENTS
+from shared.names import Names
 
 
 @dataclass(frozen=True)
@@ -41,47 +42,6 @@ class Topology:
             if q.name == name:
                 return q
         raise KeyError(name)
-
-
-@dataclass(frozen=True)
-class Names:
-    """Every broker name of one deployment, derived from its prefix."""
-
-    prefix: str
-
-    @property
-    def exchange(self) -> str:
-        return self.prefix
-
-    @property
-    def results(self) -> str:
-        return f"{self.prefix}.results"
-
-    @property
-    def urgent_results(self) -> str:
-        """Top-tier results: a queue of their own, so no backlog of others can delay them."""
-        return f"{self.results}.urgent"
-
-    @property
-    def dlq(self) -> str:
-        return f"{self.prefix}_dlq"
-
-    def task_queue(self, component: str, plan: int) -> str:
-        """Queue (and routing key) of one component's tasks on one plan."""
-        return f"{self.prefix}.{component}.{plan}"
-
-    def result_key(self, component: str, urgent: bool = False) -> str:
-        """Routing key of a result: `{results}.{component}` or `{results}.urgent.{component}`."""
-        return f"{self.urgent_results if urgent else self.results}.{component}"
-
-    def retry_tier(self, delay_ms: int) -> str:
-        """Exchange and queue name of the retry tier that holds messages for `delay_ms`."""
-        return f"{self.prefix}.retry.{format_delay(delay_ms)}"
-
-
-def format_delay(delay_ms: int) -> str:
-    """`30000` → `30s`, `250` → `250ms`: whole seconds read as seconds."""
-    return f"{delay_ms // 1000}s" if delay_ms % 1000 == 0 else f"{delay_ms}ms"
 
 
 def task_queue_arguments(names: Names, ttl_ms: int, max_length: int) -> dict[str, Any]:

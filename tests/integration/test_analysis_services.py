@@ -21,15 +21,16 @@ from click.testing import CliRunner
 from PIL import Image, ImageDraw, ImageFont, PngImagePlugin
 from redis.asyncio import Redis
 
+from aggregator.explanation import llm_explanation, template_explanation
+from shared import llm
 from shared.errors import MediaUnavailable, RetryableAnalysisError
+from shared.llm import TechniquesReply, ask_json
 from shared.messages import Task, TaskInput, now_ms
 from shared.settings import Settings
 from tests import services as svc
-from workers.analysis import evidence, factcheck_store, llm
+from workers.analysis import evidence, factcheck_store
 from workers.analysis.cli import factchecks
 from workers.analysis.errors import FactCheckStoreMissing, UnreadableMedia
-from workers.analysis.explanation import explain, explain_with_llm
-from workers.analysis.llm import TechniquesReply, ask_json
 from workers.analysis.media import installed_tesseract, media_cache_key, ocr_with_tesseract
 from workers.executor import ExecutorContext, executor_for
 from workers.executors import media_preprocess
@@ -458,10 +459,10 @@ async def test_explanation_by_llm_and_fallback_to_template(
         "en": "The text uses obvious manipulation.",
     }
     fake.on("/v1/chat/completions", chat_reply(json.dumps(written)))
-    assert await explain_with_llm(http, settings, "high_risk", 80.0, 1.0, components) == written
+    assert await llm_explanation(http, settings, "high_risk", 80.0, 1.0, components) == written
     fake.on("/v1/chat/completions", chat_reply("I think it is bad."))
-    fallback = await explain_with_llm(http, settings, "high_risk", 80.0, 1.0, components)
-    assert fallback == explain("high_risk", 80.0, 1.0, components)
+    fallback = await llm_explanation(http, settings, "high_risk", 80.0, 1.0, components)
+    assert fallback == template_explanation("high_risk", 80.0, 1.0, components)
 
 
 # --- media_preprocess: transcription, OCR, cache, dispatch ----------------------------------

@@ -4,9 +4,10 @@ import pytest
 from pydantic import ValidationError
 
 from shared.constants import MAX_PRIORITY
+from shared.names import Names, format_delay
 from shared.settings import load_settings
 from topology.broker import definitions, management_url
-from topology.spec import Names, build, format_delay, from_settings
+from topology.spec import build, from_settings
 
 
 def test_thirty_plan_queues_with_the_spec_arguments():

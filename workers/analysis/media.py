@@ -17,9 +17,9 @@ import httpx
 from PIL import Image
 
 from shared.errors import AnalysisError, MediaUnavailable
+from shared.remote import bearer, bounded, json_object, post
 from shared.settings import Settings
 from workers.analysis.errors import MediaPathRefused, UnreadableMedia
-from workers.analysis.remote import bearer, bounded, json_object, post
 
 # Transcription endpoints commonly cap uploads near 25 MB; we allow more for
 # self-hosted servers but never read an unbounded file into memory.

@@ -6,8 +6,8 @@ import pytest
 from pydantic import ValidationError
 
 from shared.errors import MediaUnavailable
+from shared.llm import ExplanationReply, TechniquesReply, parse_reply, without_fence
 from workers.analysis.errors import MediaPathRefused, UnreadableMedia
-from workers.analysis.llm import ExplanationReply, TechniquesReply, parse_reply, without_fence
 from workers.analysis.media import media_cache_key, resolve_media_path
 
 
