@@ -42,6 +42,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from dispatcher import audit
 from dispatcher.auth import Caller, authenticate, key_from
 from dispatcher.ratelimits import Usage, headers, parse_limits, parse_plan_limits, retry_after_s
+from shared.keys import Keys
 from shared.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -167,7 +168,7 @@ class WindowCounts:
         self.storage = RedisStorage(
             f"async+{settings.redis_url}",
             implementation="redispy",
-            key_prefix=f"{settings.key_prefix}:ratelimit",
+            key_prefix=Keys(settings.key_prefix).rate_limits,
             **shared_pool,
         )
         self.unchecked_until = 0.0  # monotonic time; while ahead, Redis is not asked

@@ -38,11 +38,6 @@ class MediaText:
     method: str
 
 
-def media_cache_key(session_id: str) -> str:
-    """Redis key of a session's extracted media text (SPEC §8)."""
-    return f"agent:media:{session_id}:transcript"
-
-
 def resolve_media_path(media_root: str | None, media_path: str | None) -> Path:
     """The file a task names, which must exist inside the configured media root."""
     if not media_path:
