@@ -187,7 +187,7 @@ class Publisher:
             content_type="application/json",
             headers=dead_letter_headers(headers, reason, origin),
         )
-        await self.send("", self.names.dlq, message)
+        await self.send(self.names.dead_letters, self.names.dlq, message)
 
 
 async def send_to_dlq(

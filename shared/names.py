@@ -26,6 +26,12 @@ class Names:
         return f"{self.results}.urgent"
 
     @property
+    def dead_letters(self) -> str:
+        """Exchange (fanout to the DLQ) that processes publish dead letters to. Not the default
+        exchange: a role allowed to write there could put a message in any queue by name."""
+        return f"{self.prefix}.dead"
+
+    @property
     def dlq(self) -> str:
         return f"{self.prefix}_dlq"
 

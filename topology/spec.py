@@ -179,8 +179,13 @@ def build(
     bindings.append(Binding(names.exchange, names.results, f"{names.results}.*"))
     bindings.append(Binding(names.exchange, names.urgent_results, f"{names.urgent_results}.*"))
     bindings += [Binding(ex.name, q.name, "") for ex, q in tiers]
+    bindings.append(Binding(names.dead_letters, names.dlq, ""))
     return Topology(
-        exchanges=(Exchange(names.exchange, "topic"), *(ex for ex, _ in tiers)),
+        exchanges=(
+            Exchange(names.exchange, "topic"),
+            Exchange(names.dead_letters, "fanout"),
+            *(ex for ex, _ in tiers),
+        ),
         queues=(
             *task_queues,
             results,
