@@ -116,7 +116,9 @@ def roles(names: Names, retry_delays_ms: Iterable[int]) -> tuple[Role, ...]:
         write=_any_of(_parking(names, delays)),
         read=_any_of([names.results, names.urgent_results]),
     )
-    topology = Role("topology", f"{names.prefix}-topology", own, own, own, tags=TOPOLOGY_TAGS)
+    # Declaring a queue whose dead-letter exchange is the default one takes write on it.
+    declares = "^(" + re.escape(names.prefix) + r"([._].*)?|amq\.default)$"
+    topology = Role("topology", f"{names.prefix}-topology", own, declares, own, tags=TOPOLOGY_TAGS)
     workers = tuple(worker_role(names, c, delays) for c in QUEUE_COMPONENTS)
     return (topology, api, aggregator, *workers)
 

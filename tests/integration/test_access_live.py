@@ -1,0 +1,183 @@
+"""Least privilege on the real broker: connected as each role, what it must not do is refused.
+
+Each test provisions a vhost of its own with one user per role (random passwords), declares
+the topology as the topology role, and removes vhost and users afterwards.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import aio_pika
+import aiormq
+import pytest
+
+from shared.broker import connect
+from shared.names import Names
+from tests import services as svc
+from tests.conftest import make_settings
+from topology.access import Role, roles
+from topology.broker import declare, management_url
+from topology.provision import Management, access_drift, provision, with_credentials
+from topology.spec import from_settings
+
+pytestmark = pytest.mark.integration
+
+DELAYS = (200, 400, 800)
+
+
+@dataclass
+class Deployment:
+    """A provisioned vhost: its names, its roles and an AMQP URL per role."""
+
+    names: Names
+    vhost: str
+    roles: tuple[Role, ...]
+    urls: dict[str, str]
+    management: Management
+
+
+@pytest.fixture
+async def deployment(services: svc.Services, database_url: str) -> AsyncIterator[Deployment]:
+    prefix, vhost = svc.unique("acc"), svc.unique("verdict-test-")
+    names = Names(prefix)
+    all_roles = roles(names, DELAYS)
+    passwords = {r.role: secrets.token_urlsafe(16) for r in all_roles}
+    base, _, auth = management_url(services.amqp_url, services.management_url)
+    vhost_url = urlunsplit(urlsplit(services.amqp_url)._replace(path="/" + quote(vhost, safe="")))
+    async with Management(base, auth) as api:
+        await provision(api, vhost, all_roles, passwords)
+        urls = {r.role: with_credentials(vhost_url, r.user, passwords[r.role]) for r in all_roles}
+        settings = make_settings(
+            services, database_url, prefix, amqp_url=urls["topology"], retry_delays_ms=DELAYS
+        )
+        connection = await connect(urls["topology"], "test-topology")
+        try:
+            await declare(await connection.channel(), from_settings(settings))
+        finally:
+            await connection.close()
+        try:
+            yield Deployment(names, vhost, all_roles, urls, api)
+        finally:
+            await api.delete(f"/vhosts/{quote(vhost, safe='')}")
+            for r in all_roles:
+                await api.delete(f"/users/{quote(r.user, safe='')}")
+
+
+Step = Callable[[aio_pika.abc.AbstractChannel], Awaitable[Any]]
+
+
+async def attempt(url: str, step: Step) -> None:
+    """Run `step` on a confirming channel of a fresh connection as the URL's user."""
+    connection = await aio_pika.connect(url)
+    try:
+        channel = await connection.channel(publisher_confirms=True)
+        await step(channel)
+    finally:
+        await connection.close()
+
+
+async def refused(url: str, step: Step) -> None:
+    """`step` fails with AMQP 403 ACCESS_REFUSED."""
+    with pytest.raises(aiormq.exceptions.ChannelAccessRefused):
+        await attempt(url, step)
+
+
+def publish(exchange: str, routing_key: str) -> Step:
+    async def step(channel: aio_pika.abc.AbstractChannel) -> None:
+        target = (
+            channel.default_exchange
+            if exchange == ""
+            else await channel.get_exchange(exchange, ensure=False)
+        )
+        await target.publish(aio_pika.Message(b"{}"), routing_key, timeout=10)
+
+    return step
+
+
+async def ignore(message: aio_pika.abc.AbstractIncomingMessage) -> None:
+    """A consumer that leaves what it gets unacked (returned when the channel closes)."""
+
+
+def consume(queue: str) -> Step:
+    async def step(channel: aio_pika.abc.AbstractChannel) -> None:
+        declared = await channel.declare_queue(queue, passive=True)
+        await declared.consume(ignore)
+
+    return step
+
+
+def spy_on(exchange: str) -> Step:
+    async def step(channel: aio_pika.abc.AbstractChannel) -> None:
+        spy = await channel.declare_queue(exclusive=True)
+        await spy.bind(exchange, "#")
+
+    return step
+
+
+def delete_queue(queue: str) -> Step:
+    async def step(channel: aio_pika.abc.AbstractChannel) -> None:
+        await channel.queue_delete(queue)
+
+    return step
+
+
+async def test_the_api_publishes_tasks_and_nothing_else(deployment: Deployment) -> None:
+    """A task routing key is accepted; a forged result, a declare, a spy queue and a read
+    of any queue are refused."""
+    names, api = deployment.names, deployment.urls["api"]
+    await attempt(api, publish(names.exchange, names.task_queue("claims", 3)))
+    await refused(api, publish(names.exchange, names.result_key("claims")))
+    await refused(api, publish(names.exchange, names.result_key("claims", urgent=True)))
+    await refused(api, publish("", names.results))
+    await refused(api, spy_on(names.exchange))
+    await refused(api, consume(names.task_queue("claims", 3)))
+
+
+async def test_a_worker_reads_its_own_queues_and_reports_only_its_component(
+    deployment: Deployment,
+) -> None:
+    """claims workers consume claims queues and publish claims results; another component's
+    queue, its results, the default exchange, a declare, a delete and a spy are refused."""
+    names, worker = deployment.names, deployment.urls["worker-claims"]
+    await attempt(worker, consume(names.task_queue("claims", 6)))
+    await attempt(worker, publish(names.exchange, names.result_key("claims")))
+    await attempt(worker, publish(names.dead_letters, names.dlq))
+    await attempt(worker, publish(names.retry_tier(200), names.task_queue("claims", 1)))
+    await refused(worker, consume(names.task_queue("domain", 6)))
+    await refused(worker, consume(names.results))
+    await refused(worker, publish(names.exchange, names.result_key("domain")))
+    await refused(worker, publish(names.exchange, names.task_queue("claims", 6)))
+    await refused(worker, publish("", names.results))
+    await refused(worker, delete_queue(names.task_queue("claims", 1)))
+    await refused(worker, spy_on(names.exchange))
+
+
+async def test_aggregators_read_results_only(deployment: Deployment) -> None:
+    """Aggregators consume both results queues; tasks, the DLQ and publishing are refused."""
+    names, aggregator = deployment.names, deployment.urls["aggregator"]
+    await attempt(aggregator, consume(names.results))
+    await attempt(aggregator, consume(names.urgent_results))
+    await refused(aggregator, consume(names.task_queue("claims", 1)))
+    await refused(aggregator, consume(names.dlq))
+    await refused(aggregator, publish(names.exchange, names.result_key("claims")))
+    await refused(aggregator, spy_on(names.exchange))
+
+
+async def test_provisioning_is_idempotent_and_drift_is_reported(
+    deployment: Deployment,
+) -> None:
+    """A second provisioning changes nothing; a widened permission shows as drift."""
+    api, vhost = deployment.management, deployment.vhost
+    assert await access_drift(api, vhost, deployment.roles) == []
+    worker = next(r for r in deployment.roles if r.role == "worker-claims")
+    await api.put(
+        f"/permissions/{quote(vhost, safe='')}/{quote(worker.user, safe='')}",
+        {"configure": ".*", "write": ".*", "read": ".*"},
+    )
+    drift = await access_drift(api, vhost, deployment.roles)
+    assert len(drift) == 1 and f"permissions of {worker.user}" in drift[0]
