@@ -6,6 +6,7 @@ the topology as the topology role, and removes vhost and users afterwards.
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -19,10 +20,17 @@ import pytest
 from shared.broker import connect
 from shared.names import Names
 from tests import services as svc
+from tests.cli import verdict
 from tests.conftest import make_settings
 from topology.access import Role, roles
 from topology.broker import declare, management_url
-from topology.provision import Management, access_drift, provision, with_credentials
+from topology.provision import (
+    Management,
+    access_drift,
+    password_variable,
+    provision,
+    with_credentials,
+)
 from topology.spec import from_settings
 
 pytestmark = pytest.mark.integration
@@ -181,3 +189,35 @@ async def test_provisioning_is_idempotent_and_drift_is_reported(
     )
     drift = await access_drift(api, vhost, deployment.roles)
     assert len(drift) == 1 and f"permissions of {worker.user}" in drift[0]
+
+
+async def test_the_cli_provisions_verifies_and_exports_access(
+    services: svc.Services, database_url: str
+) -> None:
+    """`verdict topology declare --access` creates vhost, users and permissions and declares as
+    the topology role; `verify --access` then finds no drift; `export --access` carries
+    password hashes and permissions, never a password."""
+    prefix, vhost = svc.unique("acc"), svc.unique("verdict-test-")
+    vhost_url = urlunsplit(urlsplit(services.amqp_url)._replace(path="/" + quote(vhost, safe="")))
+    settings = make_settings(services, database_url, prefix, amqp_url=vhost_url)
+    all_roles = roles(Names(prefix), settings.retry_delays_ms())
+    passwords = {password_variable(r.role): secrets.token_urlsafe(12) for r in all_roles}
+    base, _, auth = management_url(services.amqp_url, services.management_url)
+    try:
+        declared = verdict(settings, "topology", "declare", "--access", **passwords)
+        assert declared.returncode == 0, declared.stderr
+        verified = verdict(settings, "topology", "verify", "--access", **passwords)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+        exported = verdict(settings, "topology", "export", "--access", **passwords)
+        document = json.loads(exported.stdout)
+        assert {u["name"] for u in document["users"]} == {r.user for r in all_roles}
+        assert not any(p in exported.stdout for p in passwords.values())
+        assert {p["vhost"] for p in document["permissions"]} == {vhost}
+        assert len(document["topic_permissions"]) == len(all_roles) - 2  # not topology, aggregator
+        missing = verdict(settings, "topology", "export", "--access")
+        assert missing.returncode != 0 and "no password for roles" in missing.stderr
+    finally:
+        async with Management(base, auth) as api:
+            await api.delete(f"/vhosts/{quote(vhost, safe='')}")
+            for r in all_roles:
+                await api.delete(f"/users/{quote(r.user, safe='')}")
