@@ -17,11 +17,18 @@ import aio_pika
 import aiormq
 import pytest
 
+from aggregator.explanation import explain
+from aggregator.service import Aggregator
 from shared.broker import connect
+from shared.constants import ANALYSIS_COMPONENTS
+from shared.errors import RetryableAnalysisError
 from shared.names import Names
+from shared.settings import Settings
 from tests import services as svc
 from tests.cli import verdict
 from tests.conftest import make_settings
+from tests.integration.conftest import eventually, publisher_for, running
+from tests.integration.test_worker_flow import dlq_messages, final_view, submit
 from topology.access import Role, roles
 from topology.broker import declare, management_url
 from topology.provision import (
@@ -32,10 +39,10 @@ from topology.provision import (
     with_credentials,
 )
 from topology.spec import from_settings
+from workers.executor import Analysis
+from workers.runtime import Worker, WorkerOptions
 
 pytestmark = pytest.mark.integration
-
-DELAYS = (200, 400, 800)
 
 
 @dataclass
@@ -47,29 +54,33 @@ class Deployment:
     roles: tuple[Role, ...]
     urls: dict[str, str]
     management: Management
+    settings: Settings  # as the topology role
+
+    def settings_of(self, role: str) -> Settings:
+        """The settings a process of `role` runs with: its own broker credentials."""
+        return self.settings.model_copy(update={"amqp_url": self.urls[role]})
 
 
 @pytest.fixture
 async def deployment(services: svc.Services, database_url: str) -> AsyncIterator[Deployment]:
     prefix, vhost = svc.unique("acc"), svc.unique("verdict-test-")
     names = Names(prefix)
-    all_roles = roles(names, DELAYS)
+    vhost_url = urlunsplit(urlsplit(services.amqp_url)._replace(path="/" + quote(vhost, safe="")))
+    settings = make_settings(services, database_url, prefix, amqp_url=vhost_url)
+    all_roles = roles(names, settings.retry_delays_ms())
     passwords = {r.role: secrets.token_urlsafe(16) for r in all_roles}
     base, _, auth = management_url(services.amqp_url, services.management_url)
-    vhost_url = urlunsplit(urlsplit(services.amqp_url)._replace(path="/" + quote(vhost, safe="")))
     async with Management(base, auth) as api:
         await provision(api, vhost, all_roles, passwords)
         urls = {r.role: with_credentials(vhost_url, r.user, passwords[r.role]) for r in all_roles}
-        settings = make_settings(
-            services, database_url, prefix, amqp_url=urls["topology"], retry_delays_ms=DELAYS
-        )
+        settings = settings.model_copy(update={"amqp_url": urls["topology"]})
         connection = await connect(urls["topology"], "test-topology")
         try:
             await declare(await connection.channel(), from_settings(settings))
         finally:
             await connection.close()
         try:
-            yield Deployment(names, vhost, all_roles, urls, api)
+            yield Deployment(names, vhost, all_roles, urls, api, settings)
         finally:
             await api.delete(f"/vhosts/{quote(vhost, safe='')}")
             for r in all_roles:
@@ -155,7 +166,8 @@ async def test_a_worker_reads_its_own_queues_and_reports_only_its_component(
     await attempt(worker, consume(names.task_queue("claims", 6)))
     await attempt(worker, publish(names.exchange, names.result_key("claims")))
     await attempt(worker, publish(names.dead_letters, names.dlq))
-    await attempt(worker, publish(names.retry_tier(200), names.task_queue("claims", 1)))
+    tier = names.retry_tier(deployment.settings.retry_delays_ms()[0])
+    await attempt(worker, publish(tier, names.task_queue("claims", 1)))
     await refused(worker, consume(names.task_queue("domain", 6)))
     await refused(worker, consume(names.results))
     await refused(worker, publish(names.exchange, names.result_key("domain")))
@@ -221,3 +233,39 @@ async def test_the_cli_provisions_verifies_and_exports_access(
             await api.delete(f"/vhosts/{quote(vhost, safe='')}")
             for r in all_roles:
                 await api.delete(f"/users/{quote(r.user, safe='')}")
+
+
+async def test_a_pipeline_of_least_privileged_roles_completes_sessions(
+    deployment: Deployment, pool: Any
+) -> None:
+    """Each process on its own role's credentials — tasks published as the API, a retry, a
+    poison message dead-lettered by a worker — and every session completes: the roles
+    grant all that the pipeline does."""
+    attempts: list[int] = []
+
+    async def flaky(task: Any, ctx: Any) -> Analysis:
+        if task.component == "claims":
+            attempts.append(task.retry_count)
+            if task.retry_count < 1:
+                raise RetryableAnalysisError("upstream 503")
+        return Analysis(10)
+
+    workers = [
+        Worker(deployment.settings_of(f"worker-{c}"), WorkerOptions(c, 2, 2), flaky).run
+        for c in ANALYSIS_COMPONENTS
+    ]
+    aggregator = Aggregator(deployment.settings_of("aggregator"), explain=explain).run
+    async with (
+        publisher_for(deployment.settings_of("api")) as publisher,
+        running(*workers, aggregator),
+    ):
+        sids = [await submit(pool, publisher, plan=p) for p in (1, 6)]
+        await attempt(
+            deployment.urls["api"],
+            publish(deployment.names.exchange, deployment.names.task_queue("claims", 2)),
+        )
+        views = [await final_view(pool, sid) for sid in sids]
+        letters = await eventually(lambda: dlq_messages(deployment.settings))
+    assert [v.status for v in views] == ["completed", "completed"]
+    assert sorted(attempts) == [0, 0, 1, 1]
+    assert len(letters) == 1  # the poison (an empty JSON object), dead-lettered by the worker
