@@ -219,6 +219,52 @@ def topology_export(output: Path | None, vhost: str | None, access: bool) -> Non
 
 
 @main.group()
+def access() -> None:
+    """Per-role credentials on the stores: Redis ACL users."""
+
+
+@access.command("redis")
+@click.option("--apply", "apply_", is_flag=True, help="ACL SETUSER on the Redis of REDIS_URL")
+def access_redis(apply_: bool) -> None:
+    """Print an ACL file of the Redis roles (passwords as SHA-256), or apply them live.
+
+    Passwords come from REDIS_PASSWORD_API, REDIS_PASSWORD_WORKER, REDIS_PASSWORD_AGGREGATOR.
+    """
+    from shared.keys import Keys
+    from shared.redis_roles import (
+        acl_file_line,
+        password_variable,
+        redis_roles,
+        setuser_arguments,
+    )
+
+    settings = _settings()
+    roles = redis_roles(Keys(settings.key_prefix))
+    passwords = {r.role: os.environ.get(password_variable(r.role), "") for r in roles}
+    missing = [password_variable(role) for role, pw in passwords.items() if not pw]
+    if missing:
+        raise click.ClickException(f"set {', '.join(missing)}")
+    if not apply_:
+        for role in roles:
+            click.echo(acl_file_line(role, passwords[role.role]))
+        return
+
+    async def go() -> None:
+        from redis.asyncio import Redis
+
+        redis = Redis.from_url(settings.redis_url)
+        try:
+            for role in roles:
+                args = setuser_arguments(role, passwords[role.role])
+                await redis.execute_command("ACL", "SETUSER", *args)
+        finally:
+            await redis.aclose()
+
+    asyncio.run(go())
+    click.echo(f"{len(roles)} Redis users set for prefix '{settings.key_prefix}'")
+
+
+@main.group()
 def db() -> None:
     """PostgreSQL schema."""
 

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
+import redis as redis_sync
 from redis.asyncio import Redis
 from redis.exceptions import NoPermissionError
 
@@ -21,6 +22,7 @@ from shared.locks import ComponentLock, lock_key
 from shared.redis_roles import redis_roles, setuser_arguments
 from shared.urgency import UrgentSignals
 from tests import services as svc
+from tests.cli import verdict
 from tests.conftest import make_settings
 
 pytestmark = pytest.mark.integration
@@ -112,3 +114,35 @@ async def test_what_a_role_must_not_do_is_refused(clients, role, command) -> Non
     keys, redis = clients
     with pytest.raises(NoPermissionError):
         await command(keys, redis[role])
+
+
+def test_the_cli_prints_an_acl_file_and_applies_the_roles(services, database_url) -> None:
+    """`verdict access redis` prints one ACL line per role with the password's SHA-256 (never
+    the password); `--apply` creates the users, who can then log in."""
+    prefix = svc.unique("acl")
+    settings = make_settings(services, database_url, prefix)
+    passwords = {
+        f"REDIS_PASSWORD_{r}": secrets.token_urlsafe(12) for r in ("API", "WORKER", "AGGREGATOR")
+    }
+    printed = verdict(settings, "access", "redis", **passwords)
+    assert printed.returncode == 0, printed.stderr
+    lines = printed.stdout.splitlines()
+    assert [line.split()[1] for line in lines] == [
+        f"{prefix}-{r}" for r in ("api", "worker", "aggregator")
+    ]
+    assert not any(pw in printed.stdout for pw in passwords.values())
+    applied = verdict(settings, "access", "redis", "--apply", **passwords)
+    try:
+        assert applied.returncode == 0, applied.stderr
+        worker = redis_sync.Redis.from_url(
+            as_user(services.redis_url, f"{prefix}-worker", passwords["REDIS_PASSWORD_WORKER"])
+        )
+        assert worker.ping()
+        worker.close()
+    finally:
+        admin = redis_sync.Redis.from_url(services.redis_url)
+        for role in ("api", "worker", "aggregator"):
+            admin.execute_command("ACL", "DELUSER", f"{prefix}-{role}")
+        admin.close()
+    missing = verdict(settings, "access", "redis")
+    assert missing.returncode != 0 and "REDIS_PASSWORD_API" in missing.stderr
