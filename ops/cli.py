@@ -278,6 +278,36 @@ def db_migrate() -> None:
     click.echo(f"applied {len(applied)} migration(s): {', '.join(applied) or 'none pending'}")
 
 
+@db.command("provision")
+@click.option("--owner", default=None, help="owner role (default: <database>_owner)")
+@click.option("--app", "app_role", default=None, help="application role (default: <database>_app)")
+def db_provision(owner: str | None, app_role: str | None) -> None:
+    """Create the owner and application roles, the database and the grants (idempotent).
+
+    Run as an administrator: DATABASE_URL names the administrator and the application's
+    database. Passwords come from POSTGRES_OWNER_PASSWORD and POSTGRES_APP_PASSWORD and are
+    sent as SCRAM-SHA-256 verifiers.
+    """
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    from shared.db_roles import DatabaseRoles, provision
+
+    url = _settings().database_url
+    database = unquote(urlsplit(url).path.lstrip("/"))
+    passwords = [
+        os.environ.get(v, "") for v in ("POSTGRES_OWNER_PASSWORD", "POSTGRES_APP_PASSWORD")
+    ]
+    if not database or not all(passwords):
+        raise click.ClickException(
+            "DATABASE_URL must name a database; "
+            "set POSTGRES_OWNER_PASSWORD and POSTGRES_APP_PASSWORD"
+        )
+    roles = DatabaseRoles(database, owner or f"{database}_owner", app_role or f"{database}_app")
+    admin_url = urlunsplit(urlsplit(url)._replace(path="/postgres"))
+    _or_fail(provision(admin_url, url, roles, *passwords))
+    click.echo(f"database {database}: owner {roles.owner}, application role {roles.app}")
+
+
 @main.command()
 @click.option("--host", default=None, help="bind address (default: API_HOST)")
 @click.option("--port", default=None, type=int, help="port (default: API_PORT)")
