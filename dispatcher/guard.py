@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from dispatcher.auth import authenticate, key_in
+from dispatcher.auth import Caller, authenticate, key_in, remember_caller
 from shared.settings import Settings
 
 # Requests under this path need an API key; without a known one their body is never read.
@@ -91,7 +91,8 @@ class RequestGuard:
     """The API key before the body, then at most `limit` body bytes, each read within a timeout.
 
     A caller with no or an unknown key gets an empty body in place of its own, so the route's
-    `caller` dependency answers 401 (FastAPI reads bodies before it runs dependencies). Any
+    `caller` dependency answers 401 (FastAPI reads bodies before it runs dependencies). The
+    key is looked up here once: the route reads the outcome from the request's state. Any
     answer given before the body was read to its end closes the connection, so the server
     never reads the rest.
     """
@@ -130,7 +131,7 @@ class RequestGuard:
             not _expects_body(headers),
         )
         keyed = _keyed(scope)
-        key = key_in(headers) if keyed and self._may_read(scope, headers) else None
+        key = self._known_key(scope, headers) if keyed else None
         reader: Receive = body if key is not None or not keyed else _NoBody()
         counted = key if key is not None and not body.complete else None
         if counted is not None:
@@ -167,14 +168,15 @@ class RequestGuard:
     def _headers_over_limit(self) -> str:
         return f"request line and headers over {self.settings.api_max_header_bytes} bytes"
 
-    def _may_read(self, scope: Scope, headers: Headers) -> bool:
-        if not _keyed(scope):
-            return True
+    def _known_key(self, scope: Scope, headers: Headers) -> str | None:
+        """The request's key when it is a known one; the outcome is kept for the route."""
+        key = key_in(headers)
         try:
-            authenticate(self.settings, key_in(headers))
-        except HTTPException:
-            return False
-        return True
+            outcome: Caller | HTTPException = authenticate(self.settings, key)
+        except HTTPException as refused:
+            outcome = refused
+        remember_caller(scope, outcome)
+        return key if isinstance(outcome, Caller) else None
 
 
 def head_bytes(scope: Scope) -> int:

@@ -40,7 +40,7 @@ from redis.exceptions import RedisError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dispatcher import audit
-from dispatcher.auth import Caller, authenticate, key_from
+from dispatcher.auth import Caller, authenticated, key_from
 from dispatcher.ratelimits import Usage, headers, parse_limits, parse_plan_limits, retry_after_s
 from shared.settings import Settings
 
@@ -102,7 +102,7 @@ class Quotas:
             await self._refuse_throttled_address(request, address)
         key = key_from(request)
         try:
-            who = authenticate(self.settings, key)
+            who = authenticated(request, self.settings)
         except HTTPException:
             audit.note(reason="unknown_key" if key else "missing_key")
             if key and self.enabled:
