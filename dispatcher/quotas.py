@@ -42,6 +42,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from dispatcher import audit
 from dispatcher.auth import Caller, authenticated, key_from
 from dispatcher.ratelimits import Usage, headers, parse_limits, parse_plan_limits, retry_after_s
+from shared import tenants
 from shared.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -66,14 +67,6 @@ IN_FLIGHT_RETRY_AFTER_S = 5
 HEADERS = "ratelimit_headers"
 
 T = TypeVar("T")
-
-IN_FLIGHT_SQL = """
-SELECT (SELECT count(*) FROM (SELECT 1 FROM sessions
-                              WHERE tenant = $1 AND status = 'processing' LIMIT $2) AS open
-       ) AS open,
-       $3::text IS NOT NULL
-       AND EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND idempotency_key = $3) AS replay
-"""
 
 
 def too_many(detail: str, retry_after: int) -> HTTPException:
@@ -122,12 +115,12 @@ class Quotas:
         if not self.enabled:
             return
         cap = self.caps[who.plan]
-        row = await self.pool.fetchrow(IN_FLIGHT_SQL, who.tenant, cap, idempotency_key)
-        if row["open"] >= cap and not row["replay"]:
+        in_flight = await tenants.in_flight(self.pool, who.tenant, cap, idempotency_key)
+        if in_flight.processing >= cap and not in_flight.replay:
             audit.note(reason="in_flight_cap")
             raise too_many(
-                f"{row['open']} sessions of this tenant are still processing, the most this "
-                "plan allows; retry when some have finished",
+                f"{in_flight.processing} sessions of this tenant are still processing, the most "
+                "this plan allows; retry when some have finished",
                 IN_FLIGHT_RETRY_AFTER_S,
             )
 

@@ -12,6 +12,8 @@ from collections import OrderedDict
 
 import asyncpg
 
+from shared import sessions
+
 
 def parse_session_id(session_id: str) -> uuid.UUID | None:
     """The session id as a UUID, or None for anything that cannot name a session."""
@@ -47,9 +49,7 @@ class SessionTenants:
         return await self._read(sid)
 
     async def _read(self, sid: uuid.UUID) -> str | None:
-        tenant: str | None = await self.pool.fetchval(
-            "SELECT tenant FROM sessions WHERE id = $1", sid
-        )
+        tenant = await sessions.tenant_of(self.pool, sid)
         if tenant is not None:
             self._known[sid] = tenant
             self._known.move_to_end(sid)

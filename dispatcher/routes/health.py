@@ -9,6 +9,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from dispatcher.dependencies import State
+from shared import sessions
 
 router = APIRouter()
 
@@ -17,7 +18,7 @@ router = APIRouter()
 async def healthz(state: State) -> JSONResponse:
     """200 while Postgres answers: without the broker or Redis the API still serves (sync)."""
     checks = {
-        "postgres": await _answers(state.pool.fetchval("SELECT true")),
+        "postgres": await _answers(sessions.store_answers(state.pool)),
         "redis": await _answers(state.redis.ping()),
         "rabbitmq": state.publisher is not None,
     }
