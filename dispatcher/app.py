@@ -40,7 +40,7 @@ def create_app(settings: Settings) -> FastAPI:
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(RequestGuard, settings=settings, limit=body_limit(settings))
-    app.add_middleware(SecurityHeaders, private_paths=API)
+    app.add_middleware(SecurityHeaders, private_prefix=API)
     app.add_middleware(RateLimitHeaders)
     app.add_middleware(RefusalAudit)  # outermost: sees every refusal, FastAPI's own included
     return app

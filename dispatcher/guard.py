@@ -34,14 +34,14 @@ class BoundedBody:
     ends a body that has not arrived whole by its deadline (a trickle as well as a stall)."""
 
     def __init__(
-        self, receive: Receive, limit: int, timeout_s: float, deadline_s: float, complete: bool
+        self, receive: Receive, limit: int, timeout_s: float, deadline_s: float, expected: bool
     ) -> None:
         self.receive = receive
         self.limit = limit
         self.timeout_s = timeout_s
         self.deadline_s = deadline_s
-        self.complete = complete  # nothing (more) to read: only a disconnect can come
-        self.read = 0
+        self.complete = not expected  # nothing (more) to read: only a disconnect can come
+        self.received = 0  # body bytes so far
         self._ends_at: float | None = None
 
     async def __call__(self) -> Message:
@@ -56,8 +56,8 @@ class BoundedBody:
                 message = await self.receive()
         except TimeoutError:
             raise BodyRefused(status.HTTP_408_REQUEST_TIMEOUT, self._too_slow(left)) from None
-        self.read += len(message.get("body", b""))
-        if self.read > self.limit:
+        self.received += len(message.get("body", b""))
+        if self.received > self.limit:
             raise BodyRefused(
                 status.HTTP_413_CONTENT_TOO_LARGE, f"request body over {self.limit} bytes"
             )
@@ -128,7 +128,7 @@ class RequestGuard:
             self.limit,
             self.settings.api_body_timeout_s,
             self.settings.api_body_deadline_s,
-            not _expects_body(headers),
+            expected=_expects_body(headers),
         )
         keyed = _keyed(scope)
         key = self._known_key(scope, headers) if keyed else None
@@ -201,18 +201,18 @@ async def _refuse(scope: Scope, send: Send, code: int, detail: str, retry: int =
 
 class SecurityHeaders:
     """`X-Content-Type-Options: nosniff` on every response; `Cache-Control: no-store` on
-    responses under `private_paths` (session data must not sit in shared caches)."""
+    responses under `private_prefix` (session data must not sit in shared caches)."""
 
-    def __init__(self, app: ASGIApp, private_paths: str) -> None:
+    def __init__(self, app: ASGIApp, private_prefix: str) -> None:
         self.app = app
-        self.private_paths = private_paths
+        self.private_prefix = private_prefix
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         extra = [(b"x-content-type-options", b"nosniff")]
-        if scope["path"].startswith(self.private_paths):
+        if scope["path"].startswith(self.private_prefix):
             extra.append((b"cache-control", b"no-store"))
 
         async def send_with_headers(message: Message) -> None:

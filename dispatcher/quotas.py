@@ -106,7 +106,7 @@ class Quotas:
             await self._charge_key(request, who, key)
         return who
 
-    async def hold_in_flight(self, who: Caller, idempotency_key: str | None) -> None:
+    async def enforce_in_flight_cap(self, who: Caller, idempotency_key: str | None) -> None:
         """429 when the tenant already has its plan's cap of sessions processing.
 
         A replay of an idempotency key the tenant used before starts nothing, so it passes.

@@ -31,7 +31,7 @@ async def analyze_async(
     if problem:
         raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, problem)
     plan = effective_plan(who, body.plan_type)
-    await state.quotas.hold_in_flight(who, idempotency_key)
+    await state.quotas.enforce_in_flight_cap(who, idempotency_key)
     media_path = await _media_path(state, who, plan, body.media_path, idempotency_key)
     new = new_session(body, who, plan, media_path, idempotency_key, state.settings)
     accepted = await _accept(state, new)
