@@ -29,6 +29,9 @@ ROUTERS = (sessions.router, progress.router, health.router)
 
 
 def create_app(settings: Settings) -> FastAPI:
+    """The API: routers and error answers behind, from the outside in, the refusal audit,
+    the RateLimit headers, the security headers and the request guard (the last added
+    middleware is the outermost)."""
     # No trailing-slash redirects: their Location would be built from the client's Host header.
     app = FastAPI(
         title="verdict-pipeline",

@@ -1,1 +1,1 @@
-"""The API's routes, one router per concern; `create_app` includes each of `ROUTERS`."""
+"""The API's routes, one router per concern: sessions (submit), progress, health."""
