@@ -90,9 +90,7 @@ async def accept(state: AppState, session: NewSession) -> Accepted:
         log.warning(
             "broker unavailable, analysing synchronously", session_id=session.id, error=str(exc)
         )
-        await state.pool.execute(
-            "UPDATE sessions SET mode = 'sync' WHERE id = $1::uuid", session.id
-        )
+        await sessions.mark_sync(state.pool, session.id)
         await analyse_inline(
             tasks, state.settings, state.pool, state.redis, state.http, state.analysis
         )

@@ -99,14 +99,23 @@ async def answers(check, timeout: float = 30.0) -> None:
             await asyncio.sleep(0.2)
 
 
-@pytest.mark.timeout(300)
-async def test_sessions_complete_with_every_connection_over_tls(services):
-    """Tasks, results, live state and records all cross TLS; PostgreSQL reports each of the
-    pipeline's connections as encrypted; the verdicts are written."""
+@pytest.fixture
+def tls_material() -> Iterator[tuple[TlsFiles, TlsFiles]]:
+    """A throwaway CA and loopback certificate, and PostgreSQL's own copy of them."""
     folder = Path(tempfile.mkdtemp(prefix="verdict-tls-"))
     folder.chmod(0o755)  # the servers run as their own users and read their files here
     tls = make_tls(folder / "ca")
-    pg_tls = tls.owned_by("postgres", folder / "postgres")
+    try:
+        yield tls, tls.owned_by("postgres", folder / "postgres")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.timeout(300)
+async def test_sessions_complete_with_every_connection_over_tls(services, tls_material):
+    """Tasks, results, live state and records all cross TLS; PostgreSQL reports each of the
+    pipeline's connections as encrypted; the verdicts are written."""
+    tls, pg_tls = tls_material
     pg_options = f"-c ssl=on -c ssl_cert_file={pg_tls.cert} -c ssl_key_file={pg_tls.key}"
     node = RabbitNode(
         f"vtls{random.randint(0, 9999)}",
@@ -159,4 +168,3 @@ async def test_sessions_complete_with_every_connection_over_tls(services):
         assert cached is not None and cached["status"] == "completed"
     finally:
         node.stop()
-        shutil.rmtree(folder, ignore_errors=True)
