@@ -26,6 +26,9 @@ from workers.analysis.registrable import HostParts, host_parts
 # Shorter names ("ing", "dhl", "bbc") are ordinary words or abbreviations too: they
 # count only with a second sign, and never by edit distance.
 MIN_LONG_NAME = 5
+# A name this long ("royalmail", "instagram") is no ordinary word: beside any other
+# words it still names the brand.
+DISTINCTIVE_NAME = 8
 # With nine letters or more, two edits leave a name recognisable and rarely make
 # another real word; below that one edit already does.
 TWO_EDITS_FROM = 9
@@ -63,6 +66,7 @@ IMITATION_WAYS: Mapping[str, tuple[str, str]] = {
     "other_suffix": ("same name under another suffix", "același nume cu altă terminație"),
     "homoglyphs": ("look-alike characters", "caractere care arată la fel"),
     "typo": ("one or two characters off", "diferă prin una-două litere"),
+    "hyphenated": ("the listed name split by hyphens", "numele cunoscut despărțit prin cratime"),
     "added_words": ("the listed name with added words", "numele cunoscut cu alte cuvinte adăugate"),
     "embedded": (
         "the listed name inside another domain",
@@ -268,7 +272,7 @@ def _whole_name(name: str, tokens: list[str], index: BrandIndex, lured: bool) ->
         return None
     protected, kind = found
     if kind == "same":
-        how = "other_suffix" if joined == name else "typo"
+        how = "other_suffix" if joined == name else "hyphenated"
         return Imitation(protected, how) if protected.long or lured else None
     if protected.long or lured or _stands_in(joined, protected.name):
         return Imitation(protected, kind)
@@ -287,7 +291,7 @@ def _name_with_words(tokens: list[str], index: BrandIndex, lured: bool) -> Imita
         return Imitation(found[0], "added_words")
     for token in tokens if len(tokens) > 1 else ():
         hit = index.by_strict.get(index.folding.strict(token))
-        if hit and lured:
+        if hit and (lured or _stands_in(token, hit.name) or len(hit.name) >= DISTINCTIVE_NAME):
             return Imitation(hit, "added_words")
     return _inside_word("".join(tokens), index)
 
@@ -305,18 +309,21 @@ def _inside_word(text: str, index: BrandIndex) -> Imitation | None:
 def _in_subdomain(
     subdomain: tuple[str, ...], name: str, index: BrandIndex, lured: bool
 ) -> Imitation | None:
-    """A real domain or protected name left of an unrelated registrable domain."""
+    """A real domain or protected name left of an unrelated registrable domain; typos
+    do not count there, where ordinary words ("apply", "mail") are common."""
     for window in _windows(subdomain):
         if window in index.owners:
             return Imitation(Protected(window, window), "embedded")
     for label in subdomain:
-        for piece in (label, "".join(t for t in label.split("-") if not index.is_lure(t))):
-            found = piece and index.match(piece)
-            if found and (found[0].long or lured):
-                return Imitation(found[0], "embedded")
-    merged = "".join(subdomain[-1:]) + name
-    found = index.match(merged) if subdomain else None
-    return Imitation(found[0], "embedded") if found and found[1] != "typo" else None
+        tokens = [t for t in label.split("-") if t]
+        for found in (
+            _whole_name(label, tokens, index, lured),
+            _name_with_words(tokens, index, lured),
+        ):
+            if found and found.how != "typo":
+                return Imitation(found.protected, "embedded")
+    split = index.match("".join(subdomain[-1:]) + name) if subdomain else None
+    return Imitation(split[0], "embedded") if split and split[1] != "typo" else None
 
 
 def _windows(labels: Iterable[str]) -> Iterator[str]:

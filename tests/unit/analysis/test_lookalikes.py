@@ -126,6 +126,9 @@ def test_real_domains_and_their_subdomains_stay_low(host: str) -> None:
         ("paypal.com.account-check.ru", "paypal.com"),  # real domain left of another
         ("paypal.secure-check.ru", "paypal.com"),  # brand name as a subdomain
         ("netflixupdatepayment.com", "netflix.com"),  # run together with lure words
+        ("fan-courier-ro.taxa-vamala.online", "fancourier.ro"),  # hyphenated, subdomain
+        ("royalmail-uk-status.com", "royalmail.com"),  # a distinctive name, no lure word
+        ("amaz0n-prime.help", "amazon.com"),  # a digit standing in, no lure word needed
         ("xn--pypal-4ve.com", "paypal.com"),  # Cyrillic а in punycode
     ],
 )
