@@ -121,12 +121,15 @@ def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
     )
 
 
+def shipped_lists() -> tuple[SourceList, BrandList]:
+    """The shipped data files, validated (cached): DataFileError names a broken field."""
+    return load_validated("domains.yaml", SourceList), load_validated("brands.yaml", BrandList)
+
+
 @lru_cache(maxsize=1)
 def default_reputation() -> Reputation:
     """The shipped source list and brands, validated and indexed once per process."""
-    return reputation_from(
-        load_validated("domains.yaml", SourceList), load_validated("brands.yaml", BrandList)
-    )
+    return reputation_from(*shipped_lists())
 
 
 def extract_hosts(
