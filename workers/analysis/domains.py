@@ -229,7 +229,8 @@ def assess_host(host: str, reputation: Reputation | None = None) -> HostAssessme
         risk = reputation.categories[info.category].risk
         reason = f"listed as {info.category} ({listed}): {info.note}".rstrip(": ")
         return HostAssessment(host, display, info.category, ((reason, risk),))
-    if owned := brand_domain(host, reputation):
+    # A brand's own shortener (goo.gl, t.co) still hides where it leads.
+    if host not in reputation.shorteners and (owned := brand_domain(host, reputation)):
         domain, owner = owned
         reason = f"official domain of {owner} ({domain})"
         return HostAssessment(host, display, BRAND_CATEGORY, ((reason, 0.0),))

@@ -129,7 +129,7 @@ class BrandIndex:
     long_names: tuple[Protected, ...]
     names: tuple[Protected, ...]
     lure_words: frozenset[str]
-    longest_lure: int
+    lure_lengths: tuple[int, ...]
 
     def match(self, text: str) -> tuple[Protected, str] | None:
         """(name, "same" | "homoglyphs" | "typo") when `text` reads as a protected name."""
@@ -158,15 +158,25 @@ class BrandIndex:
     def is_lure(self, word: str) -> bool:
         return word in self.lure_words or word.isdigit()
 
-    def only_lures(self, text: str) -> bool:
-        """Whether `text` is a run of lure words and numbers ("securelogin", "2024")."""
-        reachable = [True] + [False] * len(text)
-        for end in range(1, len(text) + 1):
-            start = max(0, end - self.longest_lure)
-            reachable[end] = any(
-                reachable[i] and self.is_lure(text[i:end]) for i in range(start, end)
+    def lure_cuts(self, text: str) -> tuple[list[bool], list[bool]]:
+        """(before, after): before[i] when text[:i] is a run of lure words and numbers
+        ("securelogin", "2024", or empty), after[i] when text[i:] is. Linear in the text."""
+        n, words = len(text), self.lure_words
+        before = [True] + [False] * n
+        for end in range(1, n + 1):
+            before[end] = (before[end - 1] and text[end - 1].isdigit()) or any(
+                before[end - k] and text[end - k : end] in words
+                for k in self.lure_lengths
+                if k <= end
             )
-        return reachable[-1]
+        after = [False] * n + [True]
+        for start in range(n - 1, -1, -1):
+            after[start] = (after[start + 1] and text[start].isdigit()) or any(
+                after[start + k] and text[start : start + k] in words
+                for k in self.lure_lengths
+                if start + k <= n
+            )
+        return before, after
 
 
 def _other_number(text: str, name: str) -> bool:
@@ -218,7 +228,7 @@ def brand_index(brands: BrandList, sources: SourceList) -> BrandIndex:
         long_names=tuple(near.values()),
         names=tuple(protected),
         lure_words=frozenset(brands.lure_words),
-        longest_lure=max(map(len, brands.lure_words)),
+        lure_lengths=tuple(sorted({len(w) for w in brands.lure_words})),
     )
 
 
@@ -298,11 +308,16 @@ def _name_with_words(tokens: list[str], index: BrandIndex, lured: bool) -> Imita
 
 def _inside_word(text: str, index: BrandIndex) -> Imitation | None:
     """A protected name run together with lure words: "paypalsecurelogin"."""
-    for protected in index.names:
-        if protected.name in text and text != protected.name:
-            before, _, after = text.partition(protected.name)
-            if index.only_lures(before) and index.only_lures(after):
+    found = [p for p in index.names if p.name in text and p.name != text]
+    if not found:
+        return None
+    before, after = index.lure_cuts(text)
+    for protected in found:
+        start = text.find(protected.name)
+        while start != -1:
+            if before[start] and after[start + len(protected.name)]:
                 return Imitation(protected, "added_words")
+            start = text.find(protected.name, start + 1)
     return None
 
 

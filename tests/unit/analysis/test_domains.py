@@ -79,6 +79,7 @@ def test_unicode_homoglyph_in_text_is_caught() -> None:
     [
         ("http://203.0.113.7/news", "raw IP address", 50, 60),
         ("https://bit.ly/abc", "link shortener", 30, 40),
+        ("https://goo.gl/abc", "link shortener", 30, 40),  # a brand's shortener too
         ("https://news-today.xyz/a", "top-level domain .xyz", 30, 40),
         ("https://some-blog.example.com/a", "not in the source list", 10, 20),
     ],
