@@ -299,6 +299,12 @@ def _name_with_words(tokens: list[str], index: BrandIndex, lured: bool) -> Imita
     found = index.match(core) if core and core != "".join(tokens) else None
     if found:
         return Imitation(found[0], "added_words")
+    # A number run onto a disguised name ("micros0ft365"), unless the name has digits
+    # of its own (antena1 is not antena3 plus a digit).
+    bare = core.rstrip("0123456789")
+    found = index.match(bare) if bare and bare != core else None
+    if found and not any(c.isdigit() for c in found[0].name):
+        return Imitation(found[0], "added_words")
     for token in tokens if len(tokens) > 1 else ():
         hit = index.by_strict.get(index.folding.strict(token))
         if hit and (lured or _stands_in(token, hit.name) or len(hit.name) >= DISTINCTIVE_NAME):

@@ -129,6 +129,7 @@ def test_real_domains_and_their_subdomains_stay_low(host: str) -> None:
         ("fan-courier-ro.taxa-vamala.online", "fancourier.ro"),  # hyphenated, subdomain
         ("royalmail-uk-status.com", "royalmail.com"),  # a distinctive name, no lure word
         ("amaz0n-prime.help", "amazon.com"),  # a digit standing in, no lure word needed
+        ("micros0ft365.com", "microsoft.com"),  # a number run onto a disguised name
         ("xn--pypal-4ve.com", "paypal.com"),  # Cyrillic а in punycode
     ],
 )
