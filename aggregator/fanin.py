@@ -39,6 +39,19 @@ class Recorded:
     explanation: dict[str, str] | None = None  # with the verdict
 
 
+def live_states(sessions: Sequence[Recorded]) -> list[tuple[str, dict[str, Any]]]:
+    """The live state of each session these results changed, for Redis and /events.
+
+    A batch made only of duplicates changed nothing, unless it is the one that finalized the
+    session (a retry after a crash between recording and finalizing): that one is announced.
+    """
+    return [
+        (r.session_id, {**r.progress, "tenant": r.tenant})
+        for r in sessions
+        if not r.duplicate or r.verdict is not None
+    ]
+
+
 @dataclass(frozen=True)
 class Applied:
     """What one batch did: the sessions it touched and the results naming unknown sessions."""

@@ -13,7 +13,7 @@ from aio_pika.abc import AbstractIncomingMessage
 from redis.asyncio import Redis
 
 from aggregator.explanation import explain, explain_by_llm
-from aggregator.fanin import Explain, Recorded, finalize_overdue, record_results
+from aggregator.fanin import Explain, Recorded, finalize_overdue, live_states, record_results
 from shared import db as database
 from shared import live, metrics
 from shared.broker import Publisher, connect, reject_oversize, send_to_dlq
@@ -204,11 +204,8 @@ class Aggregator:
 
     async def _announce(self, sessions: list[Recorded]) -> None:
         """Live state for pollers; Postgres already holds the truth, so Redis may fail."""
-        states = [
-            (r.session_id, {**r.progress, "tenant": r.tenant}) for r in sessions if not r.duplicate
-        ]
         try:
-            await live.publish_states(self.redis, self.settings.key_prefix, states)
+            await live.publish_states(self.redis, self.settings.key_prefix, live_states(sessions))
         except Exception as exc:
             log.warning("live state not updated", error=repr(exc))
         for recorded in sessions:

@@ -12,7 +12,8 @@ import structlog
 from redis.asyncio import Redis
 
 from aggregator.explanation import explain
-from aggregator.fanin import record_result
+from aggregator.fanin import live_states, record_result
+from shared import live
 from shared.constants import MEDIA_PREPROCESS
 from shared.errors import AnalysisTimeout
 from shared.messages import Result, Task, failure_results, success_result
@@ -57,8 +58,11 @@ async def analyse_inline(
         results = await asyncio.gather(
             *(_run(t, context, settings.sync_timeout_s) for t in analyses)
         )
-    for result in results:
-        await record_result(pool, result, settings.verdict_weights, explain)
+    recorded = [await record_result(pool, r, settings.verdict_weights, explain) for r in results]
+    try:  # the POST's "processing" state would otherwise stand in Redis for a day
+        await live.publish_states(redis, settings.key_prefix, live_states(recorded))
+    except Exception as exc:  # Redis is a cache of Postgres: a miss falls back to the record
+        log.warning("live state not updated", error=repr(exc))
 
 
 async def _attempt(task: Task, context: ExecutorContext, timeout_s: float) -> Analysis | str:

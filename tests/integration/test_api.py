@@ -170,10 +170,15 @@ async def test_unreachable_broker_means_synchronous_analysis(world):
             json={"text": "Read this NOW!!! https://bit.ly/x"},
             headers=ENTERPRISE,
         )
+        status = await api.get(
+            f"{API}/{response.json()['session_id']}/queue-status", headers=ENTERPRISE
+        )
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["mode"] == "sync" and body["status"] == "completed"
     assert body["verdict"]["label"] and set(body["components"]) == set(ANALYSIS_COMPONENTS)
+    # The live state (read before Postgres) says so too, not the "processing" of the POST.
+    assert status.json()["status"] == "completed" and status.json()["progress"] == 100
 
 
 async def test_full_queues_answer_503_and_leave_no_session_behind(world, pool):
