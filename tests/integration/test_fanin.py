@@ -72,14 +72,17 @@ async def test_progress_is_not_inflated_by_a_redelivery(pool):
 
 
 async def test_failure_results_finalize_a_partial_session(pool):
-    """One failed component: the session ends `partial` with the others' weighted score."""
+    """One failed component: the session ends `partial` with the others' combined score, and
+    the confidence loses the failed component's share of the weight."""
     sid = await new_session(pool)
     for c in COMPONENTS:
         await record_result(pool, result(sid, c, 60, success=c != "domain"), WEIGHTS, explain)
     view = await sessions.load(pool, sid)
     assert view.status == "partial"
-    assert view.verdict["score"] == pytest.approx(60)
-    assert view.verdict["confidence"] == pytest.approx(0.8)
+    # Three components at 60 each: every one is a likely finding, together near certain.
+    assert view.verdict["score"] == pytest.approx(99.59, abs=0.01)
+    assert view.verdict["label"] == "critical_risk"
+    assert view.verdict["confidence"] == pytest.approx(0.796, abs=0.001)
     assert view.progress()["failed_components"] == ["domain"]
 
 
@@ -132,6 +135,7 @@ async def test_one_batch_settles_several_sessions_and_sets_aside_unknown_ones(po
     applied = await record_results(pool, batch, WEIGHTS, explain)
     by_id = {r.session_id: r for r in applied.sessions}
     assert [r.session_id for r in applied.unknown] == [stranger]
-    assert by_id[done].verdict is not None and by_id[done].verdict.score == pytest.approx(50)
+    assert by_id[done].verdict is not None and by_id[done].verdict.score == pytest.approx(98.3)
     assert by_id[half].verdict is None and by_id[half].progress["progress"] == 50
-    assert (await sessions.load(pool, done)).verdict["explanation"]["en"].startswith("high_risk")
+    explained = (await sessions.load(pool, done)).verdict["explanation"]["en"]
+    assert explained.startswith("critical_risk")
