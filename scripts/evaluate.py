@@ -35,6 +35,7 @@ from shared.errors import EvaluationSetChanged
 from shared.settings import Settings
 from workers.analysis import claims, domains, machine_text, techniques
 from workers.analysis.factcheck_store import read_fact_checks
+from workers.executors.ai_tampered import MIN_TEXT_WORDS
 
 EVALUATION = Path(__file__).parent / "evaluation"
 DEV = EVALUATION / "dev.jsonl"
@@ -129,8 +130,13 @@ def analysers() -> Mapping[str, Callable[[Mapping[str, Any]], Analysed]]:
         return report.score, techniques.report_data(report)
 
     def machine_of(item: Mapping[str, Any]) -> Analysed:
+        # As the ai_tampered executor does: too short a text is not analysed, and the text's
+        # data sits under "text" beside the summaries.
+        if len(item["text"].split()) < MIN_TEXT_WORDS:
+            return 0.0, {"summary": [], "summary_ro": []}
         report = machine_text.assess_machine_text(item["text"])
-        return report.score, machine_text.report_data(report)
+        data = machine_text.report_data(report)
+        return report.score, {"text": data, "summary": data["summary"]}
 
     def domain_of(item: Mapping[str, Any]) -> Analysed:
         report = domains.assess_domains(item["text"], item.get("url"))

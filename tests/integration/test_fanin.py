@@ -28,12 +28,15 @@ async def new_session(pool, deadline_s: float = 60) -> str:
     return sid
 
 
-def result(sid: str, component: str, score: float = 40, success: bool = True) -> Result:
+def result(
+    sid: str, component: str, score: float = 40, success: bool = True, data: dict | None = None
+) -> Result:
     return Result(
         session_id=sid,
         component=component,
         success=success,
         score=score,
+        data=data or {},
         timestamp=1,
         error=None if success else "boom",
     )
@@ -84,6 +87,26 @@ async def test_failure_results_finalize_a_partial_session(pool):
     assert view.verdict["label"] == "critical_risk"
     assert view.verdict["confidence"] == pytest.approx(0.796, abs=0.001)
     assert view.progress()["failed_components"] == ["domain"]
+
+
+async def test_the_verdict_reads_applicability_and_evidence_from_the_result_data(pool):
+    """Claims and domain had nothing to judge (data.applicable false): the score stays that of
+    the others and the confidence drops a little; a high score with no finding behind it
+    (evidence_count 0) counts for less than one with findings."""
+    idle, guessed = await new_session(pool), await new_session(pool)
+    nothing = {"applicable": False, "evidence_count": 0}
+    for c in COMPONENTS:
+        data = nothing if c in ("claims", "domain") else {}
+        await record_result(pool, result(idle, c, 0, data=data), WEIGHTS, explain)
+        found = {"evidence_count": 0 if c == "techniques" else 3}
+        await record_result(
+            pool, result(guessed, c, 85 if c == "techniques" else 0, data=found), WEIGHTS, explain
+        )
+    calm = (await sessions.load(pool, idle)).verdict
+    assert (calm["score"], calm["label"]) == (0, "low_risk")
+    assert calm["confidence"] == pytest.approx(0.925)
+    unbacked = (await sessions.load(pool, guessed)).verdict
+    assert unbacked["label"] == "moderate_risk"  # with findings behind it: 98.85, critical
 
 
 async def test_a_result_for_an_unknown_session_is_refused(pool):
