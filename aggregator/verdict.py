@@ -10,7 +10,7 @@ verdict", gives the reasoning and the measured effect.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,9 +100,17 @@ def outcome_of(result: Mapping[str, Any]) -> ComponentOutcome:
 
 
 def calibrated(score: float) -> float:
-    """The probability that a component scoring `score` found a real risk."""
+    """The probability that a component scoring `score` found a real risk; 0 at or under
+    the noise floor."""
     floor = _logistic(NOISE_FLOOR)
     return max(0.0, (_logistic(score) - floor) / (1.0 - floor))
+
+
+def hinted(score: float) -> float:
+    """The same curve without the noise floor: how much a score hints at a risk, for the
+    confidence (hints under the floor never raise the score, but they do make a "low" less
+    sure)."""
+    return _logistic(score)
 
 
 def _logistic(score: float) -> float:
@@ -124,12 +132,14 @@ def relative_weights(names: list[str], weights: Mapping[str, float]) -> dict[str
     return {c: weights.get(c, 0.0) / heaviest for c in names}
 
 
-def risk_of(outcome: ComponentOutcome, weight: float) -> float:
+def risk_of(
+    outcome: ComponentOutcome, weight: float, calibration: Callable[[float], float] | None = None
+) -> float:
     """A succeeded component's contribution to the noisy-OR: its calibrated probability,
     scaled by its relative weight and its evidence. Nothing to judge contributes nothing."""
     if not outcome.applicable or outcome.score is None:
         return 0.0
-    believed = calibrated(outcome.score) * evidence_factor(outcome.evidence)
+    believed = (calibration or calibrated)(outcome.score) * evidence_factor(outcome.evidence)
     # The weight counts as a number of independent looks: weight 1 keeps the probability,
     # weight 0.5 is half a look (1 - sqrt(1 - p)), weight 0 never finds anything.
     return 1.0 - (1.0 - believed) ** weight
@@ -154,20 +164,19 @@ def coverage(outcomes: Mapping[str, ComponentOutcome], relative: Mapping[str, fl
     return seen / total
 
 
-def decidedness(risks: Mapping[str, float], combined: float, missing: bool) -> float:
-    """How clearly the evidence points one way, 0-1: the verdict's distance from the fence
-    (0.5), where a missing component could have found anything.
+def decidedness(hints: float, at_risk: int, missing: bool) -> float:
+    """How clearly the evidence points one way, 0-1: the distance from the fence (0.5) of
+    the combined hints, where a missing component could have found anything.
 
     Any one component can carry the verdict, so a session missing one (with a weight) is
     not decided on the safe side at all: the missing component alone might have found the
-    risk. On the risky side a missing one changes nothing. A risky verdict resting on a
-    single component is decided less surely than one that two components agree on.
+    risk. On the risky side a missing one changes nothing. A risky side with fewer than two
+    components at risk is decided less surely than one that two components agree on.
     """
-    if missing and combined < 0.5:
+    if missing and hints < 0.5:
         return 0.0
-    base = abs(2.0 * combined - 1.0)
-    at_risk = sum(1 for r in risks.values() if r >= 0.5)
-    if combined >= 0.5 and at_risk < 2:
+    base = abs(2.0 * hints - 1.0)
+    if hints >= 0.5 and at_risk < 2:
         return base * LONE_COMPONENT_SHARE
     return base
 
@@ -177,8 +186,8 @@ def compute(outcomes: Mapping[str, ComponentOutcome], weights: Mapping[str, floa
 
     Score: 100 × noisy-OR of the calibrated, weighted, evidence-scaled probabilities of the
     components that succeeded and had something to judge. Confidence: the coverage of the
-    weight that looked, times how decided the components are. No successful component:
-    no score, `inconclusive`, session failed.
+    weight that looked, times how decided the evidence is, sub-floor hints included.
+    No successful component: no score, `inconclusive`, session failed.
     """
     ok = {c: o for c, o in outcomes.items() if o.succeeded}
     if not ok:
@@ -187,8 +196,10 @@ def compute(outcomes: Mapping[str, ComponentOutcome], weights: Mapping[str, floa
     risks = {c: risk_of(o, relative[c]) for c, o in ok.items()}
     combined = combine(risks)
     score = 100.0 * combined
+    hints = combine({c: risk_of(o, relative[c], hinted) for c, o in ok.items()})
+    at_risk = sum(1 for r in risks.values() if r >= 0.5)
     missing = any(relative[c] > 0 for c, o in outcomes.items() if not o.succeeded)
-    decided = decidedness(risks, combined, missing)
+    decided = decidedness(hints, at_risk, missing)
     confidence = coverage(outcomes, relative) * (
         CONFIDENCE_FLOOR + (1.0 - CONFIDENCE_FLOOR) * decided
     )

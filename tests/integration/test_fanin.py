@@ -85,7 +85,7 @@ async def test_failure_results_finalize_a_partial_session(pool):
     # Three components at 60 each: every one is a likely finding, together near certain.
     assert view.verdict["score"] == pytest.approx(99.59, abs=0.01)
     assert view.verdict["label"] == "critical_risk"
-    assert view.verdict["confidence"] == pytest.approx(0.796, abs=0.001)
+    assert view.verdict["confidence"] == pytest.approx(0.798, abs=0.001)
     assert view.progress()["failed_components"] == ["domain"]
 
 
@@ -104,7 +104,7 @@ async def test_the_verdict_reads_applicability_and_evidence_from_the_result_data
         )
     calm = (await sessions.load(pool, idle)).verdict
     assert (calm["score"], calm["label"]) == (0, "low_risk")
-    assert calm["confidence"] == pytest.approx(0.925)
+    assert calm["confidence"] == pytest.approx(0.885)  # 0.915 with all four looking
     unbacked = (await sessions.load(pool, guessed)).verdict
     assert unbacked["label"] == "moderate_risk"  # with findings behind it: 98.85, critical
 

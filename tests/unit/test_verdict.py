@@ -119,6 +119,15 @@ def test_a_verdict_on_the_fence_is_less_confident_than_a_clear_one():
     assert fence.confidence < clear.confidence
 
 
+def test_hints_under_the_noise_floor_leave_the_score_but_make_a_low_verdict_less_sure():
+    """Four components just under their low band: still 0 and low_risk, like four clean
+    answers, but far less confident."""
+    clean = compute({c: ok(0) for c in COMPONENTS}, WEIGHTS)
+    hinted = compute({c: ok(24) for c in COMPONENTS}, WEIGHTS)
+    assert (hinted.score, hinted.label) == (clean.score, clean.label) == (0, "low_risk")
+    assert hinted.confidence < clean.confidence - 0.3
+
+
 def test_a_high_score_without_findings_counts_less_than_one_with_findings():
     """A score with no finding behind it is an analyser's guess: it weighs less."""
     guessed = compute(only("techniques", 85, evidence=0), WEIGHTS)
