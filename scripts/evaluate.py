@@ -29,7 +29,7 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from aggregator.verdict import LABEL_BANDS, TOP_LABEL, compute, outcome_of
+from aggregator.verdict import LABEL_BANDS, TOP_LABEL, Verdict, compute, outcome_of
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.errors import EvaluationSetChanged
 from shared.settings import Settings
@@ -172,6 +172,16 @@ def reliability(rows: list[tuple[float, str]]) -> list[dict[str, Any]]:
     return table
 
 
+def _verdict_miss(
+    item: Mapping[str, Any], results: Mapping[str, Analysed], verdict: Verdict
+) -> str:
+    scores = " ".join(f"{c[:4]}={s:.0f}" for c, (s, _) in results.items())
+    return (
+        f"{item['id']:<14} {'verdict':<11} expected {item['verdict']:<6} got {verdict.label} "
+        f"({verdict.score:.1f}, confidence {verdict.confidence:.2f}; {scores})"
+    )
+
+
 def evaluate(items: list[Mapping[str, Any]], threshold: float = 50.0) -> dict[str, Any]:
     """Per-component tallies, the verdict's confusion matrix and reliability, and misses."""
     analyse = analysers()
@@ -181,6 +191,7 @@ def evaluate(items: list[Mapping[str, Any]], threshold: float = 50.0) -> dict[st
     rows: list[tuple[float, str]] = []
     misses: list[str] = []
     right = 0
+    by: dict[str, dict[str, list[int]]] = {"lang": {}, "category": {}}
     for item in items:
         results = {c: analyse[c](item) for c in ANALYSIS_COMPONENTS}
         for c, (score, _) in results.items():
@@ -198,19 +209,23 @@ def evaluate(items: list[Mapping[str, Any]], threshold: float = 50.0) -> dict[st
         grade = item["verdict"]
         confusion[grade][verdict.label] += 1
         rows.append((verdict.score, grade))
-        if grade_right(grade, verdict.label):
-            right += 1
-        else:
-            scores = " ".join(f"{c[:4]}={s:.0f}" for c, (s, _) in results.items())
-            misses.append(
-                f"{item['id']:<14} {'verdict':<11} expected {grade:<6} got {verdict.label} "
-                f"({verdict.score:.1f}, confidence {verdict.confidence:.2f}; {scores})"
-            )
+        hit = grade_right(grade, verdict.label)
+        right += hit
+        for key, counts in by.items():
+            tally = counts.setdefault(item.get(key, "-"), [0, 0])
+            tally[0] += hit
+            tally[1] += 1
+        if not hit:
+            misses.append(_verdict_miss(item, results, verdict))
     return {
         "items": len(items),
         "tallies": tallies,
         "confusion": confusion,
         "grade_right": right,
+        "grade_right_by": {
+            key: {g: {"right": r, "items": n} for g, (r, n) in sorted(counts.items())}
+            for key, counts in by.items()
+        },
         "reliability": reliability(rows),
         "misses": misses,
     }
@@ -237,6 +252,9 @@ def render(result: Mapping[str, Any], threshold: float) -> list[str]:
     for grade, row in result["confusion"].items():
         lines.append(f"{grade:<8}" + "".join(f"{row[label]:>15}" for label in LABELS))
     lines.append(f"grade right: {result['grade_right']}/{n} = {result['grade_right'] / n:.2f}")
+    for key, groups in result["grade_right_by"].items():
+        shares = ", ".join(f"{g} {v['right']}/{v['items']}" for g, v in groups.items())
+        lines.append(f"  by {key}: {shares}")
     lines += ["", "reliability: verdict score band, items, mean score/100, share medium/high"]
     for band in result["reliability"]:
         lines.append(

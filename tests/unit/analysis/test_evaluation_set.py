@@ -94,10 +94,12 @@ def test_misses_of_the_test_part_need_their_own_flag(monkeypatch):
 
 
 def test_the_json_report_as_a_user_asks_for_it(tmp_path, monkeypatch):
-    """`evaluate.py --json` (here on a dozen dev texts): per-component precision, recall and
-    F1, the grade × label confusion and the reliability table both covering every text."""
+    """`evaluate.py --json` (here on a dozen dev texts of all kinds): per-component
+    precision, recall and F1; the grade × label confusion, the reliability table and grade
+    right by language and by category, each covering every text."""
     few = tmp_path / "dev.jsonl"
-    few.write_text("".join(ev.DEV.read_text(encoding="utf-8").splitlines(True)[:12]), "utf-8")
+    spread = ev.DEV.read_text(encoding="utf-8").splitlines(True)[::13]  # 12 of all kinds
+    few.write_text("".join(spread), "utf-8")
     monkeypatch.setattr(ev, "DEV", few)
     result = CliRunner().invoke(ev.main, ["--json"])
     report = json.loads(result.output)
@@ -106,6 +108,9 @@ def test_the_json_report_as_a_user_asks_for_it(tmp_path, monkeypatch):
     assert {"precision", "recall", "f1"} <= set(report["components"]["domain"])
     assert sum(sum(row.values()) for row in report["confusion"].values()) == 12
     assert sum(band["items"] for band in report["reliability"]) == 12
+    for groups in report["grade_right_by"].values():  # by language, by category
+        assert sum(g["items"] for g in groups.values()) == 12
+        assert sum(g["right"] for g in groups.values()) == report["grade_right"]
     assert report["misses"] == []
 
 
