@@ -15,7 +15,7 @@ from typing import Any
 
 import asyncpg
 
-from aggregator.verdict import ComponentOutcome, Verdict, compute
+from aggregator.verdict import Verdict, compute, outcome_of
 from shared.messages import Result
 from shared.sessions import progress_of
 
@@ -144,9 +144,7 @@ def _settle(
         components = tuple(row["components"])
         verdict = None
         if row["status"] == "processing" and all(c in results for c in components):
-            outcomes = {
-                c: ComponentOutcome(results[c]["status"], results[c]["score"]) for c in components
-            }
+            outcomes = {c: outcome_of(results[c]) for c in components}
             verdict = compute(outcomes, weights)
         state = verdict.session_status if verdict else row["status"]
         recorded.append(

@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import sandbox  # noqa: E402
 from rabbit_node import RabbitNode  # noqa: E402
 
-from aggregator.verdict import ComponentOutcome, compute  # noqa: E402
+from aggregator.verdict import compute, outcome_of  # noqa: E402
 from shared.names import Names  # noqa: E402
 from shared.settings import Settings  # noqa: E402
 from topology.spec import from_settings  # noqa: E402
@@ -393,6 +393,11 @@ async def settle_and_check(
     return report
 
 
+def _json_object(value: str | dict | None) -> dict:
+    """A jsonb column as read without a codec (text) or with one (dict)."""
+    return json.loads(value) if isinstance(value, str) else dict(value or {})
+
+
 async def verdict_mismatches(conn: asyncpg.Connection, sids: list[str], settings: Settings) -> int:
     """Sessions whose verdict differs from one recomputed from their component rows."""
     rows = await conn.fetch(
@@ -400,7 +405,7 @@ async def verdict_mismatches(conn: asyncpg.Connection, sids: list[str], settings
         SELECT s.id, s.status, v.score, v.label,
                (SELECT count(*) FROM verdicts v2 WHERE v2.session_id = s.id) AS verdicts,
                array_agg(r.component) AS components, array_agg(r.status) AS states,
-               array_agg(r.score) AS scores
+               array_agg(r.score) AS scores, array_agg(r.data) AS data
         FROM sessions s JOIN verdicts v ON v.session_id = s.id
         JOIN component_results r ON r.session_id = s.id
         WHERE s.id = ANY($1::uuid[]) GROUP BY s.id, s.status, v.score, v.label
@@ -410,8 +415,10 @@ async def verdict_mismatches(conn: asyncpg.Connection, sids: list[str], settings
     bad = 0
     for row in rows:
         outcomes = {
-            c: ComponentOutcome(st, sc)
-            for c, st, sc in zip(row["components"], row["states"], row["scores"], strict=True)
+            c: outcome_of({"status": st, "score": sc, "data": _json_object(d)})
+            for c, st, sc, d in zip(
+                row["components"], row["states"], row["scores"], row["data"], strict=True
+            )
         }
         expected = compute(outcomes, settings.verdict_weights)
         same_score = (expected.score is None and row["score"] is None) or (
