@@ -219,6 +219,32 @@ def topology_export(output: Path | None, vhost: str | None, access: bool) -> Non
 
 
 @main.group()
+def keys() -> None:
+    """API keys: make one, or hash one for API_KEYS (only hashes are configured)."""
+
+
+@keys.command("new")
+@click.option("--tenant", required=True, help="tenant the key's sessions belong to")
+@click.option("--plan", type=click.IntRange(1, 6), required=True, help="highest plan, 1..6")
+def keys_new(tenant: str, plan: int) -> None:
+    """Print a fresh key (give it to the client, once) and its API_KEYS entry (configure it)."""
+    from shared.api_keys import key_hash, new_key
+
+    key = new_key()
+    click.echo(f"key: {key}")
+    click.echo("API_KEYS entry: " + json.dumps({key_hash(key): {"tenant": tenant, "plan": plan}}))
+
+
+@keys.command("hash")
+@click.argument("key")
+def keys_hash(key: str) -> None:
+    """Print the hash API_KEYS stores for KEY."""
+    from shared.api_keys import key_hash
+
+    click.echo(key_hash(key))
+
+
+@main.group()
 def access() -> None:
     """Per-role credentials on the stores: Redis ACL users."""
 

@@ -9,6 +9,7 @@ import limits
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from shared.api_keys import is_key_hash
 from shared.constants import ANALYSIS_COMPONENTS, PLANS
 
 
@@ -45,7 +46,8 @@ class Settings(BaseSettings):
     # cannot exceed. (Bodies are bounded by shared.messages.MAX_MESSAGE_BYTES.)
     max_header_bytes: int = Field(16_384, ge=1024, le=65_536)
 
-    # JSON object: {"<key>": {"tenant": "...", "plan": 1..6}}.
+    # JSON object: {"sha256:<hex of the key>": {"tenant": "...", "plan": 1..6}}; the keys
+    # themselves are never configured (`verdict keys new` makes one and its entry).
     api_keys: dict[str, ApiKey] = Field(default_factory=dict)
     api_host: str = "127.0.0.1"
     api_port: int = 8000
@@ -96,6 +98,17 @@ class Settings(BaseSettings):
         5: 5000,
         6: 20000,
     }
+
+    @field_validator("api_keys", mode="after")
+    @classmethod
+    def _hashed_keys_only(cls, value: dict[str, ApiKey]) -> dict[str, ApiKey]:
+        plain = [name for name in value if not is_key_hash(name)]
+        if plain:
+            raise ValueError(
+                f"API_KEYS holds {len(plain)} entries that are not 'sha256:<64 hex>' hashes; "
+                "store hashes, not keys (`verdict keys hash KEY`, `verdict keys new`)"
+            )
+        return value
 
     @field_validator("rate_limits_by_plan", "read_rate_limits_by_plan", mode="after")
     @classmethod
