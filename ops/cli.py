@@ -235,6 +235,19 @@ def keys_new(tenant: str, plan: int) -> None:
     click.echo("API_KEYS entry: " + json.dumps({key_hash(key): {"tenant": tenant, "plan": plan}}))
 
 
+@keys.command("signing")
+def keys_signing() -> None:
+    """Print a fresh set of signing keys as environment lines: the task key pair and a result
+    key per component (give each process only the ones its role needs: see the README)."""
+    from shared.api_keys import new_key
+    from shared.signing import new_task_keys
+
+    private, public = new_task_keys()
+    click.echo(f"TASK_SIGNING_KEY={private}")
+    click.echo(f"TASK_VERIFY_KEY={public}")
+    click.echo("RESULT_KEYS='" + json.dumps({c: new_key() for c in QUEUE_COMPONENTS}) + "'")
+
+
 @keys.command("hash")
 @click.argument("key")
 def keys_hash(key: str) -> None:

@@ -27,8 +27,10 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from shared.constants import MEDIA_PREPROCESS
+from shared.constants import MEDIA_PREPROCESS, QUEUE_COMPONENTS
+from shared.errors import MissingCredential
 from shared.messages import Result, Task
+from shared.settings import Settings
 
 
 def _canonical(document: Mapping[str, Any]) -> bytes:
@@ -119,3 +121,39 @@ def result_is_authentic(keys: Mapping[str, bytes], result: Result) -> bool:
         return False
     expected = hmac.new(keys[signer], result_payload(result), hashlib.sha256).hexdigest()
     return hmac.compare_digest(expected, signature)
+
+
+# --- the keys a process holds -----------------------------------------------------------------
+
+
+def task_signer(settings: Settings) -> Ed25519PrivateKey:
+    """The API's (and media workers') key for signing tasks."""
+    if settings.task_signing_key is None:
+        raise MissingCredential("TASK_SIGNING_KEY is not set (`verdict keys signing` makes one)")
+    try:
+        return private_task_key(settings.task_signing_key.get_secret_value())
+    except ValueError as exc:
+        raise MissingCredential(f"TASK_SIGNING_KEY is not an Ed25519 key: {exc}") from exc
+
+
+def task_verifier(settings: Settings) -> Ed25519PublicKey:
+    """A worker's key for checking tasks."""
+    if settings.task_verify_key is None:
+        raise MissingCredential("TASK_VERIFY_KEY is not set (`verdict keys signing` makes one)")
+    try:
+        return public_task_key(settings.task_verify_key)
+    except ValueError as exc:
+        raise MissingCredential(f"TASK_VERIFY_KEY is not an Ed25519 key: {exc}") from exc
+
+
+def result_key(settings: Settings, component: str) -> bytes:
+    """The key the workers of `component` sign their results with."""
+    key = settings.result_keys.get(component)
+    if key is None:
+        raise MissingCredential(f"RESULT_KEYS has no key for {component}")
+    return key.get_secret_value().encode()
+
+
+def result_keys(settings: Settings) -> dict[str, bytes]:
+    """Every component's result key: what an aggregator checks results with."""
+    return {c: result_key(settings, c) for c in QUEUE_COMPONENTS}
