@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import aio_pika
+from aio_pika import Message
 from aio_pika.abc import AbstractIncomingMessage
 
-from shared.broker import Publisher, connect
+from shared.broker import JSON, Publisher, connect, persistent_message
 from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
 from shared.names import Names
 from shared.settings import Settings
@@ -93,7 +93,7 @@ async def replay(settings: Settings, limit: int, reason_contains: str | None = N
     return replayed
 
 
-def _fresh(message: AbstractIncomingMessage) -> aio_pika.Message:
+def _fresh(message: AbstractIncomingMessage) -> Message:
     headers = {
         k: v
         for k, v in (message.headers or {}).items()
@@ -111,10 +111,9 @@ def _fresh(message: AbstractIncomingMessage) -> aio_pika.Message:
         )
     }
     headers[ATTEMPT_HEADER] = 1
-    return aio_pika.Message(
+    return persistent_message(
         message.body,
-        delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
-        content_type=message.content_type or "application/json",
+        message.content_type or JSON,
         priority=message.priority,
         message_id=message.message_id,
         correlation_id=message.correlation_id,
