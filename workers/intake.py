@@ -56,7 +56,11 @@ class Intake(Generic[T]):
         if self.stopped:
             return None
         await self._unclaimed.acquire()
-        await self._gate.admit(self._buffer.peek_priority)
+        try:
+            await self._gate.admit(self._buffer.peek_priority)
+        except BaseException:  # cancelled at the gate: the delivery stays for another slot
+            self._unclaimed.release()
+            raise
         if self.stopped:
             return None
         delivery = self._buffer.pop()
