@@ -9,12 +9,10 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx
 import structlog
 from fastapi import Depends, FastAPI, HTTPException, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
-from redis.asyncio import Redis
 
 from dispatcher.audit import RefusalAudit
 from dispatcher.auth import Caller, effective_plan
@@ -25,7 +23,6 @@ from dispatcher.quotas import RateLimitHeaders
 from dispatcher.schemas import AnalyzeRequest
 from dispatcher.state import AppState
 from dispatcher.submit import Backpressure, KeyReused, accept, media_task_path
-from shared import db as database
 from shared import live, sessions
 from shared.sessions import NewSession, SessionView
 from shared.settings import Settings
@@ -47,16 +44,9 @@ MAX_QUOTED_NAME = 40
 def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        state = AppState(
-            settings=settings,
-            pool=await database.create_pool(settings.database_url, max_size=20),
-            redis=Redis.from_url(settings.redis_url),
-            http=httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0)),
-        )
-        state.start_broker()
-        app.state.pipeline = state
-        yield
-        await state.close()
+        async with AppState.opened(settings) as state:
+            app.state.pipeline = state
+            yield
 
     # No trailing-slash redirects: their Location would be built from the client's Host header.
     app = FastAPI(
