@@ -88,7 +88,7 @@ class UrgentGate:
             return True
         return not self._running and not self._holds.active(self._clock())
 
-    def load(self, busy: float | None) -> None:
+    def cpu_measured(self, busy: float | None) -> None:
         """The CPUs' busy share (0..1; None: unknown, taken as saturated). Below
         `busy_threshold` there is spare CPU: holding lower tiers back would cost them their
         throughput and give the urgent work nothing, so nothing is held."""
@@ -219,6 +219,6 @@ async def precedence_followed(gate: UrgentGate, signals: UrgentSignals) -> Async
     """While the block runs, feed the gate: urgent sessions cluster-wide, and the CPU load."""
     async with (
         in_background(signals.follow(gate), "urgent signals"),
-        in_background(CpuLoad().follow(gate.load), "cpu load"),
+        in_background(CpuLoad().follow(gate.cpu_measured), "cpu load"),
     ):
         yield

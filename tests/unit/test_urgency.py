@@ -129,9 +129,9 @@ async def test_with_spare_cpu_nothing_is_held_back():
     gate = UrgentGate(threshold=8, max_hold_s=5, busy_threshold=0.9)
     gate.started(10)
     gate.hold("in-flight")
-    gate.load(0.6)
+    gate.cpu_measured(0.6)
     await asyncio.wait_for(gate.admit(fixed(1)), 0.1)
-    gate.load(0.95)
+    gate.cpu_measured(0.95)
     assert not gate.is_clear()
 
 
@@ -139,11 +139,11 @@ async def test_a_start_held_on_a_saturated_machine_goes_once_cpu_frees_up():
     """The load falling below the threshold wakes a start held back by an urgent session."""
     gate = UrgentGate(threshold=8, max_hold_s=5, busy_threshold=0.9)
     gate.hold("in-flight")
-    gate.load(0.97)
+    gate.cpu_measured(0.97)
     waiting = asyncio.ensure_future(gate.admit(fixed(1)))
     await asyncio.sleep(0.01)
     assert not waiting.done()
-    gate.load(0.5)
+    gate.cpu_measured(0.5)
     await asyncio.wait_for(waiting, 0.1)
 
 
@@ -152,7 +152,7 @@ def test_an_unknown_load_counts_as_saturated():
     gate = UrgentGate(threshold=8, max_hold_s=5, busy_threshold=0.9)
     gate.hold("in-flight")
     assert not gate.is_clear()  # no reading yet
-    gate.load(0.1)
+    gate.cpu_measured(0.1)
     assert gate.is_clear()
-    gate.load(None)
+    gate.cpu_measured(None)
     assert not gate.is_clear()
