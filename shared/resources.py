@@ -37,8 +37,9 @@ class Resources:
         kind: type[BaseException] | None,
         error: BaseException | None,
         traceback: TracebackType | None,
-    ) -> bool:
-        return bool(await self._stack.__aexit__(kind, error, traceback))
+    ) -> None:
+        # Never swallows the block's error: whatever closing does, the process sees it.
+        await self._stack.__aexit__(kind, error, traceback)
 
     async def broker(self, url: str, name: str) -> AbstractRobustConnection:
         """A robust RabbitMQ connection named `name` in the management UI."""
