@@ -66,7 +66,9 @@ def steps_for(
       inside, become a re-queue and a dead letter;
     - the lock is held from before the run until the results are published and the
       delivery settled (exactly-once: a duplicate waits on the lock, or is skipped);
-    - a step that must see or change the outgoing results goes between Report and Watchdog.
+    - a step that must check or change the incoming task goes after ParseTask (it sees
+      `job.delivery` and `job.task`); one that must see or change the outgoing results
+      goes between Report and Watchdog (it sees `job.results` before they are published).
     """
     park_ms = max(settings.retry_delays_ms())  # the longest tier: a full DLQ drains meanwhile
     return [

@@ -487,3 +487,29 @@ async def test_poison_and_a_held_lock_never_reach_the_executor():
     handle, _ = handler(events, analyse, lock=FakeLock(events, free=False))
     await handle.handle(delivery_of(a_task(), events=events))  # type: ignore[arg-type]
     assert kinds(events) == ["lock refused", "retry", "ack"] and ran == []
+
+
+async def test_a_step_added_after_parsing_sees_the_task_before_it_runs_and_may_refuse_it():
+    """The other extension point (e.g. checking a signature): a step after ParseTask sees
+    the parsed task before the executor; refusing it with Reject dead-letters it unrun."""
+    ran: list[Task] = []
+
+    async def analyse(task: Task, ctx: ExecutorContext) -> Analysis:
+        ran.append(task)
+        return Analysis(1)
+
+    async def refuse_plan_6(job: Job, call_next: Next) -> None:
+        if job.task.plan_type == 6:
+            raise Reject("unsigned task")
+        await call_next(job)
+
+    events: list[Any] = []
+    publisher = FakePublisher(events)
+    steps = steps_for(settings(), "claims", publisher, lambda t: FakeLock(events), FakePool(), "w")  # type: ignore[arg-type]
+    steps.insert(
+        next(i for i, s in enumerate(steps) if isinstance(s, ParseTask)) + 1, refuse_plan_6
+    )
+    context = ExecutorContext(settings(), None, None, None, None, analysis=None)  # type: ignore[arg-type]
+    await TaskHandler(steps, Execute(analyse, context)).handle(delivery_of(a_task(), events=events))  # type: ignore[arg-type]
+    assert kinds(events) == ["dead_letter", "ack"] and ran == []
+    assert events[0][1] == "unsigned task"
