@@ -10,8 +10,7 @@ import aio_pika
 import pytest
 from prometheus_client import REGISTRY
 
-import aggregator.service
-import workers.runtime
+import shared.resources
 from aggregator.service import Aggregator
 from dispatcher.queue_watch import watch
 from shared.broker import connect
@@ -95,7 +94,7 @@ async def test_an_oversize_task_is_rejected_once_to_the_dlq_and_the_worker_stays
     and the same connection, never reconnected, then runs a good task to its verdict."""
     settings = await world()
     queue = Names(settings.topology_prefix).task_queue("claims", 2)
-    reconnects = spy_connections(monkeypatch, workers.runtime)
+    reconnects = spy_connections(monkeypatch, shared.resources)
     claims = CountingWorker(settings, WorkerOptions("claims", 1, 1), scored)
     claims.deliveries = Counter()
     others = ("techniques", "ai_tampered", "domain")
@@ -135,7 +134,7 @@ async def test_an_oversize_result_is_rejected_once_and_the_aggregator_stays_up(
     apply a session's results."""
     settings = await world()
     names = Names(settings.topology_prefix)
-    reconnects = spy_connections(monkeypatch, aggregator.service)
+    reconnects = spy_connections(monkeypatch, shared.resources)
     counting = CountingAggregator(settings, explain=explain)
     counting.deliveries = Counter()
     async with publisher_for(settings) as publisher, running(counting.run):
