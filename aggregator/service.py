@@ -14,7 +14,7 @@ from aggregator.fanin import Explain
 from aggregator.lanes import Lanes
 from shared.background import in_background
 from shared.broker import Publisher, reject_oversize
-from shared.deadletters import oversize
+from shared.deadletters import oversize, parked_letter
 from shared.errors import InvalidMessage
 from shared.heartbeat import Heartbeat, worker_id
 from shared.messages import MAX_MESSAGE_BYTES, decode_result
@@ -95,6 +95,10 @@ class Aggregator:
         )
         if too_big:  # unread, and never republished by us: the broker dead-letters it
             await reject_oversize(delivery, too_big, "aggregator")
+            return
+        parked = parked_letter(delivery.headers)
+        if parked is not None:  # back from a full DLQ: to the DLQ again, not applied
+            await applier.dead_letter(delivery, *parked)
             return
         try:
             result = decode_result(delivery.body)

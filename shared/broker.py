@@ -17,7 +17,7 @@ from aio_pika.abc import (
 
 from shared import metrics
 from shared.constants import ATTEMPT_HEADER
-from shared.deadletters import DeadLetterKind, dead_letter_headers
+from shared.deadletters import DeadLetterKind, dead_letter_headers, parking_headers
 from shared.errors import BrokerUnavailable, PublishError, QueueFull
 from shared.messages import Result, Task, encode
 from shared.names import Names
@@ -229,7 +229,10 @@ async def send_to_dlq(
         log.error("DLQ full: message parked in a retry tier", reason=reason, delay_ms=park_ms)
         metrics.DLQ_FULL.labels(source).inc()
         home = (delivery.routing_key or "") if returns_to is None else returns_to
-        await publisher.retry(redelivery_copy(delivery), home, park_ms)
+        # Marked, so that on its return it is dead-lettered again, not run or applied again
+        # (a failed task's failure result is recorded: it would be skipped as done).
+        copy = redelivery_copy(delivery, parking_headers(delivery.headers, reason, kind))
+        await publisher.retry(copy, home, park_ms)
     else:
         metrics.DEAD_LETTERS.labels(source, kind).inc()
     await delivery.ack()

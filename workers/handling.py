@@ -19,7 +19,7 @@ from shared.messages import Task
 from shared.settings import Settings
 from workers.executor import Executor, ExecutorContext, task_timeout_s
 from workers.middleware.chain import Job, Lock, Next, Step, attempt_of, chain
-from workers.middleware.dead_letters import DeadLetterOnReject
+from workers.middleware.dead_letters import DeadLetterOnReject, DeadLetterParked
 from workers.middleware.dedupe import SkipFinished
 from workers.middleware.locking import HoldLock, Watchdog
 from workers.middleware.log_context import bind_log_context
@@ -73,6 +73,7 @@ def steps_for(
     park_ms = max(settings.retry_delays_ms())  # the longest tier: a full DLQ drains meanwhile
     return [
         RejectOversize(component, settings.max_header_bytes),
+        DeadLetterParked(publisher, component, park_ms),
         RequeueOnRetry(publisher, component),
         DeadLetterOnReject(publisher, component, park_ms),
         ParseTask(publisher.names, component),

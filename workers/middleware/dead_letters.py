@@ -5,8 +5,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shared.broker import Publisher, send_to_dlq
+from shared.deadletters import parked_letter
 from shared.errors import Reject
 from workers.middleware.chain import Job, Next
+
+
+@dataclass(frozen=True)
+class DeadLetterParked:
+    """A copy parked while the DLQ was full is back: it goes to the DLQ, not to the executor."""
+
+    publisher: Publisher
+    component: str
+    park_ms: int
+
+    async def __call__(self, job: Job, call_next: Next) -> None:
+        parked = parked_letter(job.delivery.headers)
+        if parked is None:
+            await call_next(job)
+            return
+        reason, kind = parked
+        await send_to_dlq(
+            self.publisher,
+            job.delivery,
+            reason,
+            source=self.component,
+            kind=kind,
+            park_ms=self.park_ms,
+        )
 
 
 @dataclass(frozen=True)
