@@ -21,12 +21,14 @@ from shared.messages import MAX_MESSAGE_BYTES, decode_result
 from shared.names import Names
 from shared.resources import Resources
 from shared.settings import Settings
+from shared.signing import result_is_authentic, result_keys
 from shared.urgency import UrgentSignals, gate_for, precedence_followed
 
 log = structlog.get_logger(__name__)
 
 # How long a stopping aggregator waits for the ends of urgent sessions to be announced.
 ENDS_GRACE_S = 2.0
+UNAUTHENTICATED_RESULT = "unauthenticated result"
 
 
 class Aggregator:
@@ -37,6 +39,8 @@ class Aggregator:
         self.prefetch = prefetch
         self.explain = explain
         self.names = Names(settings.topology_prefix)
+        # Every component's result key: a result is applied only if its signature holds.
+        self._result_keys = result_keys(settings)
         # With the scheduler off no result is urgent: one lane, in arrival order.
         self._gate = gate_for(settings)
         self._lanes: Lanes[Delivered] = Lanes()
@@ -105,5 +109,8 @@ class Aggregator:
             uuid.UUID(result.session_id)
         except (InvalidMessage, ValueError) as exc:
             await applier.dead_letter(delivery, str(exc), "poison")
+            return
+        if not result_is_authentic(self._result_keys, result):
+            await applier.dead_letter(delivery, UNAUTHENTICATED_RESULT, "unauthenticated")
             return
         self._lanes.put((delivery, result), urgent=self._gate.urgent(delivery.priority or 0))

@@ -11,6 +11,7 @@ import asyncpg
 import httpx
 import structlog
 from aio_pika.abc import AbstractRobustConnection
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
 from dispatcher.queue_watch import ConsumerCounts, watch
@@ -22,6 +23,7 @@ from shared.errors import BrokerUnavailable
 from shared.names import Names
 from shared.resources import Resources
 from shared.settings import Settings
+from shared.signing import task_signer
 from topology.spec import from_settings
 from workers.isolation import AnalysisPool
 
@@ -44,6 +46,7 @@ class AppState:
     connection: AbstractRobustConnection | None = None
     tenants: SessionTenants = field(init=False)
     media_readers: ConsumerCounts = field(init=False)
+    task_signer: Ed25519PrivateKey = field(init=False, repr=False)
     _analysis: AnalysisPool | None = field(default=None, repr=False)
 
     @property
@@ -56,6 +59,8 @@ class AppState:
         return self._analysis
 
     def __post_init__(self) -> None:
+        # Every task the API publishes is signed (shared/signing.py); no key, no start.
+        self.task_signer = task_signer(self.settings)
         self.quotas = Quotas(self.settings, self.redis, self.pool)
         self.tenants = SessionTenants(self.pool, self.settings.api_tenant_cache_size)
         self.media_readers = ConsumerCounts(self.settings.api_media_readers_ttl_s)
@@ -86,7 +91,11 @@ class AppState:
                 self.connection = await connect(self.settings.amqp_url, "api")
                 # A short wait for a recovering channel: past it the API analyses in-process.
                 self.publisher = await Publisher(
-                    self.connection, names, self.settings.publish_timeout_s, API_RECONNECT_WAIT_S
+                    self.connection,
+                    names,
+                    self.settings.publish_timeout_s,
+                    API_RECONNECT_WAIT_S,
+                    task_signer=self.task_signer,
                 ).open()
                 log.info("api connected to rabbitmq")
                 return

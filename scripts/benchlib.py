@@ -30,7 +30,13 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sandbox import LOOPBACK, delete_broker_objects, delete_redis_keys, free_port  # noqa: E402
+from sandbox import (  # noqa: E402
+    LOOPBACK,
+    delete_broker_objects,
+    delete_redis_keys,
+    free_port,
+    signing_env,
+)
 
 from shared import db as database  # noqa: E402
 from shared.api_keys import hashed  # noqa: E402
@@ -117,6 +123,8 @@ class World:
     admin_url: str
     api_port: int
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    # Fresh signing keys, the same for every process of the world.
+    signing: Mapping[str, str] = field(default_factory=signing_env)
 
     @property
     def database_url(self) -> str:
@@ -135,6 +143,7 @@ class World:
             "DATABASE_URL": self.database_url,
             "TOPOLOGY_PREFIX": self.prefix,
             "API_KEYS": json.dumps(api_keys()),
+            **self.signing,
             # One key floods every tier at the pipeline's full rate: quotas would measure
             # themselves, not the pipeline.
             "QUOTAS_ENABLED": "false",
@@ -152,6 +161,9 @@ class World:
             redis_url=self.redis_url,
             database_url=self.database_url,
             topology_prefix=self.prefix,
+            task_signing_key=self.signing["TASK_SIGNING_KEY"],
+            task_verify_key=self.signing["TASK_VERIFY_KEY"],
+            result_keys=json.loads(self.signing["RESULT_KEYS"]),
         )
 
 

@@ -130,6 +130,7 @@ async def scenario(args: argparse.Namespace, node: RabbitNode | None) -> int:
         "TOPOLOGY_PREFIX": prefix,
         "API_PORT": str(port),
         "API_KEYS": json.dumps(hashed({KEY: {"tenant": "chaos", "plan": 6}})),
+        **sandbox.signing_env(),
         # Chaos checks that nothing is lost; a 429 from a quota would only blur the tally.
         "QUOTAS_ENABLED": "false",
         # A killed worker's lock must not hold its task for long; the watchdog renews it.

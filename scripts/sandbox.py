@@ -7,6 +7,7 @@ another run's objects and leaves the services as it found them.
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 import uuid
@@ -19,6 +20,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from shared.api_keys import new_key
+from shared.constants import QUEUE_COMPONENTS
+from shared.signing import new_task_keys
 from topology.broker import management_url
 
 # The services of a development machine, when the environment names none.
@@ -86,3 +90,14 @@ async def delete_redis_keys(redis_url: str, prefix: str) -> int:
         return len(keys)
     finally:
         await redis.aclose()
+
+
+def signing_env() -> dict[str, str]:
+    """A fresh set of signing keys as environment variables (TASK_SIGNING_KEY,
+    TASK_VERIFY_KEY, RESULT_KEYS): every process of a throwaway world gets all of them."""
+    private, public = new_task_keys()
+    return {
+        "TASK_SIGNING_KEY": private,
+        "TASK_VERIFY_KEY": public,
+        "RESULT_KEYS": json.dumps({c: new_key() for c in QUEUE_COMPONENTS}),
+    }

@@ -14,6 +14,7 @@ from aio_pika.abc import (
     AbstractIncomingMessage,
     AbstractRobustConnection,
 )
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from shared import metrics
 from shared.constants import ATTEMPT_HEADER
@@ -21,6 +22,7 @@ from shared.deadletters import DeadLetterKind, dead_letter_headers, parking_head
 from shared.errors import BrokerUnavailable, PublishError, QueueFull
 from shared.messages import Result, Task, encode
 from shared.names import Names
+from shared.signing import sign_task
 
 log = structlog.get_logger(__name__)
 
@@ -118,9 +120,12 @@ class Publisher:
         timeout_s: float,
         reconnect_wait_s: float | None = None,
         urgent_priority: int | None = None,
+        task_signer: Ed25519PrivateKey | None = None,
     ) -> None:
         self._connection = connection
         self.names = names
+        # The API and media workers sign every task they publish (shared/signing.py).
+        self._task_signer = task_signer
         # Results at or above this priority go to the urgent results queue (None: never).
         self._urgent_priority = urgent_priority
         self._timeout = timeout_s
@@ -178,6 +183,8 @@ class Publisher:
         return True
 
     async def task(self, task: Task, attempt: int = 1) -> None:
+        if self._task_signer is not None:
+            task = sign_task(self._task_signer, task)
         queue = self.names.task_queue(task.component, task.plan_type)
         await self.send(self.names.exchange, queue, task_message(task, attempt))
 

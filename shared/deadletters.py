@@ -26,9 +26,16 @@ from shared.constants import (
 
 # Why a message was dead-lettered: a small fixed set, so the metric's cardinality is bounded.
 # poison: unreadable or misrouted; oversize: over a size bound, rejected to the broker's
-# dead-letter route; failed: a task given up on; refused: a result Postgres cannot store.
-DeadLetterKind = Literal["poison", "oversize", "failed", "refused"]
-KINDS: Final[tuple[DeadLetterKind, ...]] = ("poison", "oversize", "failed", "refused")
+# dead-letter route; failed: a task given up on; refused: a result Postgres cannot store;
+# unauthenticated: a task or result whose signature does not hold (forged or altered).
+DeadLetterKind = Literal["poison", "oversize", "failed", "refused", "unauthenticated"]
+KINDS: Final[tuple[DeadLetterKind, ...]] = (
+    "poison",
+    "oversize",
+    "failed",
+    "refused",
+    "unauthenticated",
+)
 
 # Session ids, component names and routing keys are far shorter; anything longer is noise.
 MAX_VALUE_CHARS: Final = 256
@@ -140,3 +147,11 @@ def parked_letter(headers: Mapping[str, Any] | None) -> tuple[str, DeadLetterKin
     if not isinstance(reason, str) or kind not in KINDS:
         return None
     return reason[:MAX_REASON_CHARS], kind
+
+
+def dead_letter_kind(name: str) -> DeadLetterKind:
+    """`name` as a kind; anything unknown counts as poison."""
+    for kind in KINDS:
+        if kind == name:
+            return kind
+    return "poison"

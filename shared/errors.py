@@ -90,6 +90,7 @@ class Retry(Exception):
 class Reject(Exception):
     """Raised to dead-letter the current message at once with `reason`."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, kind: str = "poison") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.kind = kind  # a shared.deadletters.DeadLetterKind

@@ -19,6 +19,12 @@ def settings_env(settings: Settings) -> dict[str, str]:
     for name, value in settings.model_dump(mode="json").items():
         if value is not None:
             env[name.upper()] = value if isinstance(value, str) else json.dumps(value)
+    # Secrets dump masked ("**********"): give the process their values.
+    if settings.task_signing_key is not None:
+        env["TASK_SIGNING_KEY"] = settings.task_signing_key.get_secret_value()
+    env["RESULT_KEYS"] = json.dumps(
+        {c: k.get_secret_value() for c, k in settings.result_keys.items()}
+    )
     return env
 
 

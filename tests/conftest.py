@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -9,6 +10,9 @@ import pytest
 from shared.api_keys import hashed
 from shared.settings import Settings
 from tests import services as svc
+
+# Signing keys of this test run, the same for every process of it.
+TEST_SIGNING = svc.signing_env()
 
 TEST_API_KEYS = {
     "test-enterprise": {"tenant": "tenant-a", "plan": 6},
@@ -56,6 +60,9 @@ def make_settings(
         "rabbitmq_management_url": services.management_url,
         "topology_prefix": prefix,
         "api_keys": hashed(TEST_API_KEYS),
+        "task_signing_key": TEST_SIGNING["TASK_SIGNING_KEY"],
+        "task_verify_key": TEST_SIGNING["TASK_VERIFY_KEY"],
+        "result_keys": json.loads(TEST_SIGNING["RESULT_KEYS"]),
         "retry_base_ms": 200,
         "lock_retry_ms": 100,
         "janitor_interval_s": 0.5,

@@ -20,6 +20,7 @@ from sandbox import (
     delete_redis_keys,
     drop_database,
     free_port,
+    signing_env,
     unique,
 )
 
@@ -109,5 +110,6 @@ __all__ = [
     "drop_database",
     "free_port",
     "reachable",
+    "signing_env",
     "unique",
 ]

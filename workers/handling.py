@@ -12,12 +12,14 @@ from dataclasses import dataclass
 
 import asyncpg
 from aio_pika.abc import AbstractIncomingMessage
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from shared.broker import Publisher
 from shared.errors import AnalysisTimeout
 from shared.messages import Task
 from shared.settings import Settings
 from workers.executor import Executor, ExecutorContext, task_timeout_s
+from workers.middleware.authenticity import SignResults, VerifyTask
 from workers.middleware.chain import Job, Lock, Next, Step, attempt_of, chain
 from workers.middleware.dead_letters import DeadLetterOnReject, DeadLetterParked
 from workers.middleware.dedupe import SkipFinished
@@ -52,6 +54,14 @@ class Execute:
         job.analysis = run.result()
 
 
+@dataclass(frozen=True)
+class Authenticity:
+    """The keys a worker checks tasks and signs results with."""
+
+    task_verifier: Ed25519PublicKey
+    result_key: bytes
+
+
 def steps_for(
     settings: Settings,
     component: str,
@@ -59,6 +69,7 @@ def steps_for(
     locks: Callable[[Task], Lock],
     db: asyncpg.Pool,
     worker_id: str,
+    keys: Authenticity,
 ) -> list[Step]:
     """The worker's steps, outermost first. Their order is the contract:
 
@@ -77,11 +88,13 @@ def steps_for(
         RequeueOnRetry(publisher, component),
         DeadLetterOnReject(publisher, component, park_ms),
         ParseTask(publisher.names, component),
+        VerifyTask(keys.task_verifier),
         bind_log_context,
         count_outcome,
         SkipFinished(db, settings.lock_retry_ms),
         HoldLock(locks, settings.lock_retry_ms),
         Report(publisher, component, park_ms),
+        SignResults(component, keys.result_key),
         Watchdog(settings.lock_retry_ms),
         DecideOnFailure(settings.max_attempts, settings.retry_base_ms, worker_id),
         ReportSuccess(worker_id),

@@ -12,14 +12,15 @@ from aio_pika.abc import AbstractIncomingMessage, AbstractQueue, AbstractRobustC
 from redis.asyncio import Redis
 
 from shared.broker import Publisher
-from shared.constants import PLANS
+from shared.constants import MEDIA_PREPROCESS, PLANS
 from shared.heartbeat import Heartbeat, worker_id
 from shared.names import Names
 from shared.resources import Resources
 from shared.settings import Settings
+from shared.signing import result_key, task_signer, task_verifier
 from shared.urgency import UrgentSignals, gate_for, precedence_followed
 from workers.executor import Executor, ExecutorContext, executor_for
-from workers.handling import Execute, TaskHandler, steps_for
+from workers.handling import Authenticity, Execute, TaskHandler, steps_for
 from workers.intake import Buffer, Intake
 from workers.isolation import AnalysisPool
 from workers.middleware.locking import redis_locks
@@ -47,6 +48,10 @@ class Worker:
         self.options = options
         self._executor = executor or executor_for(options.component)
         self.names = Names(settings.topology_prefix)
+        # The keys of this worker's role, checked before anything is opened (MissingCredential).
+        self._task_verifier = task_verifier(settings)
+        self._result_key = result_key(settings, options.component)
+        self._task_signer = task_signer(settings) if options.component == MEDIA_PREPROCESS else None
         # Without the scheduler, no tier is urgent: plain consumption, for comparison.
         self._urgent_priority = settings.urgent_threshold
         buffer: Buffer[AbstractIncomingMessage] = (
@@ -80,12 +85,21 @@ class Worker:
                 self.names,
                 settings.publish_timeout_s,
                 urgent_priority=self._urgent_priority,
+                task_signer=self._task_signer,
             ).open()
             context = ExecutorContext(
                 settings, redis, pool, http, publisher.task, opts.worker_id, analysis=analysis
             )
             locks = redis_locks(redis, settings.key_prefix, settings.lock_ttl_ms)
-            steps = steps_for(settings, opts.component, publisher, locks, pool, opts.worker_id)
+            steps = steps_for(
+                settings,
+                opts.component,
+                publisher,
+                locks,
+                pool,
+                opts.worker_id,
+                Authenticity(self._task_verifier, self._result_key),
+            )
             handler = TaskHandler(steps, Execute(self._executor, context))
             # Before consuming: a task's timeout must not run while the processes start.
             await analysis.start()

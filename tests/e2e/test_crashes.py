@@ -19,6 +19,7 @@ from shared.broker import Publisher, connect
 from shared.locks import lock_key
 from shared.names import Names
 from shared.sessions import NewSession
+from shared.signing import task_signer
 from tests import services as svc
 from tests.conftest import make_settings
 from tests.integration.conftest import eventually, queue_depths, running
@@ -69,7 +70,9 @@ async def crash_world(services, database_url):
     )
     connection = await connect(settings.amqp_url, "test")
     await declare(await connection.channel(), from_settings(settings))
-    publisher = await Publisher(connection, Names(settings.topology_prefix), 5).open()
+    publisher = await Publisher(
+        connection, Names(settings.topology_prefix), 5, task_signer=task_signer(settings)
+    ).open()
     yield settings, publisher
     await connection.close()
     await svc.delete_broker_objects(

@@ -49,6 +49,7 @@ def pipeline(services, database_url, tmp_path):
         "TOPOLOGY_PREFIX": prefix,
         "API_PORT": str(port),
         "API_KEYS": json.dumps(hashed(TEST_API_KEYS)),
+        **svc.signing_env(),
         "LOG_JSON": "true",
         "LOG_LEVEL": "INFO",
         "METRICS_PORT": str(metrics_base),

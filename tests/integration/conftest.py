@@ -12,8 +12,10 @@ from redis.asyncio import Redis
 
 from shared import db as database
 from shared.broker import Publisher, connect
+from shared.messages import Result
 from shared.names import Names
 from shared.settings import Settings
+from shared.signing import result_key, sign_result, task_signer
 from tests import services as svc
 from tests.conftest import make_settings
 from topology.broker import declare
@@ -68,7 +70,9 @@ async def redis(services: svc.Services) -> AsyncIterator[Redis]:
 @pytest.fixture
 async def publisher(settings: Settings) -> AsyncIterator[Publisher]:
     connection = await connect(settings.amqp_url, "test-publisher")
-    yield await Publisher(connection, Names(settings.topology_prefix), 5).open()
+    yield await Publisher(
+        connection, Names(settings.topology_prefix), 5, task_signer=task_signer(settings)
+    ).open()
     await connection.close()
 
 
@@ -123,6 +127,13 @@ async def publisher_for(settings: Settings) -> AsyncIterator[Publisher]:
     """A confirming publisher on a world of its own settings (not the `settings` fixture)."""
     connection = await connect(settings.amqp_url, "test-publisher")
     try:
-        yield await Publisher(connection, Names(settings.topology_prefix), 5).open()
+        yield await Publisher(
+            connection, Names(settings.topology_prefix), 5, task_signer=task_signer(settings)
+        ).open()
     finally:
         await connection.close()
+
+
+def signed(settings: Settings, result: Result) -> Result:
+    """`result` as the workers of its component sign it (results published by a test)."""
+    return sign_result(result_key(settings, result.component), result.component, result)

@@ -18,7 +18,7 @@ from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
 from shared.errors import RetryableAnalysisError
 from shared.messages import MAX_MESSAGE_BYTES, Result
 from shared.names import Names
-from tests.integration.conftest import eventually, publisher_for, queue_depths, running
+from tests.integration.conftest import eventually, publisher_for, queue_depths, running, signed
 from tests.integration.test_worker_flow import (
     dlq_messages,
     explain,
@@ -145,9 +145,8 @@ async def test_an_oversize_result_is_rejected_once_and_the_aggregator_stays_up(
         dead = await dead_letters(settings, 1)
         sid = await submit(pool, publisher, plan=3)  # no workers: the results come from here
         for component in ("techniques", "ai_tampered", "claims", "domain"):
-            await publisher.result(
-                Result(session_id=sid, component=component, success=True, score=5, timestamp=1)
-            )
+            result = Result(session_id=sid, component=component, success=True, score=5, timestamp=1)
+            await publisher.result(signed(settings, result))
         view = await final_view(pool, sid)
     assert view.status == "completed"
     assert reconnects == [] and counting.deliveries["big"] == 1

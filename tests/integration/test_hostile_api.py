@@ -469,6 +469,7 @@ def test_verdict_api_serves_metrics_on_their_own_port(services, database_url, ru
         "DATABASE_URL": database_url,
         "TOPOLOGY_PREFIX": run_prefix,
         "API_KEYS": json.dumps(hashed({KEY: {"tenant": "t", "plan": 6}})),
+        **svc.signing_env(),
         "API_METRICS_PORT": str(metrics_port),
         "LOG_JSON": "true",
     }

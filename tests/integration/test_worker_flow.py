@@ -17,7 +17,7 @@ from shared.constants import ANALYSIS_COMPONENTS, ATTEMPT_HEADER, REASON_HEADER
 from shared.errors import RetryableAnalysisError
 from shared.locks import lock_key
 from shared.sessions import NewSession
-from tests.integration.conftest import eventually, publisher_for, queue_depths, running
+from tests.integration.conftest import eventually, publisher_for, queue_depths, running, signed
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
 
@@ -346,7 +346,7 @@ async def test_a_result_postgres_refuses_is_dead_lettered_and_the_rest_applied(
         timestamp=now_ms(),
     )
     for result in [*good, bad]:
-        await publisher.result(result)
+        await publisher.result(signed(settings, result))
     async with running(Aggregator(settings, explain=explain).run):
         dead = await eventually(lambda: dlq_messages(settings))
         view = await sessions.load(pool, sid)

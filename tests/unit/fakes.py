@@ -13,6 +13,7 @@ from shared.broker import task_message
 from shared.errors import QueueFull
 from shared.messages import Result, Task, decode_result
 from shared.names import Names
+from shared.signing import new_task_keys, private_task_key, sign_task
 
 NAMES = Names("unit")
 
@@ -47,8 +48,18 @@ class FakeDelivery:
         self.events.append(("nack", requeue))
 
 
-def delivery_of(task: Task, attempt: int = 1, **overrides: Any) -> FakeDelivery:
-    """The delivery of `task` as the broker hands it over from its plan queue."""
+# Task keys of these tests: the API's private key and the workers' public one.
+TASK_KEYS = new_task_keys()
+RESULT_KEY = b"claims-result-key-of-at-least-32-bytes"
+
+
+def delivery_of(
+    task: Task, attempt: int = 1, signed: bool = True, **overrides: Any
+) -> FakeDelivery:
+    """The delivery of `task` as the broker hands it over from its plan queue (signed by the
+    API unless `signed` is off)."""
+    if signed:
+        task = sign_task(private_task_key(TASK_KEYS[0]), task)
     message = task_message(task, attempt)
     fields: dict[str, Any] = {
         "body": message.body,

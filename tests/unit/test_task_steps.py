@@ -20,9 +20,19 @@ from shared.errors import (
 )
 from shared.messages import MAX_MESSAGE_BYTES, Task, TaskInput, decode_task, failure_results
 from shared.settings import Settings
-from tests.unit.fakes import NAMES, FakeDelivery, FakeLock, FakePool, FakePublisher, delivery_of
+from shared.signing import public_task_key, result_is_authentic
+from tests.unit.fakes import (
+    NAMES,
+    RESULT_KEY,
+    TASK_KEYS,
+    FakeDelivery,
+    FakeLock,
+    FakePool,
+    FakePublisher,
+    delivery_of,
+)
 from workers.executor import Analysis, ExecutorContext
-from workers.handling import Execute, TaskHandler, steps_for
+from workers.handling import Authenticity, Execute, TaskHandler, steps_for
 from workers.middleware.chain import (
     Ack,
     DeadLetter,
@@ -43,6 +53,7 @@ from workers.middleware.requeue import RequeueOnRetry
 from workers.middleware.retries import DecideOnFailure
 
 SID = "5f0c6e1e-8f1a-4c3e-9a57-0d2b6a1c9e11"
+KEYS = Authenticity(public_task_key(TASK_KEYS[1]), RESULT_KEY)
 
 
 def a_task(component: str = "claims", **changes: Any) -> Task:
@@ -164,7 +175,7 @@ async def test_a_task_on_its_own_queue_is_parsed_for_the_steps_after():
     """The rest of the chain sees the task the body carries."""
     seen: list[Task] = []
     await ParseTask(NAMES, "claims")(
-        Job(delivery_of(a_task()), 1), Rest(lambda j: seen.append(j.task))
+        Job(delivery_of(a_task(), signed=False), 1), Rest(lambda j: seen.append(j.task))
     )
     assert seen == [a_task()]
 
@@ -404,7 +415,7 @@ def settings(**changes: Any) -> Settings:
 def handler(events: list[Any], executor: Any, lock: FakeLock | None = None, extra: Any = None):
     publisher = FakePublisher(events)
     lock = lock or FakeLock(events)
-    steps = steps_for(settings(), "claims", publisher, lambda t: lock, FakePool(), "w")  # type: ignore[arg-type]
+    steps = steps_for(settings(), "claims", publisher, lambda t: lock, FakePool(), "w", KEYS)  # type: ignore[arg-type]
     if extra is not None:  # where a step that sees the outgoing results belongs
         steps.insert(next(i for i, s in enumerate(steps) if isinstance(s, Report)) + 1, extra)
     context = ExecutorContext(settings(), None, None, None, None, analysis=None)  # type: ignore[arg-type]
@@ -505,7 +516,9 @@ async def test_a_step_added_after_parsing_sees_the_task_before_it_runs_and_may_r
 
     events: list[Any] = []
     publisher = FakePublisher(events)
-    steps = steps_for(settings(), "claims", publisher, lambda t: FakeLock(events), FakePool(), "w")  # type: ignore[arg-type]
+    steps = steps_for(
+        settings(), "claims", publisher, lambda t: FakeLock(events), FakePool(), "w", KEYS
+    )  # type: ignore[arg-type]
     steps.insert(
         next(i for i, s in enumerate(steps) if isinstance(s, ParseTask)) + 1, refuse_plan_6
     )
@@ -513,3 +526,31 @@ async def test_a_step_added_after_parsing_sees_the_task_before_it_runs_and_may_r
     await TaskHandler(steps, Execute(analyse, context)).handle(delivery_of(a_task(), events=events))  # type: ignore[arg-type]
     assert kinds(events) == ["dead_letter", "ack"] and ran == []
     assert events[0][1] == "unsigned task"
+
+
+async def test_an_unsigned_or_altered_task_is_dead_lettered_unrun_and_results_leave_signed():
+    """Through the worker's whole chain: a task the API did not sign, or signed for another
+    plan, never runs and goes to the DLQ as unauthenticated; a signed one runs and its result
+    carries the claims workers' signature."""
+    ran: list[Task] = []
+
+    async def analyse(task: Task, ctx: ExecutorContext) -> Analysis:
+        ran.append(task)
+        return Analysis(7)
+
+    for delivery in (
+        delivery_of(a_task(), signed=False),
+        delivery_of(a_task(plan_type=5, priority=8), signed=False),
+    ):
+        events: list[Any] = []
+        delivery.events = events
+        run, _ = handler(events, analyse)
+        await run.handle(delivery)  # type: ignore[arg-type]
+        assert kinds(events) == ["dead_letter", "ack"] and events[0][1] == "unauthenticated task"
+    assert ran == []
+    events = []
+    run, _ = handler(events, analyse)
+    await run.handle(delivery_of(a_task(), events=events))  # type: ignore[arg-type]
+    published = [e[1] for e in events if isinstance(e, tuple) and e[0] == "result"]
+    assert len(ran) == 1 and len(published) == 1
+    assert result_is_authentic({"claims": RESULT_KEY}, published[0])

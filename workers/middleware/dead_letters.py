@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shared.broker import Publisher, send_to_dlq
-from shared.deadletters import parked_letter
+from shared.deadletters import dead_letter_kind, parked_letter
 from shared.errors import Reject
 from workers.middleware.chain import Job, Next
 
@@ -51,6 +51,6 @@ class DeadLetterOnReject:
                 job.delivery,
                 rejected.reason,
                 source=self.component,
-                kind="poison",
+                kind=dead_letter_kind(rejected.kind),
                 park_ms=self.park_ms,
             )
