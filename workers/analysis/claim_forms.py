@@ -45,6 +45,7 @@ Register = Literal[
     "urgency",
     "debunked",
     "satire",
+    "revelation",
     "sourced",
     "hedges",
     "emotive",
@@ -80,8 +81,9 @@ CONTEXT_SENTENCES = 2
 CONTEXT_REGISTERS: frozenset[Register] = frozenset(
     {"conspiracy", "viral_sources", "urgency", "debunked", "unsourced"}
 )
-# A source the sentence itself discredits sources nothing.
-_DISCREDITING = ("viral_sources", "unsourced", "conspiracy")
+# A source the sentence itself discredits sources nothing: one passed around, one that
+# cites nothing, one said to hide the truth or to have "finally" confessed it.
+_DISCREDITING = ("viral_sources", "unsourced", "conspiracy", "revelation")
 
 
 class Terms(BaseModel):
@@ -203,7 +205,14 @@ def _patterns() -> _Patterns:
     forms = spec.forms
     return _Patterns(
         lexicons={name: _alternation(getattr(forms, name)) for name in FormLexicons.model_fields},
-        register={name: _alternation(getattr(spec.registers, name)) for name in REGISTERS},
+        register={
+            # "Finally", "at last": the words that make an admission a revelation.
+            **{
+                name: _alternation(getattr(spec.registers, name))
+                for name in RegisterLexicons.model_fields
+            },
+            "revelation": _alternation(forms.at_last),
+        },
         not_names=frozenset(fold(w) for w in spec.not_names),
     )
 
@@ -242,7 +251,8 @@ def _lexical_forms(has: Mapping[str, bool], sentence: str) -> list[Form]:
         "health": has["health_topics"],
         "cure": has["cures"],
         "drastic_measure": has["drastic_measures"],
-        "plot": has["plot"],
+        # "Caused by a secret experiment": a hidden cause is a plot too.
+        "plot": has["plot"] or (has["secrecy"] and has["causal"]),
         "group": has["groups"],
     }
     return [form for form, there in present.items() if there]

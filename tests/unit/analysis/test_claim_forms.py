@@ -72,6 +72,12 @@ def test_each_form_is_recognised_in_both_languages(sentence: str, form: str) -> 
         "Un mesaj distribuit pe WhatsApp spune că statul va confisca toate economiile în martie.",
         "Refugees commit 70% of all burglaries, a candidate said without citing any source.",
         "Refugiații comit 70% din spargeri, a spus un candidat, fără să citeze vreo sursă.",
+        "The space agency finally admitted that the sun will go dark for six days in December.",
+        "Agenția spațială a recunoscut în sfârșit că soarele se va stinge șase zile în decembrie.",
+        "The earthquake was triggered by a secret military experiment.",
+        "Cutremurul a fost declanșat de un experiment militar secret.",
+        "Coconut water reverses kidney disease, a nutritionist says on Instagram.",
+        "Apa de cocos vindecă bolile de rinichi, spune o nutriționistă pe Instagram.",
     ],
 )
 def test_risky_claims_nobody_checked_score_high(text: str) -> None:
