@@ -48,10 +48,11 @@ MIN_SENTENCES_FOR_UNIFORMITY = 3
 # Logistic combination: bias and weight per signal (log-odds one full-strength signal
 # adds). A text with no signal reads ~5 %; stock phrasing plus assistant vocabulary
 # alone crosses 50 %; a human voice at full strength takes 2.5 off.
-BIAS = -3.0
+BIAS = -2.8
 WEIGHTS: Mapping[str, float] = {
     "stock_phrases": 2.4,
     "assistant_vocabulary": 2.2,
+    "modals": 1.0,
     "connective_openers": 1.4,
     "uniform_sentences": 1.0,
     "enumerations": 0.6,
@@ -83,6 +84,7 @@ class TextMarkers(BaseModel):
     stock_phrases: Terms
     connectives: Terms
     vocabulary: Terms
+    modals: Terms
     first_person: Terms
     informal: Terms
 
@@ -145,6 +147,7 @@ class _Markers:
     stock_phrases: re.Pattern[str]
     connectives: re.Pattern[str]
     vocabulary: re.Pattern[str]
+    modals: re.Pattern[str]
     first_person: re.Pattern[str]
     informal: re.Pattern[str]
 
@@ -170,6 +173,7 @@ def _markers() -> _Markers:
         # would only match at the start of the whole text).
         re.compile(rf"\W{{0,8}}+(?:{_alternation(text.connectives).pattern})"),
         _alternation(text.vocabulary),
+        _alternation(text.modals),
         _alternation(text.first_person),
         _alternation(text.informal),
     )
@@ -229,8 +233,10 @@ _SIGNALS: Mapping[str, tuple[Callable[[_Measured], float], Callable[[float], flo
     # Several distinct assistant words per hundred (humans: ~0-2).
     "assistant_vocabulary": (
         lambda m: _rate(_markers().vocabulary, m, distinct=True),
-        lambda v: _clamp((v - 2.0) / 8.0),
+        lambda v: _clamp((v - 1.0) / 6.0),
     ),
+    # What things "can", "may" or "help" do, per hundred words (reporting: ~0-3).
+    "modals": (lambda m: _rate(_markers().modals, m), lambda v: _clamp((v - 2.0) / 4.0)),
     "connective_openers": (
         lambda m: m.openers / len(m.sentences) if m.sentences else 0.0,
         lambda v: _clamp((v - 0.1) / 0.3),
@@ -332,6 +338,7 @@ _RO_NAMES = {
     "repetition": "repetiții",
     "connective openers": "conectori la început de frază",
     "assistant vocabulary": "vocabular de asistent AI",
+    "modals": "ce „poate” face ceva, la tot pasul",
     "enumerations": "enumerări în trei",
     "generic": "text generic, fără nume sau cifre",
     "self reference": "formulă de asistent AI",

@@ -86,6 +86,7 @@ def test_report_data_shows_every_signal() -> None:
     assert set(data["signals"]) == {
         "stock_phrases",
         "assistant_vocabulary",
+        "modals",
         "connective_openers",
         "uniform_sentences",
         "enumerations",
@@ -155,9 +156,23 @@ def _signal(text: str, name: str) -> float:
     return next(s.strength for s in assess_machine_text(text).signals if s.name == name)
 
 
-@pytest.mark.parametrize("text", [GENERIC_EN, GENERIC_RO])
+# Plain generated prose: no stock phrase, few assistant words; what things "can" do.
+PLAIN_EN = (
+    "Volunteering is a meaningful way to give back to the community. It allows individuals to "
+    "develop new skills, meet people from different backgrounds and gain a sense of purpose. "
+    "Even a few hours a month can make a real difference."
+)
+PLAIN_RO = (
+    "Voluntariatul este o modalitate valoroasă de a contribui la binele comunității. Le permite "
+    "oamenilor să dezvolte abilități noi, să cunoască persoane diferite și să găsească un sens. "
+    "Chiar și câteva ore pe lună pot face o diferență reală."
+)
+
+
+@pytest.mark.parametrize("text", [GENERIC_EN, GENERIC_RO, PLAIN_EN, PLAIN_RO])
 def test_generated_prose_without_stock_phrases_scores_high(text: str) -> None:
-    """Assistant vocabulary, even sentences, lists of three and no specifics are enough."""
+    """Assistant vocabulary or modals, even sentences, lists of three and no specifics are
+    enough."""
     report = assess_machine_text(text)
     assert not report.phrases
     assert report.score >= 50
@@ -174,6 +189,8 @@ def test_human_chat_news_and_opinion_score_low(text: str) -> None:
     [
         (GENERIC_EN, "assistant_vocabulary"),
         (GENERIC_RO, "assistant_vocabulary"),
+        (PLAIN_EN, "modals"),
+        (PLAIN_RO, "modals"),
         (ASSISTANT_EN, "connective_openers"),
         (ASSISTANT_RO, "connective_openers"),
         (GENERIC_EN, "uniform_sentences"),
