@@ -249,7 +249,8 @@ def _lexical_forms(has: Mapping[str, bool], sentence: str) -> list[Form]:
         "admission": admission,
         "authority_claim": not admission and has["authorities"] and has["confirmations"],
         "health": has["health_topics"],
-        "cure": has["cures"],
+        # A "miracle" mop is an advert; a miracle for the body is a cure.
+        "cure": has["cures"] and has["health_topics"],
         "drastic_measure": has["drastic_measures"],
         # "Caused by a secret experiment": a hidden cause is a plot too.
         "plot": has["plot"] or (has["secrecy"] and has["causal"]),

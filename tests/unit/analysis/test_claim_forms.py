@@ -46,6 +46,7 @@ def unverified_score(text: str) -> float:
         ("Acest ceai vindecă diabetul.", "cure"),
         ("Lose weight in just five days.", "cure"),
         ("Slăbești în doar cinci zile.", "cure"),
+        ("This miracle mop cleans every floor.", "absolute"),
         ("The bank will freeze all accounts.", "drastic_measure"),
         ("Statul va confisca economiile.", "drastic_measure"),
         ("The storm was engineered by a secret lab.", "plot"),
@@ -99,6 +100,7 @@ def test_risky_claims_nobody_checked_score_high(text: str) -> None:
         "Medicii au confirmat că noul vaccin provoacă mai puține reacții, a anunțat ministerul.",
         "lol my cat never eats anything before 10 am, every single day, she's the worst",
         "am încercat shaormeria nouă, cea mai bună din oraș, dar 30 de lei e mult",
+        "This miracle mop cleans every floor in half the time. Buy two and get one free!",
     ],
 )
 def test_sober_sourced_statistics_and_chat_stay_low(text: str) -> None:
