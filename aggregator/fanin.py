@@ -15,7 +15,7 @@ from typing import Any
 
 import asyncpg
 
-from aggregator.verdict import ComponentOutcome, Verdict, compute
+from aggregator.verdict import Verdict, compute, outcome_of
 from shared.messages import Result
 from shared.sessions import progress_of
 
@@ -37,6 +37,19 @@ class Recorded:
     duplicate: bool  # every result applied for it this time was already recorded
     results: dict[str, dict[str, Any]]
     explanation: dict[str, str] | None = None  # with the verdict
+
+
+def live_states(sessions: Sequence[Recorded]) -> list[tuple[str, dict[str, Any]]]:
+    """The live state of each session these results changed, for Redis and /events.
+
+    A batch made only of duplicates changed nothing, unless it is the one that finalized the
+    session (a retry after a crash between recording and finalizing): that one is announced.
+    """
+    return [
+        (r.session_id, {**r.progress, "tenant": r.tenant})
+        for r in sessions
+        if not r.duplicate or r.verdict is not None
+    ]
 
 
 @dataclass(frozen=True)
@@ -131,9 +144,7 @@ def _settle(
         components = tuple(row["components"])
         verdict = None
         if row["status"] == "processing" and all(c in results for c in components):
-            outcomes = {
-                c: ComponentOutcome(results[c]["status"], results[c]["score"]) for c in components
-            }
+            outcomes = {c: outcome_of(results[c]) for c in components}
             verdict = compute(outcomes, weights)
         state = verdict.session_status if verdict else row["status"]
         recorded.append(

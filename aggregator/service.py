@@ -12,8 +12,8 @@ import structlog
 from aio_pika.abc import AbstractIncomingMessage
 from redis.asyncio import Redis
 
-from aggregator.explain import explain, explain_by_llm
-from aggregator.fanin import Explain, Recorded, finalize_overdue, record_results
+from aggregator.explanation import explain, explain_by_llm
+from aggregator.fanin import Explain, Recorded, finalize_overdue, live_states, record_results
 from shared import db as database
 from shared import live, metrics
 from shared.broker import Publisher, connect, reject_oversize, send_to_dlq
@@ -21,9 +21,9 @@ from shared.deadletters import DeadLetterKind, oversize
 from shared.errors import InvalidMessage
 from shared.heartbeat import Heartbeat, worker_id
 from shared.messages import MAX_MESSAGE_BYTES, Result, decode_result
+from shared.names import Names
 from shared.settings import Settings
 from shared.urgency import UrgentSignals, follow_precedence, gate_for
-from topology.spec import Names
 
 log = structlog.get_logger(__name__)
 
@@ -204,11 +204,8 @@ class Aggregator:
 
     async def _announce(self, sessions: list[Recorded]) -> None:
         """Live state for pollers; Postgres already holds the truth, so Redis may fail."""
-        states = [
-            (r.session_id, {**r.progress, "tenant": r.tenant}) for r in sessions if not r.duplicate
-        ]
         try:
-            await live.publish_states(self.redis, self.settings.key_prefix, states)
+            await live.publish_states(self.redis, self.settings.key_prefix, live_states(sessions))
         except Exception as exc:
             log.warning("live state not updated", error=repr(exc))
         for recorded in sessions:

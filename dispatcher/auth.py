@@ -7,8 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fastapi import HTTPException, Request, status
+from starlette.types import Scope
 
 from shared.settings import Settings
+
+# Where RequestGuard leaves what authenticating a request's key gave (a Caller, or the 401
+# refusal) in the ASGI scope's state, `request.state`: the route asks it, not the keys again.
+CALLER = "caller"
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,22 @@ def authenticate(settings: Settings, key: str | None) -> Caller:
         if hmac.compare_digest(known.encode(), key.encode()):
             return Caller(grant.tenant, grant.plan)
     raise HTTPException(status.HTTP_401_UNAUTHORIZED, "unknown API key")
+
+
+def remember_caller(scope: Scope, outcome: Caller | HTTPException) -> None:
+    """Keep the outcome of authenticating this request for `authenticated`."""
+    scope.setdefault("state", {})[CALLER] = outcome
+
+
+def authenticated(request: Request, settings: Settings) -> Caller:
+    """The request's caller as the guard authenticated it; looked up here only on a path the
+    guard does not check. 401 when the key is missing or unknown."""
+    outcome: Caller | HTTPException | None = getattr(request.state, CALLER, None)
+    if outcome is None:
+        return authenticate(settings, key_from(request))
+    if isinstance(outcome, HTTPException):
+        raise outcome
+    return outcome
 
 
 def effective_plan(caller: Caller, requested: int | None) -> int:

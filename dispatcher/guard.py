@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from dispatcher.auth import authenticate, key_in
+from dispatcher.auth import Caller, authenticate, key_in, remember_caller
 from shared.settings import Settings
 
 # Requests under this path need an API key; without a known one their body is never read.
@@ -34,14 +34,14 @@ class BoundedBody:
     ends a body that has not arrived whole by its deadline (a trickle as well as a stall)."""
 
     def __init__(
-        self, receive: Receive, limit: int, timeout_s: float, deadline_s: float, complete: bool
+        self, receive: Receive, limit: int, timeout_s: float, deadline_s: float, expected: bool
     ) -> None:
         self.receive = receive
         self.limit = limit
         self.timeout_s = timeout_s
         self.deadline_s = deadline_s
-        self.complete = complete  # nothing (more) to read: only a disconnect can come
-        self.read = 0
+        self.complete = not expected  # nothing (more) to read: only a disconnect can come
+        self.received = 0  # body bytes so far
         self._ends_at: float | None = None
 
     async def __call__(self) -> Message:
@@ -56,8 +56,8 @@ class BoundedBody:
                 message = await self.receive()
         except TimeoutError:
             raise BodyRefused(status.HTTP_408_REQUEST_TIMEOUT, self._too_slow(left)) from None
-        self.read += len(message.get("body", b""))
-        if self.read > self.limit:
+        self.received += len(message.get("body", b""))
+        if self.received > self.limit:
             raise BodyRefused(
                 status.HTTP_413_CONTENT_TOO_LARGE, f"request body over {self.limit} bytes"
             )
@@ -91,7 +91,8 @@ class RequestGuard:
     """The API key before the body, then at most `limit` body bytes, each read within a timeout.
 
     A caller with no or an unknown key gets an empty body in place of its own, so the route's
-    `caller` dependency answers 401 (FastAPI reads bodies before it runs dependencies). Any
+    `caller` dependency answers 401 (FastAPI reads bodies before it runs dependencies). The
+    key is looked up here once: the route reads the outcome from the request's state. Any
     answer given before the body was read to its end closes the connection, so the server
     never reads the rest.
     """
@@ -127,10 +128,10 @@ class RequestGuard:
             self.limit,
             self.settings.api_body_timeout_s,
             self.settings.api_body_deadline_s,
-            not _expects_body(headers),
+            expected=_expects_body(headers),
         )
         keyed = _keyed(scope)
-        key = key_in(headers) if keyed and self._may_read(scope, headers) else None
+        key = self._known_key(scope, headers) if keyed else None
         reader: Receive = body if key is not None or not keyed else _NoBody()
         counted = key if key is not None and not body.complete else None
         if counted is not None:
@@ -167,14 +168,15 @@ class RequestGuard:
     def _headers_over_limit(self) -> str:
         return f"request line and headers over {self.settings.api_max_header_bytes} bytes"
 
-    def _may_read(self, scope: Scope, headers: Headers) -> bool:
-        if not _keyed(scope):
-            return True
+    def _known_key(self, scope: Scope, headers: Headers) -> str | None:
+        """The request's key when it is a known one; the outcome is kept for the route."""
+        key = key_in(headers)
         try:
-            authenticate(self.settings, key_in(headers))
-        except HTTPException:
-            return False
-        return True
+            outcome: Caller | HTTPException = authenticate(self.settings, key)
+        except HTTPException as refused:
+            outcome = refused
+        remember_caller(scope, outcome)
+        return key if isinstance(outcome, Caller) else None
 
 
 def head_bytes(scope: Scope) -> int:
@@ -199,18 +201,18 @@ async def _refuse(scope: Scope, send: Send, code: int, detail: str, retry: int =
 
 class SecurityHeaders:
     """`X-Content-Type-Options: nosniff` on every response; `Cache-Control: no-store` on
-    responses under `private_paths` (session data must not sit in shared caches)."""
+    responses under `private_prefix` (session data must not sit in shared caches)."""
 
-    def __init__(self, app: ASGIApp, private_paths: str) -> None:
+    def __init__(self, app: ASGIApp, private_prefix: str) -> None:
         self.app = app
-        self.private_paths = private_paths
+        self.private_prefix = private_prefix
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         extra = [(b"x-content-type-options", b"nosniff")]
-        if scope["path"].startswith(self.private_paths):
+        if scope["path"].startswith(self.private_prefix):
             extra.append((b"cache-control", b"no-store"))
 
         async def send_with_headers(message: Message) -> None:

@@ -40,8 +40,10 @@ from redis.exceptions import RedisError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dispatcher import audit
-from dispatcher.auth import Caller, authenticate, key_from
+from dispatcher.auth import Caller, authenticated, key_from
 from dispatcher.ratelimits import Usage, headers, parse_limits, parse_plan_limits, retry_after_s
+from shared import tenants
+from shared.keys import Keys
 from shared.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -66,14 +68,6 @@ IN_FLIGHT_RETRY_AFTER_S = 5
 HEADERS = "ratelimit_headers"
 
 T = TypeVar("T")
-
-IN_FLIGHT_SQL = """
-SELECT (SELECT count(*) FROM (SELECT 1 FROM sessions
-                              WHERE tenant = $1 AND status = 'processing' LIMIT $2) AS open
-       ) AS open,
-       $3::text IS NOT NULL
-       AND EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND idempotency_key = $3) AS replay
-"""
 
 
 def too_many(detail: str, retry_after: int) -> HTTPException:
@@ -102,7 +96,7 @@ class Quotas:
             await self._refuse_throttled_address(request, address)
         key = key_from(request)
         try:
-            who = authenticate(self.settings, key)
+            who = authenticated(request, self.settings)
         except HTTPException:
             audit.note(reason="unknown_key" if key else "missing_key")
             if key and self.enabled:
@@ -113,7 +107,7 @@ class Quotas:
             await self._charge_key(request, who, key)
         return who
 
-    async def hold_in_flight(self, who: Caller, idempotency_key: str | None) -> None:
+    async def enforce_in_flight_cap(self, who: Caller, idempotency_key: str | None) -> None:
         """429 when the tenant already has its plan's cap of sessions processing.
 
         A replay of an idempotency key the tenant used before starts nothing, so it passes.
@@ -122,12 +116,12 @@ class Quotas:
         if not self.enabled:
             return
         cap = self.caps[who.plan]
-        row = await self.pool.fetchrow(IN_FLIGHT_SQL, who.tenant, cap, idempotency_key)
-        if row["open"] >= cap and not row["replay"]:
+        in_flight = await tenants.in_flight(self.pool, who.tenant, cap, idempotency_key)
+        if in_flight.processing >= cap and not in_flight.replay:
             audit.note(reason="in_flight_cap")
             raise too_many(
-                f"{row['open']} sessions of this tenant are still processing, the most this "
-                "plan allows; retry when some have finished",
+                f"{in_flight.processing} sessions of this tenant are still processing, the most "
+                "this plan allows; retry when some have finished",
                 IN_FLIGHT_RETRY_AFTER_S,
             )
 
@@ -167,7 +161,7 @@ class WindowCounts:
         self.storage = RedisStorage(
             f"async+{settings.redis_url}",
             implementation="redispy",
-            key_prefix=f"{settings.key_prefix}:ratelimit",
+            key_prefix=Keys(settings.key_prefix).rate_limits,
             **shared_pool,
         )
         self.unchecked_until = 0.0  # monotonic time; while ahead, Redis is not asked

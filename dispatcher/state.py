@@ -17,8 +17,9 @@ from dispatcher.quotas import Quotas
 from dispatcher.tenancy import SessionTenants
 from shared.broker import Publisher, connect
 from shared.errors import BrokerUnavailable
+from shared.names import Names
 from shared.settings import Settings
-from topology.spec import Names, from_settings
+from topology.spec import from_settings
 from workers.isolation import AnalysisPool
 
 log = structlog.get_logger(__name__)

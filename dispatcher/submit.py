@@ -14,9 +14,9 @@ from shared import live, metrics, sessions
 from shared.constants import ANALYSIS_COMPONENTS, MEDIA_INPUT_TYPES, MEDIA_PREPROCESS
 from shared.errors import BrokerUnavailable, PublishError, QueueFull
 from shared.messages import Task, TaskInput, now_ms, priority_of
+from shared.names import Names
 from shared.sessions import NewSession, progress_of
 from shared.urgency import UrgentSignals
-from topology.spec import Names
 
 log = structlog.get_logger(__name__)
 
@@ -90,9 +90,7 @@ async def accept(state: AppState, session: NewSession) -> Accepted:
         log.warning(
             "broker unavailable, analysing synchronously", session_id=session.id, error=str(exc)
         )
-        await state.pool.execute(
-            "UPDATE sessions SET mode = 'sync' WHERE id = $1::uuid", session.id
-        )
+        await sessions.mark_sync(state.pool, session.id)
         await analyse_inline(
             tasks, state.settings, state.pool, state.redis, state.http, state.analysis
         )

@@ -11,14 +11,14 @@ import httpx
 import structlog
 from redis.asyncio import Redis
 
-from aggregator.explain import explain
-from aggregator.fanin import record_result
+from aggregator.explanation import explain
+from aggregator.fanin import live_states, record_result
+from shared import live
 from shared.constants import MEDIA_PREPROCESS
 from shared.errors import AnalysisTimeout
-from shared.messages import Result, Task
+from shared.messages import Result, Task, failure_results, success_result
 from shared.settings import Settings
 from workers.executor import Analysis, ExecutorContext, executor_for
-from workers.handling import failure_results, success_result
 from workers.isolation import AnalysisPool
 from workers.reasons import user_reason
 from workers.retry import describe
@@ -58,8 +58,11 @@ async def analyse_inline(
         results = await asyncio.gather(
             *(_run(t, context, settings.sync_timeout_s) for t in analyses)
         )
-    for result in results:
-        await record_result(pool, result, settings.verdict_weights, explain)
+    recorded = [await record_result(pool, r, settings.verdict_weights, explain) for r in results]
+    try:  # the POST's "processing" state would otherwise stand in Redis for a day
+        await live.publish_states(redis, settings.key_prefix, live_states(recorded))
+    except Exception as exc:  # Redis is a cache of Postgres: a miss falls back to the record
+        log.warning("live state not updated", error=repr(exc))
 
 
 async def _attempt(task: Task, context: ExecutorContext, timeout_s: float) -> Analysis | str:
@@ -84,4 +87,4 @@ async def _run(task: Task, context: ExecutorContext, timeout_s: float) -> Result
     if isinstance(outcome, str):
         return failure_results(task, outcome, 1, SYNC_WORKER)[0]
     elapsed_ms = int((time.perf_counter() - started) * 1000)
-    return success_result(task, outcome, 1, SYNC_WORKER, elapsed_ms)
+    return success_result(task, outcome.score, outcome.data, 1, SYNC_WORKER, elapsed_ms)

@@ -12,6 +12,8 @@ from collections import OrderedDict
 
 import asyncpg
 
+from shared import sessions
+
 
 def parse_session_id(session_id: str) -> uuid.UUID | None:
     """The session id as a UUID, or None for anything that cannot name a session."""
@@ -37,19 +39,17 @@ class SessionTenants:
     async def exists(self, session_id: str) -> bool:
         """True while the session's row exists (never answered from memory)."""
         sid = parse_session_id(session_id)
-        return sid is not None and await self._read(sid) is not None
+        return sid is not None and await self._read_and_remember(sid) is not None
 
     async def _tenant_of(self, sid: uuid.UUID) -> str | None:
         tenant = self._known.get(sid)
         if tenant is not None:
             self._known.move_to_end(sid)
             return tenant
-        return await self._read(sid)
+        return await self._read_and_remember(sid)
 
-    async def _read(self, sid: uuid.UUID) -> str | None:
-        tenant: str | None = await self.pool.fetchval(
-            "SELECT tenant FROM sessions WHERE id = $1", sid
-        )
+    async def _read_and_remember(self, sid: uuid.UUID) -> str | None:
+        tenant = await sessions.tenant_of(self.pool, sid)
         if tenant is not None:
             self._known[sid] = tenant
             self._known.move_to_end(sid)

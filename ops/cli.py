@@ -10,9 +10,9 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import structlog
@@ -23,6 +23,9 @@ from shared.errors import VerdictError
 from shared.logging import configure
 from shared.settings import Settings, load_settings
 from workers.analysis.cli import factchecks
+
+if TYPE_CHECKING:
+    from topology.access import Role
 
 log = structlog.get_logger(__name__)
 
@@ -91,8 +94,15 @@ def topology() -> None:
     """Declare, verify or export the RabbitMQ topology."""
 
 
+ACCESS_HELP = (
+    "also the vhost, one user per role and their permissions (management API, as the "
+    "administrator of RABBITMQ_MANAGEMENT_URL; passwords from RABBITMQ_PASSWORD_<ROLE>)"
+)
+
+
 @topology.command("declare")
-def topology_declare() -> None:
+@click.option("--access", is_flag=True, help=ACCESS_HELP)
+def topology_declare(access: bool) -> None:
     """Declare every exchange, queue and binding (idempotent)."""
     from shared.broker import connect
     from topology.broker import declare
@@ -101,29 +111,67 @@ def topology_declare() -> None:
     settings = _settings()
 
     async def go() -> None:
-        connection = await connect(settings.amqp_url, "topology")
+        url = await _provision(settings) if access else settings.amqp_url
+        connection = await connect(url, "topology")
         try:
             await declare(await connection.channel(), from_settings(settings))
         finally:
             await connection.close()
 
-    asyncio.run(go())
+    _or_fail(go())
     click.echo(f"topology '{settings.topology_prefix}' declared")
 
 
+async def _provision(settings: Settings) -> str:
+    """Provision the vhost, users and permissions; the AMQP URL of the topology role."""
+    from topology.broker import management_url
+    from topology.provision import Management, provision, vhost_of, with_credentials
+
+    roles, passwords = _access(settings)
+    base, _, auth = management_url(settings.amqp_url, settings.rabbitmq_management_url)
+    async with Management(base, auth) as api:
+        await provision(api, vhost_of(settings.amqp_url), roles, passwords)
+    topology_role = roles[0]
+    return with_credentials(settings.amqp_url, topology_role.user, passwords["topology"])
+
+
+def _access(settings: Settings) -> tuple[tuple[Role, ...], dict[str, str]]:
+    from shared.names import Names
+    from topology.access import roles
+    from topology.provision import passwords_from
+
+    all_roles = roles(Names(settings.topology_prefix), settings.retry_delays_ms())
+    return all_roles, passwords_from(os.environ, all_roles)
+
+
+def _or_fail(work: Coroutine[Any, Any, None]) -> None:
+    """Run `work`; a project error becomes a one-line message and exit status 1."""
+    try:
+        asyncio.run(work)
+    except VerdictError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
 @topology.command("verify")
-def topology_verify() -> None:
+@click.option("--access", is_flag=True, help="also the vhost, users and permissions")
+def topology_verify(access: bool) -> None:
     """Compare the live broker with the spec; exit 1 on any difference."""
     from topology.broker import verify
     from topology.spec import from_settings
 
     settings = _settings()
-    try:
-        drift = asyncio.run(
-            verify(from_settings(settings), settings.amqp_url, settings.rabbitmq_management_url)
+    drift: list[str] = []
+
+    async def go() -> None:
+        drift.extend(
+            await verify(
+                from_settings(settings), settings.amqp_url, settings.rabbitmq_management_url
+            )
         )
-    except VerdictError as exc:
-        raise click.ClickException(str(exc)) from exc
+        if access:
+            drift.extend(await _access_drift(settings))
+
+    _or_fail(go())
     for line in drift:
         click.echo(line)
     if drift:
@@ -131,21 +179,89 @@ def topology_verify() -> None:
     click.echo(f"topology '{settings.topology_prefix}' matches the spec")
 
 
+async def _access_drift(settings: Settings) -> list[str]:
+    from topology.broker import management_url
+    from topology.provision import Management, access_drift, vhost_of
+
+    roles, _ = _access(settings)
+    base, _, auth = management_url(settings.amqp_url, settings.rabbitmq_management_url)
+    async with Management(base, auth) as api:
+        return await access_drift(api, vhost_of(settings.amqp_url), roles)
+
+
 @topology.command("export")
 @click.option(
     "--output", "-o", type=click.Path(path_type=Path), help="file to write (default: stdout)"
 )
-@click.option("--vhost", default="/", show_default=True)
-def topology_export(output: Path | None, vhost: str) -> None:
+@click.option("--vhost", default=None, help="vhost (default: the one AMQP_URL names)")
+@click.option(
+    "--access", is_flag=True, help="also the vhost, users (password hashes) and permissions"
+)
+def topology_export(output: Path | None, vhost: str | None, access: bool) -> None:
     """Write a definitions file RabbitMQ can load at boot (load_definitions)."""
     from topology.broker import definitions
+    from topology.provision import access_definitions, vhost_of
     from topology.spec import from_settings
 
-    text = json.dumps(definitions(from_settings(_settings()), vhost), indent=2)
+    settings = _settings()
+    vhost = vhost or vhost_of(settings.amqp_url)
+    document = definitions(from_settings(settings), vhost)
+    if access:
+        try:
+            document.update(access_definitions(vhost, *_access(settings)))
+        except VerdictError as exc:
+            raise click.ClickException(str(exc)) from exc
+    text = json.dumps(document, indent=2)
     if output:
         output.write_text(text + "\n")
     else:
         click.echo(text)
+
+
+@main.group()
+def access() -> None:
+    """Per-role credentials on the stores: Redis ACL users."""
+
+
+@access.command("redis")
+@click.option("--apply", "apply_", is_flag=True, help="ACL SETUSER on the Redis of REDIS_URL")
+def access_redis(apply_: bool) -> None:
+    """Print an ACL file of the Redis roles (passwords as SHA-256), or apply them live.
+
+    Passwords come from REDIS_PASSWORD_API, REDIS_PASSWORD_WORKER, REDIS_PASSWORD_AGGREGATOR.
+    """
+    from shared.keys import Keys
+    from shared.redis_roles import (
+        acl_file_line,
+        password_variable,
+        redis_roles,
+        setuser_arguments,
+    )
+
+    settings = _settings()
+    roles = redis_roles(Keys(settings.key_prefix))
+    passwords = {r.role: os.environ.get(password_variable(r.role), "") for r in roles}
+    missing = [password_variable(role) for role, pw in passwords.items() if not pw]
+    if missing:
+        raise click.ClickException(f"set {', '.join(missing)}")
+    if not apply_:
+        for role in roles:
+            click.echo(acl_file_line(role, passwords[role.role]))
+        return
+
+    async def go() -> None:
+        from redis.asyncio import Redis
+
+        redis = Redis.from_url(settings.redis_url)
+        try:
+            for role in roles:
+                args = setuser_arguments(role, passwords[role.role])
+                await redis.execute_command("ACL", "SETUSER", *args)
+        finally:
+            await redis.aclose()
+
+    asyncio.run(go())
+    click.echo(f"{len(roles)} Redis users set for prefix '{settings.key_prefix}'")
 
 
 @main.group()
@@ -160,6 +276,36 @@ def db_migrate() -> None:
 
     applied = asyncio.run(migrate(_settings().database_url))
     click.echo(f"applied {len(applied)} migration(s): {', '.join(applied) or 'none pending'}")
+
+
+@db.command("provision")
+@click.option("--owner", default=None, help="owner role (default: <database>_owner)")
+@click.option("--app", "app_role", default=None, help="application role (default: <database>_app)")
+def db_provision(owner: str | None, app_role: str | None) -> None:
+    """Create the owner and application roles, the database and the grants (idempotent).
+
+    Run as an administrator: DATABASE_URL names the administrator and the application's
+    database. Passwords come from POSTGRES_OWNER_PASSWORD and POSTGRES_APP_PASSWORD and are
+    sent as SCRAM-SHA-256 verifiers.
+    """
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    from shared.db_roles import DatabaseRoles, provision
+
+    url = _settings().database_url
+    database = unquote(urlsplit(url).path.lstrip("/"))
+    passwords = [
+        os.environ.get(v, "") for v in ("POSTGRES_OWNER_PASSWORD", "POSTGRES_APP_PASSWORD")
+    ]
+    if not database or not all(passwords):
+        raise click.ClickException(
+            "DATABASE_URL must name a database; "
+            "set POSTGRES_OWNER_PASSWORD and POSTGRES_APP_PASSWORD"
+        )
+    roles = DatabaseRoles(database, owner or f"{database}_owner", app_role or f"{database}_app")
+    admin_url = urlunsplit(urlsplit(url)._replace(path="/postgres"))
+    _or_fail(provision(admin_url, url, roles, *passwords))
+    click.echo(f"database {database}: owner {roles.owner}, application role {roles.app}")
 
 
 @main.command()

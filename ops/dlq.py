@@ -10,8 +10,8 @@ from aio_pika.abc import AbstractIncomingMessage
 
 from shared.broker import Publisher, connect
 from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
+from shared.names import Names
 from shared.settings import Settings
-from topology.spec import Names
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ import click
 import httpx
 
 from shared.constants import ANALYSIS_COMPONENTS, PLANS
-from topology.spec import Names
+from shared.names import Names
 
 FREEMIUM, ENTERPRISE = 1, 6
 # compose.yaml's worker settings: (concurrency, prefetch per plan queue).

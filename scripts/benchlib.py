@@ -13,7 +13,6 @@ import json
 import math
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,7 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import httpx
@@ -31,17 +30,14 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from sandbox import LOOPBACK, delete_broker_objects, delete_redis_keys, free_port  # noqa: E402
+
 from shared import db as database  # noqa: E402
 from shared.broker import connect  # noqa: E402
 from shared.settings import Settings, load_settings  # noqa: E402
-from topology.broker import declare, management_url  # noqa: E402
+from topology.broker import declare  # noqa: E402
 from topology.spec import from_settings  # noqa: E402
 
-LOOPBACK = {
-    "AMQP_URL": "amqp://guest:guest@127.0.0.1:5672/",
-    "REDIS_URL": "redis://127.0.0.1:6379/0",
-    "DATABASE_URL": "postgresql://postgres@127.0.0.1:5432/postgres",
-}
 ANALYZE = "/api/v3/pipeline/analyze-async"
 BENCH_KEY = "bench-enterprise"
 # How a live state that is not final yet reads (shared.live serializes with json.dumps).
@@ -158,13 +154,6 @@ class World:
         )
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def new_world(stem: str = "bench") -> World:
     urls = {name: os.environ.get(name, default) for name, default in LOOPBACK.items()}
     for url in urls.values():
@@ -206,30 +195,6 @@ async def destroy_world(world: World) -> None:
         await admin.close()
     await delete_broker_objects(world.amqp_url, (world.prefix,))
     await delete_redis_keys(world.redis_url, world.prefix)
-
-
-async def delete_broker_objects(amqp_url: str, prefixes: Sequence[str]) -> None:
-    """Delete every queue and exchange named `prefix`, `prefix.…` or `prefix_…`."""
-    base, vhost, auth = management_url(amqp_url, None)
-    v = quote(vhost, safe="")
-    async with httpx.AsyncClient(base_url=f"{base}/api", auth=auth, timeout=10) as http:
-        for kind in ("queues", "exchanges"):
-            for item in (await http.get(f"/{kind}/{v}?columns=name")).json():
-                name = item["name"]
-                if any(name == p or name.startswith((f"{p}.", f"{p}_")) for p in prefixes):
-                    await http.delete(f"/{kind}/{v}/{quote(name, safe='')}")
-
-
-async def delete_redis_keys(redis_url: str, prefix: str) -> None:
-    from redis.asyncio import Redis
-
-    redis = Redis.from_url(redis_url)
-    try:
-        keys = [k async for k in redis.scan_iter(match=f"{prefix}:*", count=1000)]
-        for start in range(0, len(keys), 500):
-            await redis.delete(*keys[start : start + 500])
-    finally:
-        await redis.aclose()
 
 
 async def purge_queues(world: World, names: Sequence[str]) -> None:

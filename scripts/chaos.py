@@ -48,12 +48,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import sandbox  # noqa: E402
 from rabbit_node import RabbitNode  # noqa: E402
 
-from aggregator.verdict import ComponentOutcome, compute  # noqa: E402
+from aggregator.verdict import compute, outcome_of  # noqa: E402
+from shared.names import Names  # noqa: E402
 from shared.settings import Settings  # noqa: E402
-from tests import services as svc  # noqa: E402
-from topology.spec import Names, from_settings  # noqa: E402
+from topology.spec import from_settings  # noqa: E402
 
 API = "/api/v3/pipeline"
 KEY = "chaos-enterprise"
@@ -110,12 +111,14 @@ async def main(args: argparse.Namespace) -> int:
 
 
 async def scenario(args: argparse.Namespace, node: RabbitNode | None) -> int:
-    amqp = node.amqp_url if node else os.environ.get("AMQP_URL", svc.LOOPBACK["AMQP_URL"])
+    amqp = node.amqp_url if node else os.environ.get("AMQP_URL", sandbox.LOOPBACK["AMQP_URL"])
     management = node.management_url if node else os.environ.get("RABBITMQ_MANAGEMENT_URL")
-    redis_url = with_db(os.environ.get("REDIS_URL", svc.LOOPBACK["REDIS_URL"]), str(CHAOS_REDIS_DB))
-    admin_db = os.environ.get("DATABASE_URL", svc.LOOPBACK["DATABASE_URL"])
-    prefix, db_name = svc.unique("chaos"), svc.unique("verdict_chaos_")
-    database_url = await svc.create_database(with_db(admin_db, "postgres"), db_name)
+    redis_url = with_db(
+        os.environ.get("REDIS_URL", sandbox.LOOPBACK["REDIS_URL"]), str(CHAOS_REDIS_DB)
+    )
+    admin_db = os.environ.get("DATABASE_URL", sandbox.LOOPBACK["DATABASE_URL"])
+    prefix, db_name = sandbox.unique("chaos"), sandbox.unique("verdict_chaos_")
+    database_url = await sandbox.create_database(with_db(admin_db, "postgres"), db_name)
     port = free_port()
     logs = Path(tempfile.mkdtemp(prefix="verdict-chaos-"))
     env = {
@@ -390,6 +393,11 @@ async def settle_and_check(
     return report
 
 
+def _json_object(value: str | dict | None) -> dict:
+    """A jsonb column as read without a codec (text) or with one (dict)."""
+    return json.loads(value) if isinstance(value, str) else dict(value or {})
+
+
 async def verdict_mismatches(conn: asyncpg.Connection, sids: list[str], settings: Settings) -> int:
     """Sessions whose verdict differs from one recomputed from their component rows."""
     rows = await conn.fetch(
@@ -397,7 +405,7 @@ async def verdict_mismatches(conn: asyncpg.Connection, sids: list[str], settings
         SELECT s.id, s.status, v.score, v.label,
                (SELECT count(*) FROM verdicts v2 WHERE v2.session_id = s.id) AS verdicts,
                array_agg(r.component) AS components, array_agg(r.status) AS states,
-               array_agg(r.score) AS scores
+               array_agg(r.score) AS scores, array_agg(r.data) AS data
         FROM sessions s JOIN verdicts v ON v.session_id = s.id
         JOIN component_results r ON r.session_id = s.id
         WHERE s.id = ANY($1::uuid[]) GROUP BY s.id, s.status, v.score, v.label
@@ -407,8 +415,10 @@ async def verdict_mismatches(conn: asyncpg.Connection, sids: list[str], settings
     bad = 0
     for row in rows:
         outcomes = {
-            c: ComponentOutcome(st, sc)
-            for c, st, sc in zip(row["components"], row["states"], row["scores"], strict=True)
+            c: outcome_of({"status": st, "score": sc, "data": _json_object(d)})
+            for c, st, sc, d in zip(
+                row["components"], row["states"], row["scores"], row["data"], strict=True
+            )
         }
         expected = compute(outcomes, settings.verdict_weights)
         same_score = (expected.score is None and row["score"] is None) or (
@@ -471,8 +481,8 @@ def stop(up: subprocess.Popen) -> None:
 async def cleanup(
     amqp: str, management: str | None, admin_db: str, db_name: str, prefix: str, redis_url: str
 ) -> None:
-    await svc.drop_database(with_db(admin_db, "postgres"), db_name)
-    await svc.delete_broker_objects(amqp, management, prefix)
+    await sandbox.drop_database(with_db(admin_db, "postgres"), db_name)
+    await sandbox.delete_broker_objects(amqp, (prefix,), management)
     redis = Redis.from_url(redis_url)
     try:
         await redis.flushdb()

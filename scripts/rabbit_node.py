@@ -49,6 +49,8 @@ class RabbitNode:
 
     name: str
     port: int
+    # (CA, certificate, key) PEM paths: a TLS listener on `tls_port` beside the plain one.
+    tls: tuple[str, str, str] | None = None
 
     @property
     def node(self) -> str:
@@ -61,6 +63,16 @@ class RabbitNode:
     @property
     def amqp_url(self) -> str:
         return f"amqp://{USER}:{PASSWORD}@127.0.0.1:{self.port}/"
+
+    @property
+    def tls_port(self) -> int:
+        return self.port + 1
+
+    @property
+    def amqps_url(self) -> str:
+        """TLS on `localhost` (the name its certificate carries), trusting the given CA."""
+        assert self.tls is not None, "started without TLS"
+        return f"amqps://{USER}:{PASSWORD}@localhost:{self.tls_port}/?cafile={self.tls[0]}"
 
     @property
     def management_url(self) -> str:
@@ -111,11 +123,7 @@ class RabbitNode:
         """Write its configuration, start it detached and wait until it serves AMQP and HTTP."""
         for sub in ("mnesia", "log"):
             (self.home / sub).mkdir(parents=True, exist_ok=True)
-        (self.home / "rabbitmq.conf").write_text(
-            f"listeners.tcp.default = 127.0.0.1:{self.port}\n"
-            f"management.tcp.ip = 127.0.0.1\n"
-            f"management.tcp.port = {self.port + 10000}\n"
-        )
+        (self.home / "rabbitmq.conf").write_text(self._config())
         (self.home / "enabled_plugins").write_text("[rabbitmq_management].\n")
         if os.geteuid() == 0:
             shutil.chown(BASE, "rabbitmq", "rabbitmq")
@@ -128,6 +136,25 @@ class RabbitNode:
             self.stop()
             raise
         return self
+
+    def _config(self) -> str:
+        lines = [
+            f"listeners.tcp.default = 127.0.0.1:{self.port}",
+            "management.tcp.ip = 127.0.0.1",
+            f"management.tcp.port = {self.port + 10000}",
+        ]
+        if self.tls:
+            ca, cert, key = self.tls
+            lines += [
+                f"listeners.ssl.default = 127.0.0.1:{self.tls_port}",
+                f"ssl_options.cacertfile = {ca}",
+                f"ssl_options.certfile = {cert}",
+                f"ssl_options.keyfile = {key}",
+                # Clients prove who they are with their password, not a certificate.
+                "ssl_options.verify = verify_none",
+                "ssl_options.fail_if_no_peer_cert = false",
+            ]
+        return "\n".join(lines) + "\n"
 
     def wait_ready(self, timeout: float = BOOT_TIMEOUT_S) -> None:
         """Until the node has booted and its management API answers."""

@@ -20,7 +20,7 @@ from shared.constants import ATTEMPT_HEADER
 from shared.deadletters import DeadLetterKind, dead_letter_headers
 from shared.errors import BrokerUnavailable, PublishError, QueueFull
 from shared.messages import Result, Task, encode
-from topology.spec import Names
+from shared.names import Names
 
 log = structlog.get_logger(__name__)
 
@@ -187,7 +187,7 @@ class Publisher:
             content_type="application/json",
             headers=dead_letter_headers(headers, reason, origin),
         )
-        await self.send("", self.names.dlq, message)
+        await self.send(self.names.dead_letters, self.names.dlq, message)
 
 
 async def send_to_dlq(

@@ -54,6 +54,14 @@ async def create_pool(database_url: str, *, min_size: int = 0, max_size: int = 1
     )
 
 
+# Which migrations ran. Owned by the migrating role and hidden from the application's role.
+MIGRATIONS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+    " version integer PRIMARY KEY, name text NOT NULL,"
+    " applied_at timestamptz NOT NULL DEFAULT now())"
+)
+
+
 def migration_files() -> list[tuple[int, str, str]]:
     """(version, name, sql) of every shipped migration, in order."""
     found = []
@@ -80,11 +88,7 @@ async def migrate(database_url: str) -> list[str]:
 
 
 async def _apply_pending(conn: asyncpg.Connection) -> list[str]:
-    await conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version integer PRIMARY KEY, name text NOT NULL,"
-        " applied_at timestamptz NOT NULL DEFAULT now())"
-    )
+    await conn.execute(MIGRATIONS_TABLE)
     done = {r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")}
     applied = []
     for version, name, sql in migration_files():

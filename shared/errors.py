@@ -25,6 +25,10 @@ class DataFileError(VerdictError):
     """Raised at start-up when a shipped data file (lexicon, source list) is malformed."""
 
 
+class EvaluationSetChanged(VerdictError):
+    """Raised when the frozen test part of the evaluation set no longer matches its hash."""
+
+
 class InvalidMessage(VerdictError):
     """Raised when a message body does not parse as the expected schema."""
 

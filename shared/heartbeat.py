@@ -12,13 +12,15 @@ from collections.abc import AsyncIterator
 
 from redis.asyncio import Redis
 
+from shared.keys import Keys
+
 HEARTBEAT_EVERY_S = 30
 # Three missed beats and the worker counts as offline.
 OFFLINE_AFTER_S = 90
 
 
 def worker_key(prefix: str, worker_id: str) -> str:
-    return f"{prefix}:workers:{worker_id}"
+    return Keys(prefix).worker(worker_id)
 
 
 def worker_id() -> str:
@@ -59,6 +61,6 @@ class Heartbeat:
 
 async def live_workers(redis: Redis, prefix: str) -> list[dict[str, object]]:
     """Every worker that beat within the last OFFLINE_AFTER_S seconds."""
-    keys = [k async for k in redis.scan_iter(match=worker_key(prefix, "*"), count=500)]
+    keys = [k async for k in redis.scan_iter(match=Keys(prefix).workers, count=500)]
     values = await redis.mget(keys) if keys else []
     return [json.loads(v) for v in values if v]

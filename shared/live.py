@@ -8,15 +8,16 @@ from typing import Any
 from redis.asyncio import Redis
 
 from shared.constants import LIVE_STATE_TTL_S
+from shared.keys import Keys
 from shared.lua import script
 
 
 def state_key(prefix: str, session_id: str) -> str:
-    return f"{prefix}:session:{session_id}"
+    return Keys(prefix).session_state(session_id)
 
 
 def events_channel(prefix: str, session_id: str) -> str:
-    return f"{prefix}:events:{session_id}"
+    return Keys(prefix).session_events(session_id)
 
 
 # Two aggregators may finish their writes out of order: never let an older state (less

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from redis.asyncio import Redis
 
 from shared.background import raise_if_cancelled
+from shared.keys import Keys
 from shared.lua import script
 
 # Extend only while we still own the lock: the token is the fence.
@@ -36,8 +37,8 @@ return 0
 
 
 def lock_key(prefix: str, session_id: str, component: str) -> str:
-    """`{prefix}:lock:{sessionId}:{component}` (SPEC §6.3)."""
-    return f"{prefix}:lock:{session_id}:{component}"
+    """The lock of one component of one session."""
+    return Keys(prefix).lock(session_id, component)
 
 
 class ComponentLock:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from shared.constants import PLAN_PRIORITY
+from shared.constants import ANALYSIS_COMPONENTS, MEDIA_PREPROCESS, PLAN_PRIORITY
 from shared.errors import InvalidMessage
 
 Component = Literal["media_preprocess", "techniques", "ai_tampered", "claims", "domain"]
@@ -105,3 +105,38 @@ def _decode(model: type[_M], body: bytes) -> _M:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "body"
         raise InvalidMessage(f"invalid {model.__name__.lower()}: {where}: {first['msg']}") from exc
+
+
+def success_result(
+    task: Task, score: float, data: dict[str, Any], attempt: int, worker_id: str, elapsed_ms: int
+) -> Result:
+    """What a task that ran reports: its score and evidence."""
+    return Result(
+        session_id=task.session_id,
+        component=task.component,
+        success=True,
+        score=score,
+        data=data,
+        processing_time=elapsed_ms,
+        timestamp=now_ms(),
+        attempt=attempt,
+        worker_id=worker_id,
+    )
+
+
+def failure_results(task: Task, reason: str, attempt: int, worker_id: str) -> list[Result]:
+    """What a failed task reports: for media, a failure of each of the four components."""
+    components = ANALYSIS_COMPONENTS if task.component == MEDIA_PREPROCESS else (task.component,)
+    return [
+        Result(
+            session_id=task.session_id,
+            component=c,
+            success=False,
+            score=0,
+            error=reason,
+            timestamp=now_ms(),
+            attempt=attempt,
+            worker_id=worker_id,
+        )
+        for c in components
+    ]

@@ -176,3 +176,24 @@ async def load(
         created_at=row["created_at"],
         finished_at=row["finished_at"],
     )
+
+
+# --- used by the API ---
+
+
+async def mark_sync(conn: asyncpg.Connection | asyncpg.Pool, session_id: str) -> None:
+    """Record that the session is analysed in the API's process (the broker was away)."""
+    await conn.execute("UPDATE sessions SET mode = 'sync' WHERE id = $1::uuid", session_id)
+
+
+async def tenant_of(conn: asyncpg.Connection | asyncpg.Pool, session_id: uuid.UUID) -> str | None:
+    """The tenant the session belongs to; None while no such session is recorded."""
+    tenant: str | None = await conn.fetchval(
+        "SELECT tenant FROM sessions WHERE id = $1", session_id
+    )
+    return tenant
+
+
+async def store_answers(conn: asyncpg.Connection | asyncpg.Pool) -> bool:
+    """Whether PostgreSQL answers a statement at all (the API's health check)."""
+    return bool(await conn.fetchval("SELECT true"))

@@ -28,6 +28,7 @@ from redis.asyncio import Redis
 from shared.background import raise_if_cancelled
 from shared.constants import MAX_PRIORITY
 from shared.cpu import CpuLoad
+from shared.keys import Keys
 from shared.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -167,7 +168,7 @@ class UrgentSignals:
 
     def __init__(self, redis: Redis, key_prefix: str) -> None:
         self.redis = redis
-        self.channel = f"{key_prefix}:urgent"
+        self.channel = Keys(key_prefix).urgent
 
     async def begin(self, session_id: str) -> None:
         await self.redis.publish(self.channel, encode_signal(True, session_id))

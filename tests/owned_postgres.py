@@ -37,9 +37,10 @@ def _free_port() -> int:
 class OwnedPostgres:
     """One throwaway cluster; `restart()` is a real fast shutdown and start."""
 
-    def __init__(self, root: Path, options: str = "") -> None:
+    def __init__(self, root: Path, options: str = "", auth_host: str = "trust") -> None:
         self.root = root
         self.options = options
+        self.auth_host = auth_host  # how TCP clients authenticate; the socket is always trust
         self.data = root / "data"
         self.port = _free_port()
         self.url = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
@@ -53,8 +54,23 @@ class OwnedPostgres:
         if os.geteuid() == 0:
             shutil.chown(self.root, "postgres", "postgres")
         self._as_owner(
-            _pg_bin("initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync"
+            _pg_bin("initdb"),
+            "-D",
+            str(self.data),
+            "--auth-local=trust",
+            f"--auth-host={self.auth_host}",
+            "-U",
+            "postgres",
+            "--no-sync",
         )
+
+    def socket_url(self, database: str = "postgres") -> str:
+        """The superuser over the server's Unix socket (trusted whatever `auth_host` says)."""
+        return f"postgresql://postgres@/{database}?host={self.root}&port={self.port}"
+
+    def tcp_url(self, user: str, password: str, database: str) -> str:
+        """`user` over TCP on loopback, authenticating as `auth_host` requires."""
+        return f"postgresql://{user}:{password}@127.0.0.1:{self.port}/{database}"
 
     def start(self) -> None:
         options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
@@ -78,10 +94,12 @@ class OwnedPostgres:
 
 
 @contextmanager
-def owned_postgres(options: str = "") -> Iterator[OwnedPostgres]:
+def owned_postgres(options: str = "", auth_host: str = "trust") -> Iterator[OwnedPostgres]:
     """A started cluster (`options`: more server flags), stopped and removed afterwards."""
     root = Path(tempfile.mkdtemp(prefix="verdict-pg-"))
-    server = OwnedPostgres(root, options)
+    if os.geteuid() == 0:  # the server, running as `postgres`, keeps its socket here
+        root.chmod(0o755)
+    server = OwnedPostgres(root, options, auth_host)
     try:
         server.init()
         server.start()

@@ -9,19 +9,19 @@ import contextlib
 import os
 import shutil
 import socket
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-import asyncpg
-import httpx
-
-LOOPBACK = {
-    "AMQP_URL": "amqp://guest:guest@127.0.0.1:5672/",
-    "REDIS_URL": "redis://127.0.0.1:6379/0",
-    "DATABASE_URL": "postgresql://postgres@127.0.0.1:5432/postgres",
-}
+from sandbox import (
+    LOOPBACK,
+    create_database,
+    delete_broker_objects,
+    delete_redis_keys,
+    drop_database,
+    free_port,
+    unique,
+)
 
 
 @dataclass(frozen=True)
@@ -99,59 +99,15 @@ def _containers() -> Iterator[Services]:  # pragma: no cover - only where Docker
         yield Services(amqp, redis_url, pg.get_connection_url(), mgmt)
 
 
-async def create_database(admin_url: str, name: str) -> str:
-    """Create database `name` beside the admin URL's; the URL of the new one."""
-    conn = await asyncpg.connect(admin_url)
-    try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await conn.close()
-    return urlunsplit(urlsplit(admin_url)._replace(path=f"/{name}"))
-
-
-async def drop_database(admin_url: str, name: str) -> None:
-    conn = await asyncpg.connect(admin_url)
-    try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await conn.close()
-
-
-def unique(stem: str) -> str:
-    return f"{stem}{uuid.uuid4().hex[:10]}"
-
-
-async def delete_broker_objects(amqp_url: str, management: str | None, prefix: str) -> None:
-    """Remove the queues and exchanges of a test prefix, so runs leave the broker clean."""
-    from topology.broker import management_url
-
-    base, vhost, auth = management_url(amqp_url, management)
-    v = quote(vhost, safe="")
-    async with httpx.AsyncClient(base_url=f"{base}/api", auth=auth, timeout=10) as http:
-        for kind in ("queues", "exchanges"):
-            items = (await http.get(f"/{kind}/{v}?columns=name")).json()
-            for item in items:
-                name = item["name"]
-                if name == prefix or name.startswith((f"{prefix}.", f"{prefix}_")):
-                    await http.delete(f"/{kind}/{v}/{quote(name, safe='')}")
-
-
-async def delete_redis_keys(redis_url: str, prefix: str) -> int:
-    """Remove every Redis key of a test prefix (live state, locks, limits, heartbeats…)."""
-    from redis.asyncio import Redis
-
-    redis = Redis.from_url(redis_url)
-    try:
-        keys = [key async for key in redis.scan_iter(match=f"{prefix}:*", count=1000)]
-        if keys:
-            await redis.delete(*keys)
-        return len(keys)
-    finally:
-        await redis.aclose()
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+__all__ = [
+    "LOOPBACK",
+    "Services",
+    "create_database",
+    "delete_broker_objects",
+    "delete_redis_keys",
+    "discover",
+    "drop_database",
+    "free_port",
+    "reachable",
+    "unique",
+]

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote, unquote, urlsplit
 
 import aio_pika
 import httpx
+from aiormq.abc import FieldTable
 
 from shared.errors import TopologyError
-from topology.spec import Topology
+from topology.spec import QueueArguments, Topology
 
 
 async def declare(channel: aio_pika.abc.AbstractChannel, topology: Topology) -> None:
@@ -23,12 +24,18 @@ async def declare(channel: aio_pika.abc.AbstractChannel, topology: Topology) -> 
     try:
         for q in topology.queues:
             queues[q.name] = await channel.declare_queue(
-                q.name, durable=q.durable, arguments=q.arguments
+                q.name, durable=q.durable, arguments=_field_table(q.arguments)
             )
     except aio_pika.exceptions.ChannelPreconditionFailed as exc:
         raise TopologyError(f"queue arguments differ from the live broker: {exc}") from exc
     for b in topology.bindings:
         await queues[b.queue].bind(exchanges[b.exchange], b.routing_key)
+
+
+def _field_table(arguments: QueueArguments) -> FieldTable:
+    """Typed x-arguments as the plain table AMQP sends (ints and strings, checked when the
+    queue was constructed)."""
+    return cast(FieldTable, dict(arguments))
 
 
 def management_url(amqp_url: str, explicit: str | None) -> tuple[str, str, tuple[str, str]]:

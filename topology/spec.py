@@ -3,27 +3,86 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from shared.constants import MAX_PRIORITY, PLANS, QUEUE_COMPONENTS
+from shared.errors import TopologyError
+from shared.names import Names
+
+if TYPE_CHECKING:
+    from shared.settings import Settings
+
+ExchangeType = Literal["topic", "fanout", "direct"]
+EXCHANGE_TYPES: tuple[ExchangeType, ...] = ("topic", "fanout", "direct")
+# What a capped queue does when full: refuse new messages (the sender sees a nack), refuse
+# and dead-letter them, or drop its oldest (RabbitMQ's default, which loses them silently).
+Overflow = Literal["reject-publish", "reject-publish-dlx", "drop-head"]
+# AMQP short strings (queue and exchange names) hold at most 255 bytes.
+MAX_NAME_BYTES = 255
+# RabbitMQ supports priorities 1..255 on classic queues; more than 10 costs memory for nothing.
+MAX_QUEUE_PRIORITY = 255
+
+# The x-arguments this project sets, each with its type: a misspelt argument is a type error,
+# not a queue that silently lacks its cap.
+QueueArguments = TypedDict(
+    "QueueArguments",
+    {
+        "x-max-priority": int,
+        "x-message-ttl": int,
+        "x-dead-letter-exchange": str,
+        "x-dead-letter-routing-key": str,
+        "x-max-length": int,
+        "x-max-length-bytes": int,
+        "x-overflow": Overflow,
+    },
+    total=False,
+)
+
+
+def _check_name(kind: str, name: str) -> None:
+    if not name or len(name.encode()) > MAX_NAME_BYTES:
+        raise TopologyError(f"{kind} name must be 1..{MAX_NAME_BYTES} bytes: {name!r}")
 
 
 @dataclass(frozen=True)
 class Exchange:
+    """An exchange: its name, type and durability."""
+
     name: str
-    type: str  # "topic" | "fanout"
+    type: ExchangeType
     durable: bool = True
+
+    def __post_init__(self) -> None:
+        _check_name("exchange", self.name)
+        if self.type not in EXCHANGE_TYPES:
+            raise TopologyError(f"exchange {self.name}: unknown type {self.type!r}")
 
 
 @dataclass(frozen=True)
 class Queue:
+    """A queue with its x-arguments, which cannot change once it is declared."""
+
     name: str
-    arguments: dict[str, Any] = field(default_factory=dict, hash=False)
+    arguments: QueueArguments = field(default_factory=lambda: QueueArguments(), hash=False)
     durable: bool = True
+
+    def __post_init__(self) -> None:
+        _check_name("queue", self.name)
+        args = self.arguments
+        if not 1 <= args.get("x-max-priority", 1) <= MAX_QUEUE_PRIORITY:
+            raise TopologyError(f"queue {self.name}: x-max-priority outside 1..255")
+        for key in ("x-message-ttl", "x-max-length", "x-max-length-bytes"):
+            value = args.get(key, 0)
+            if not isinstance(value, int) or value < 0:
+                raise TopologyError(f"queue {self.name}: {key} must be a non-negative int")
+        if "x-dead-letter-routing-key" in args and "x-dead-letter-exchange" not in args:
+            raise TopologyError(f"queue {self.name}: a dead-letter routing key needs an exchange")
 
 
 @dataclass(frozen=True)
 class Binding:
+    """Messages published to `exchange` with a key matching `routing_key` go to `queue`."""
+
     exchange: str
     queue: str
     routing_key: str
@@ -31,9 +90,17 @@ class Binding:
 
 @dataclass(frozen=True)
 class Topology:
+    """Every object of one deployment. Construction checks that it is whole: names unique,
+    every binding between declared objects, every dead-letter route leading somewhere."""
+
     exchanges: tuple[Exchange, ...]
     queues: tuple[Queue, ...]
     bindings: tuple[Binding, ...]
+
+    def __post_init__(self) -> None:
+        problems = _incoherences(self)
+        if problems:
+            raise TopologyError("incoherent topology: " + "; ".join(problems))
 
     def queue(self, name: str) -> Queue:
         """The queue called `name`; KeyError when the spec has none."""
@@ -43,48 +110,7 @@ class Topology:
         raise KeyError(name)
 
 
-@dataclass(frozen=True)
-class Names:
-    """Every broker name of one deployment, derived from its prefix."""
-
-    prefix: str
-
-    @property
-    def exchange(self) -> str:
-        return self.prefix
-
-    @property
-    def results(self) -> str:
-        return f"{self.prefix}.results"
-
-    @property
-    def urgent_results(self) -> str:
-        """Top-tier results: a queue of their own, so no backlog of others can delay them."""
-        return f"{self.results}.urgent"
-
-    @property
-    def dlq(self) -> str:
-        return f"{self.prefix}_dlq"
-
-    def task_queue(self, component: str, plan: int) -> str:
-        """Queue (and routing key) of one component's tasks on one plan."""
-        return f"{self.prefix}.{component}.{plan}"
-
-    def result_key(self, component: str, urgent: bool = False) -> str:
-        """Routing key of a result: `{results}.{component}` or `{results}.urgent.{component}`."""
-        return f"{self.urgent_results if urgent else self.results}.{component}"
-
-    def retry_tier(self, delay_ms: int) -> str:
-        """Exchange and queue name of the retry tier that holds messages for `delay_ms`."""
-        return f"{self.prefix}.retry.{format_delay(delay_ms)}"
-
-
-def format_delay(delay_ms: int) -> str:
-    """`30000` → `30s`, `250` → `250ms`: whole seconds read as seconds."""
-    return f"{delay_ms // 1000}s" if delay_ms % 1000 == 0 else f"{delay_ms}ms"
-
-
-def task_queue_arguments(names: Names, ttl_ms: int, max_length: int) -> dict[str, Any]:
+def task_queue_arguments(names: Names, ttl_ms: int, max_length: int) -> QueueArguments:
     """Arguments of every plan queue (SPEC §4). They cannot change after declaration."""
     return {
         "x-max-priority": MAX_PRIORITY,
@@ -96,7 +122,7 @@ def task_queue_arguments(names: Names, ttl_ms: int, max_length: int) -> dict[str
     }
 
 
-def dlq_arguments(max_length: int, max_bytes: int) -> dict[str, Any]:
+def dlq_arguments(max_length: int, max_bytes: int) -> QueueArguments:
     """The DLQ is capped by count and bytes and refuses past the cap rather than drop its
     oldest letters (the default, drop-head, would lose them without a trace): a refused
     publish is a nack the sender sees and acts on."""
@@ -107,7 +133,7 @@ def dlq_arguments(max_length: int, max_bytes: int) -> dict[str, Any]:
     }
 
 
-def retry_queue_arguments(names: Names, delay_ms: int) -> dict[str, Any]:
+def retry_queue_arguments(names: Names, delay_ms: int) -> QueueArguments:
     """A tier holds a message for `delay_ms`, then dead-letters it to the main exchange.
 
     No dead-letter routing key: the message keeps the routing key it was published with,
@@ -135,7 +161,7 @@ def build(
     # Results carry their task's priority: when aggregators fall behind, high tiers go first.
     # Top-tier results have a queue of their own: an aggregator consumes it with a prefetch of
     # its own, so they are delivered even while its buffer is full of lower-tier results.
-    results_args = {
+    results_args: QueueArguments = {
         "x-max-priority": MAX_PRIORITY,
         "x-dead-letter-exchange": "",
         "x-dead-letter-routing-key": names.dlq,
@@ -153,8 +179,13 @@ def build(
     bindings.append(Binding(names.exchange, names.results, f"{names.results}.*"))
     bindings.append(Binding(names.exchange, names.urgent_results, f"{names.urgent_results}.*"))
     bindings += [Binding(ex.name, q.name, "") for ex, q in tiers]
+    bindings.append(Binding(names.dead_letters, names.dlq, ""))
     return Topology(
-        exchanges=(Exchange(names.exchange, "topic"), *(ex for ex, _ in tiers)),
+        exchanges=(
+            Exchange(names.exchange, "topic"),
+            Exchange(names.dead_letters, "fanout"),
+            *(ex for ex, _ in tiers),
+        ),
         queues=(
             *task_queues,
             results,
@@ -166,7 +197,7 @@ def build(
     )
 
 
-def from_settings(settings: Any) -> Topology:
+def from_settings(settings: Settings) -> Topology:
     """The topology a Settings object describes."""
     return build(
         settings.topology_prefix,
@@ -176,3 +207,29 @@ def from_settings(settings: Any) -> Topology:
         dlq_max_length=settings.dlq_max_length,
         dlq_max_bytes=settings.dlq_max_bytes,
     )
+
+
+def _incoherences(topology: Topology) -> list[str]:
+    """What makes a topology unusable: duplicate names, bindings to undeclared objects,
+    dead-letter routes to exchanges or queues that do not exist."""
+    exchanges = [e.name for e in topology.exchanges]
+    queues = [q.name for q in topology.queues]
+    problems = [f"exchange {n} declared twice" for n in _duplicates(exchanges)]
+    problems += [f"queue {n} declared twice" for n in _duplicates(queues)]
+    for b in topology.bindings:
+        if b.exchange not in exchanges:
+            problems.append(f"binding to {b.queue} from undeclared exchange {b.exchange}")
+        if b.queue not in queues:
+            problems.append(f"binding from {b.exchange} to undeclared queue {b.queue}")
+    for q in topology.queues:
+        dlx = q.arguments.get("x-dead-letter-exchange")
+        if dlx and dlx not in exchanges:
+            problems.append(f"queue {q.name} dead-letters to undeclared exchange {dlx}")
+        dlk = q.arguments.get("x-dead-letter-routing-key")
+        if dlx == "" and dlk is not None and dlk not in queues:
+            problems.append(f"queue {q.name} dead-letters to undeclared queue {dlk}")
+    return problems
+
+
+def _duplicates(names: list[str]) -> set[str]:
+    return {n for n in names if names.count(n) > 1}

@@ -20,11 +20,17 @@ from shared.broker import (
     send_to_dlq,
     task_message,
 )
-from shared.constants import ANALYSIS_COMPONENTS, ATTEMPT_HEADER, MEDIA_PREPROCESS
+from shared.constants import ATTEMPT_HEADER, MEDIA_PREPROCESS
 from shared.deadletters import DeadLetterKind, oversize
 from shared.errors import AnalysisTimeout, InvalidMessage, Reject, Retry
 from shared.locks import ComponentLock, lock_key
-from shared.messages import MAX_MESSAGE_BYTES, Result, Task, decode_task, now_ms
+from shared.messages import (
+    MAX_MESSAGE_BYTES,
+    Task,
+    decode_task,
+    failure_results,
+    success_result,
+)
 from shared.settings import Settings
 from workers.executor import Analysis, Executor, ExecutorContext, task_timeout_s
 from workers.retry import GiveUp, RetryLater, decide, describe
@@ -143,7 +149,9 @@ class TaskHandler:
         if elapsed_ms > lock.ttl_ms / 3 and not await lock.still_held():
             raise Retry(self.settings.lock_retry_ms, "lock lost before reporting")
         if task.component != MEDIA_PREPROCESS:
-            result = success_result(task, analysis, attempt, self.worker_id, elapsed_ms)
+            result = success_result(
+                task, analysis.score, analysis.data, attempt, self.worker_id, elapsed_ms
+            )
             await self.publisher.result(result, task.priority)
         await delivery.ack()
         await _quietly(lock.finish())
@@ -236,41 +244,6 @@ def attempt_of(delivery: AbstractIncomingMessage) -> int:
         return max(1, int(raw))  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return 1
-
-
-def success_result(
-    task: Task, analysis: Analysis, attempt: int, worker_id: str, elapsed_ms: int
-) -> Result:
-    """What a task that ran reports: its score and evidence."""
-    return Result(
-        session_id=task.session_id,
-        component=task.component,
-        success=True,
-        score=analysis.score,
-        data=analysis.data,
-        processing_time=elapsed_ms,
-        timestamp=now_ms(),
-        attempt=attempt,
-        worker_id=worker_id,
-    )
-
-
-def failure_results(task: Task, reason: str, attempt: int, worker_id: str) -> list[Result]:
-    """What a failed task reports: for media, a failure of each of the four components."""
-    components = ANALYSIS_COMPONENTS if task.component == MEDIA_PREPROCESS else (task.component,)
-    return [
-        Result(
-            session_id=task.session_id,
-            component=c,
-            success=False,
-            score=0,
-            error=reason,
-            timestamp=now_ms(),
-            attempt=attempt,
-            worker_id=worker_id,
-        )
-        for c in components
-    ]
 
 
 async def _quietly(awaitable: object) -> None:

@@ -16,9 +16,9 @@ from shared import db as database
 from shared.broker import Publisher, connect
 from shared.constants import PLANS
 from shared.heartbeat import Heartbeat, worker_id
+from shared.names import Names
 from shared.settings import Settings
 from shared.urgency import UrgentSignals, follow_precedence, gate_for
-from topology.spec import Names
 from workers.executor import Executor, ExecutorContext, executor_for
 from workers.handling import TaskHandler
 from workers.isolation import AnalysisPool

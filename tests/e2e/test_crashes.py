@@ -17,12 +17,13 @@ from dispatcher.submit import first_tasks
 from shared import sessions
 from shared.broker import Publisher, connect
 from shared.locks import lock_key
+from shared.names import Names
 from shared.sessions import NewSession
 from tests import services as svc
 from tests.conftest import make_settings
 from tests.integration.conftest import eventually, queue_depths, running
 from topology.broker import declare
-from topology.spec import Names, from_settings
+from topology.spec import from_settings
 
 pytestmark = pytest.mark.e2e
 
@@ -72,7 +73,7 @@ async def crash_world(services, database_url):
     yield settings, publisher
     await connection.close()
     await svc.delete_broker_objects(
-        services.amqp_url, services.management_url, settings.topology_prefix
+        services.amqp_url, (settings.topology_prefix,), services.management_url
     )
 
 

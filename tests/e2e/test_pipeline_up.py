@@ -82,7 +82,9 @@ def pipeline(services, database_url, tmp_path):
             except subprocess.TimeoutExpired:
                 process.kill()
         up_log.close()
-        asyncio.run(svc.delete_broker_objects(services.amqp_url, services.management_url, prefix))
+        asyncio.run(
+            svc.delete_broker_objects(services.amqp_url, (prefix,), services.management_url)
+        )
 
 
 def _wait_ready(base: str, process: subprocess.Popen, logs: Path, timeout: float = 90) -> None:

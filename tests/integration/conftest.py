@@ -12,11 +12,12 @@ from redis.asyncio import Redis
 
 from shared import db as database
 from shared.broker import Publisher, connect
+from shared.names import Names
 from shared.settings import Settings
 from tests import services as svc
 from tests.conftest import make_settings
 from topology.broker import declare
-from topology.spec import Names, from_settings
+from topology.spec import from_settings
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +42,7 @@ async def world(services: svc.Services, database_url: str) -> AsyncIterator[Worl
 
     yield make
     for prefix in prefixes:
-        await svc.delete_broker_objects(services.amqp_url, services.management_url, prefix)
+        await svc.delete_broker_objects(services.amqp_url, (prefix,), services.management_url)
         await svc.delete_redis_keys(services.redis_url, prefix)
 
 

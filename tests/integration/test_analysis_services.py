@@ -21,16 +21,18 @@ from click.testing import CliRunner
 from PIL import Image, ImageDraw, ImageFont, PngImagePlugin
 from redis.asyncio import Redis
 
+from aggregator.explanation import llm_explanation, template_explanation
+from shared import llm
 from shared.errors import MediaUnavailable, RetryableAnalysisError
+from shared.keys import Keys
+from shared.llm import TechniquesReply, ask_json
 from shared.messages import Task, TaskInput, now_ms
 from shared.settings import Settings
 from tests import services as svc
-from workers.analysis import evidence, factcheck_store, llm
+from workers.analysis import evidence, factcheck_store
 from workers.analysis.cli import factchecks
 from workers.analysis.errors import FactCheckStoreMissing, UnreadableMedia
-from workers.analysis.explanation import explain, explain_with_llm
-from workers.analysis.llm import TechniquesReply, ask_json
-from workers.analysis.media import installed_tesseract, media_cache_key, ocr_with_tesseract
+from workers.analysis.media import installed_tesseract, ocr_with_tesseract
 from workers.executor import ExecutorContext, executor_for
 from workers.executors import media_preprocess
 from workers.isolation import AnalysisPool
@@ -502,10 +504,10 @@ async def test_explanation_by_llm_and_fallback_to_template(
         "en": "The text uses obvious manipulation.",
     }
     fake.on("/v1/chat/completions", chat_reply(json.dumps(written)))
-    assert await explain_with_llm(http, settings, "high_risk", 80.0, 1.0, components) == written
+    assert await llm_explanation(http, settings, "high_risk", 80.0, 1.0, components) == written
     fake.on("/v1/chat/completions", chat_reply("I think it is bad."))
-    fallback = await explain_with_llm(http, settings, "high_risk", 80.0, 1.0, components)
-    assert fallback == explain("high_risk", 80.0, 1.0, components)
+    fallback = await llm_explanation(http, settings, "high_risk", 80.0, 1.0, components)
+    assert fallback == template_explanation("high_risk", 80.0, 1.0, components)
 
 
 # --- media_preprocess: transcription, OCR, cache, dispatch ----------------------------------
@@ -538,9 +540,9 @@ async def test_audio_is_transcribed_cached_and_dispatched(
     try:
         first = await executor_for("media_preprocess")(task, ctx)
         second = await executor_for("media_preprocess")(task, ctx)
-        ttl = await redis_client.ttl(media_cache_key(task.session_id))
+        ttl = await redis_client.ttl(Keys(settings.key_prefix).media_text(task.session_id))
     finally:
-        await redis_client.delete(media_cache_key(task.session_id))
+        await redis_client.delete(Keys(settings.key_prefix).media_text(task.session_id))
     assert (first.data["cached"], second.data["cached"]) == (False, True)
     assert fake.hits("/v1/audio/transcriptions") == 1
     assert 3500 < ttl <= 3600
@@ -576,7 +578,7 @@ async def test_image_goes_to_the_ocr_service_when_tesseract_is_absent(
     try:
         analysis = await executor_for("media_preprocess")(task, ctx)
     finally:
-        await redis_client.delete(media_cache_key(task.session_id))
+        await redis_client.delete(Keys(settings.key_prefix).media_text(task.session_id))
     assert analysis.data["method"] == "ocr_service"
     assert {t.input.content for t in dispatched.tasks} == {"DISTRIBUIȚI ACUM!"}
 
@@ -620,7 +622,7 @@ async def test_transient_transcription_failures_are_retryable(
     with pytest.raises(RetryableAnalysisError):
         await executor_for("media_preprocess")(task, ctx)
     assert dispatched.tasks == []
-    assert await redis_client.exists(media_cache_key(task.session_id)) == 0
+    assert await redis_client.exists(Keys(settings.key_prefix).media_text(task.session_id)) == 0
 
 
 # --- ai_tampered reads the image named by the task -------------------------------------------

@@ -76,7 +76,7 @@ async def test_submit_poll_and_result_for_the_callers_own_session(settings):
     assert (
         result["status"] == "completed" and result["plan_type"] == 5 and result["mode"] == "async"
     )
-    assert result["verdict"]["score"] == pytest.approx(50)
+    assert result["verdict"]["score"] == pytest.approx(98.3)  # four components at 50 add up
     assert set(result["components"]) == set(ANALYSIS_COMPONENTS)
     assert status["progress"] == 100 and status["pending_components"] == []
 
@@ -170,10 +170,15 @@ async def test_unreachable_broker_means_synchronous_analysis(world):
             json={"text": "Read this NOW!!! https://bit.ly/x"},
             headers=ENTERPRISE,
         )
+        status = await api.get(
+            f"{API}/{response.json()['session_id']}/queue-status", headers=ENTERPRISE
+        )
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["mode"] == "sync" and body["status"] == "completed"
     assert body["verdict"]["label"] and set(body["components"]) == set(ANALYSIS_COMPONENTS)
+    # The live state (read before Postgres) says so too, not the "processing" of the POST.
+    assert status.json()["status"] == "completed" and status.json()["progress"] == 100
 
 
 async def test_full_queues_answer_503_and_leave_no_session_behind(world, pool):

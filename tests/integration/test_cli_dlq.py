@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
+from shared.names import Names
 from tests.cli import verdict
 from tests.integration.conftest import publisher_for, queue_depths
-from topology.spec import Names
 
 pytestmark = pytest.mark.integration
 

@@ -17,6 +17,7 @@ from dispatcher.queue_watch import watch
 from shared.broker import connect
 from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
 from shared.messages import MAX_MESSAGE_BYTES, Result
+from shared.names import Names
 from tests.integration.conftest import eventually, publisher_for, queue_depths, running
 from tests.integration.test_worker_flow import (
     dlq_messages,
@@ -26,7 +27,7 @@ from tests.integration.test_worker_flow import (
     submit,
     workers_for,
 )
-from topology.spec import Names, from_settings
+from topology.spec import from_settings
 from workers.runtime import Worker, WorkerOptions
 
 pytestmark = pytest.mark.integration

@@ -7,10 +7,10 @@ from dispatcher.submit import first_tasks
 from ops.dlq import inspect, replay
 from shared import sessions
 from shared.constants import ANALYSIS_COMPONENTS
+from shared.names import Names
 from shared.sessions import NewSession
 from tests.integration.conftest import eventually, publisher_for, queue_depths, running
 from tests.integration.test_worker_flow import explain, final_view, scored
-from topology.spec import Names
 from workers.runtime import Worker, WorkerOptions
 
 pytestmark = pytest.mark.integration

@@ -28,12 +28,15 @@ async def new_session(pool, deadline_s: float = 60) -> str:
     return sid
 
 
-def result(sid: str, component: str, score: float = 40, success: bool = True) -> Result:
+def result(
+    sid: str, component: str, score: float = 40, success: bool = True, data: dict | None = None
+) -> Result:
     return Result(
         session_id=sid,
         component=component,
         success=success,
         score=score,
+        data=data or {},
         timestamp=1,
         error=None if success else "boom",
     )
@@ -72,15 +75,38 @@ async def test_progress_is_not_inflated_by_a_redelivery(pool):
 
 
 async def test_failure_results_finalize_a_partial_session(pool):
-    """One failed component: the session ends `partial` with the others' weighted score."""
+    """One failed component: the session ends `partial` with the others' combined score, and
+    the confidence loses the failed component's share of the weight."""
     sid = await new_session(pool)
     for c in COMPONENTS:
         await record_result(pool, result(sid, c, 60, success=c != "domain"), WEIGHTS, explain)
     view = await sessions.load(pool, sid)
     assert view.status == "partial"
-    assert view.verdict["score"] == pytest.approx(60)
-    assert view.verdict["confidence"] == pytest.approx(0.8)
+    # Three components at 60 each: every one is a likely finding, together near certain.
+    assert view.verdict["score"] == pytest.approx(99.59, abs=0.01)
+    assert view.verdict["label"] == "critical_risk"
+    assert view.verdict["confidence"] == pytest.approx(0.798, abs=0.001)
     assert view.progress()["failed_components"] == ["domain"]
+
+
+async def test_the_verdict_reads_applicability_and_evidence_from_the_result_data(pool):
+    """Claims and domain had nothing to judge (data.applicable false): the score stays that of
+    the others and the confidence drops a little; a high score with no finding behind it
+    (evidence_count 0) counts for less than one with findings."""
+    idle, guessed = await new_session(pool), await new_session(pool)
+    nothing = {"applicable": False, "evidence_count": 0}
+    for c in COMPONENTS:
+        data = nothing if c in ("claims", "domain") else {}
+        await record_result(pool, result(idle, c, 0, data=data), WEIGHTS, explain)
+        found = {"evidence_count": 0 if c == "techniques" else 3}
+        await record_result(
+            pool, result(guessed, c, 85 if c == "techniques" else 0, data=found), WEIGHTS, explain
+        )
+    calm = (await sessions.load(pool, idle)).verdict
+    assert (calm["score"], calm["label"]) == (0, "low_risk")
+    assert calm["confidence"] == pytest.approx(0.885)  # 0.915 with all four looking
+    unbacked = (await sessions.load(pool, guessed)).verdict
+    assert unbacked["label"] == "moderate_risk"  # with findings behind it: 98.85, critical
 
 
 async def test_a_result_for_an_unknown_session_is_refused(pool):
@@ -132,6 +158,7 @@ async def test_one_batch_settles_several_sessions_and_sets_aside_unknown_ones(po
     applied = await record_results(pool, batch, WEIGHTS, explain)
     by_id = {r.session_id: r for r in applied.sessions}
     assert [r.session_id for r in applied.unknown] == [stranger]
-    assert by_id[done].verdict is not None and by_id[done].verdict.score == pytest.approx(50)
+    assert by_id[done].verdict is not None and by_id[done].verdict.score == pytest.approx(98.3)
     assert by_id[half].verdict is None and by_id[half].progress["progress"] == 50
-    assert (await sessions.load(pool, done)).verdict["explanation"]["en"].startswith("high_risk")
+    explained = (await sessions.load(pool, done)).verdict["explanation"]["en"]
+    assert explained.startswith("critical_risk")

@@ -28,10 +28,10 @@ from fastapi import FastAPI
 from dispatcher.serving import server_config
 from shared import live
 from shared.broker import connect
+from shared.names import Names
 from shared.settings import Settings
 from tests import services as svc
 from tests.integration.conftest import World, eventually, queue_depths
-from topology.spec import Names
 
 pytestmark = pytest.mark.integration
 

@@ -18,13 +18,13 @@ from shared import sessions
 from shared.broker import Publisher
 from shared.constants import ANALYSIS_COMPONENTS as ALL
 from shared.messages import Task, TaskInput, now_ms, priority_of
+from shared.names import Names
 from shared.sessions import NewSession
 from shared.settings import Settings
 from shared.urgency import UrgentSignals, follow_precedence, gate_for
 from tests.integration.conftest import eventually, publisher_for, queue_depths, running
 from tests.integration.test_api import API, client_for
 from tests.integration.test_api import ENTERPRISE as ENTERPRISE_KEY
-from topology.spec import Names
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
 

@@ -102,7 +102,7 @@ async def test_exported_definitions_load_into_the_broker_as_the_spec(services, d
         )
     finally:
         await svc.delete_broker_objects(
-            services.amqp_url, services.management_url, settings.topology_prefix
+            services.amqp_url, (settings.topology_prefix,), services.management_url
         )
 
 

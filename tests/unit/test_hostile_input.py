@@ -6,7 +6,7 @@ import uuid
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from dispatcher.app import readable_problems
+from dispatcher.error_responses import readable_problems
 from dispatcher.idempotency import IdempotencyKey, request_fingerprint
 from dispatcher.media import MediaRefused, locate, media_path_problem
 from dispatcher.queue_watch import ConsumerCounts

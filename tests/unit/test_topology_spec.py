@@ -4,9 +4,11 @@ import pytest
 from pydantic import ValidationError
 
 from shared.constants import MAX_PRIORITY
+from shared.errors import TopologyError
+from shared.names import Names, format_delay
 from shared.settings import load_settings
 from topology.broker import definitions, management_url
-from topology.spec import Names, build, format_delay, from_settings
+from topology.spec import Binding, Exchange, Queue, Topology, build, from_settings
 
 
 def test_thirty_plan_queues_with_the_spec_arguments():
@@ -143,3 +145,35 @@ def test_dlq_caps_and_the_header_bound_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("MAX_HEADER_BYTES", "70000")
     with pytest.raises(ValidationError, match="max_header_bytes"):
         load_settings()
+
+
+def test_an_incoherent_topology_fails_at_construction():
+    """Bindings to undeclared objects, duplicate names and dead-letter routes to nowhere are
+    refused when the Topology is built, not discovered on a live broker."""
+    whole = build("p")
+    dlq = whole.queue("p_dlq")
+    with pytest.raises(TopologyError, match="undeclared queue nowhere"):
+        Topology(whole.exchanges, whole.queues, (*whole.bindings, Binding("p", "nowhere", "#")))
+    with pytest.raises(TopologyError, match="declared twice"):
+        Topology(whole.exchanges, (*whole.queues, dlq), whole.bindings)
+    without_dlq = tuple(q for q in whole.queues if q.name != "p_dlq")
+    with pytest.raises(TopologyError, match="dead-letters to undeclared queue p_dlq"):
+        Topology(whole.exchanges, without_dlq, whole.bindings)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: Exchange("x", "headerz"), "unknown type"),
+        (lambda: Exchange("", "topic"), "name must be"),
+        (lambda: Queue("q" * 256), "name must be"),
+        (lambda: Queue("q", {"x-max-priority": 0}), "x-max-priority"),
+        (lambda: Queue("q", {"x-message-ttl": -1}), "x-message-ttl"),
+        (lambda: Queue("q", {"x-dead-letter-routing-key": "dlq"}), "needs an exchange"),
+    ],
+)
+def test_impossible_objects_fail_at_construction(make, message):
+    """An exchange type RabbitMQ lacks, an over-long name or an impossible argument is an
+    error where the object is made."""
+    with pytest.raises(TopologyError, match=message):
+        make()

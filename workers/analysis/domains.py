@@ -1,6 +1,8 @@
 """Reputation of the URLs and domains in an input: listed sources, lookalikes, risky hosts.
 
-Pure: nothing is fetched or resolved. The list and thresholds live in `data/domains.yaml`.
+Pure: nothing is fetched or resolved. The list and thresholds live in `data/domains.yaml`,
+the protected brands in `data/brands.yaml`; registrable domains come from the Public
+Suffix List bundled with `publicsuffixlist`; lookalikes are found by `lookalikes.py`.
 """
 
 from __future__ import annotations
@@ -16,14 +18,13 @@ from urllib.parse import urlsplit
 
 from rapidfuzz.distance import OSA
 
-from workers.analysis.datafiles import load
+from workers.analysis.datafiles import load_validated
+from workers.analysis.domain_lists import BrandList, Category, ListedDomain, SourceList
+from workers.analysis.lookalikes import IMITATION_WAYS, BrandIndex, brand_index, imitation
 from workers.analysis.normalise import normalise
+from workers.analysis.registrable import host_parts
 from workers.analysis.text import clip
 
-# Two-label public suffixes we meet in practice, so "bbc.co.uk" has the name "bbc".
-SECOND_LEVEL_SUFFIXES = frozenset({"co.uk", "org.uk", "com.ro", "org.ro", "com.md", "co.md"})
-# Shorter registrable names collide by chance ("rt" is one edit from "at"): no typo check.
-MIN_LOOKALIKE_NAME = 5
 MAX_HOSTS = 20
 # URLs and bare domains read from a text before giving up on finding MAX_HOSTS distinct
 # hosts: a text of thousands of links costs no more than this many.
@@ -34,6 +35,10 @@ MAX_LABEL_CHARS = 63
 MAX_HOST_CHARS = 253
 # How much of an impossible host name a report shows.
 SHOWN_HOST_CHARS = 80
+# The category of a protected brand's real domain (its labels are in domains.yaml).
+BRAND_CATEGORY = "brand"
+# The reason of a host nobody listed: says we know nothing, so it is no evidence.
+UNKNOWN_REASON = "not in the source list"
 
 # A URL in text; its host may be an IPv6 address in brackets (bounded), the rest runs to the
 # first space or bracket.
@@ -49,11 +54,11 @@ _IPV4_PART = re.compile(r"0[xX][0-9a-fA-F]*+|0[0-7]*+|[1-9][0-9]*+")
 class Reputation:
     """The shipped source list and risk levels, ready to query."""
 
-    domains: Mapping[str, Mapping[str, str]]
-    categories: Mapping[str, Mapping[str, Any]]
+    domains: Mapping[str, ListedDomain]
+    categories: Mapping[str, Category]
     shorteners: frozenset[str]
     risky_tlds: frozenset[str]
-    homoglyphs: Mapping[str, str]
+    brands: BrandIndex
     risks: Mapping[str, float]
     bare_domain: re.Pattern[str]
 
@@ -74,37 +79,57 @@ class HostAssessment:
 
 @dataclass(frozen=True)
 class DomainReport:
-    """Every host found and the worst risk among them (0 when the input names none)."""
+    """Every host found and the worst risk among them (0 when the input names none).
+
+    `url_given`: the input had a `url` field, so the component applies even when no
+    host could be read from it.
+    """
 
     hosts: tuple[HostAssessment, ...] = field(default_factory=tuple)
+    url_given: bool = False
 
     @property
     def score(self) -> float:
         return max((h.risk for h in self.hosts), default=0.0)
 
+    @property
+    def applicable(self) -> bool:
+        return self.url_given or bool(self.hosts)
 
-def reputation_from(spec: Mapping[str, Any]) -> Reputation:
-    """Build a Reputation from the structure of `data/domains.yaml`."""
-    tlds = "|".join(sorted(map(re.escape, spec["bare_domain_tlds"]), key=len, reverse=True))
+    @property
+    def evidence_count(self) -> int:
+        """Findings behind the score: every reason except "not in the source list",
+        which says we know nothing of a host."""
+        return sum(r != UNKNOWN_REASON for h in self.hosts for r, _ in h.reasons)
+
+
+def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
+    """Build a Reputation from `data/domains.yaml` and `data/brands.yaml`."""
+    tlds = "|".join(sorted(map(re.escape, sources.bare_domain_tlds), key=len, reverse=True))
     risks = {
-        k: float(spec[f"{k}_risk"])
+        k: float(getattr(sources, f"{k}_risk"))
         for k in ("shortener", "risky_tld", "raw_ip", "invalid_host", "lookalike", "unknown")
     }
     return Reputation(
-        domains=spec["domains"],
-        categories=spec["categories"],
-        shorteners=frozenset(spec["shorteners"]),
-        risky_tlds=frozenset(spec["risky_tlds"]),
-        homoglyphs=spec["homoglyphs"],
+        domains=sources.domains,
+        categories=sources.categories,
+        shorteners=frozenset(sources.shorteners),
+        risky_tlds=frozenset(sources.risky_tlds),
+        brands=brand_index(brands, sources),
         risks=risks,
         bare_domain=re.compile(_BARE.format(tlds=tlds), re.IGNORECASE),
     )
 
 
+def shipped_lists() -> tuple[SourceList, BrandList]:
+    """The shipped data files, validated (cached): DataFileError names a broken field."""
+    return load_validated("domains.yaml", SourceList), load_validated("brands.yaml", BrandList)
+
+
 @lru_cache(maxsize=1)
 def default_reputation() -> Reputation:
-    """The shipped source list, parsed once per process."""
-    return reputation_from(load("domains.yaml"))
+    """The shipped source list and brands, validated and indexed once per process."""
+    return reputation_from(*shipped_lists())
 
 
 def extract_hosts(
@@ -164,22 +189,6 @@ def unicode_host(host: str) -> str:
         return host
 
 
-def registrable_name(host: str) -> tuple[str, str]:
-    """(name, suffix) of a host: ("digi24", "ro") for "stiri.digi24.ro"."""
-    labels = host.split(".")
-    cut = 3 if ".".join(labels[-2:]) in SECOND_LEVEL_SUFFIXES and len(labels) >= 3 else 2
-    if len(labels) < cut:
-        return host, ""
-    return labels[-cut], ".".join(labels[-cut + 1 :])
-
-
-def skeleton(text: str, homoglyphs: Mapping[str, str]) -> str:
-    """The text with look-alike characters replaced by the Latin letter they imitate."""
-    for fake, real in sorted(homoglyphs.items(), key=lambda kv: -len(kv[0])):
-        text = text.replace(fake, real)
-    return text
-
-
 def edit_distance(a: str, b: str, limit: int | None = None) -> int:
     """Edit distance where swapping two neighbouring letters counts as one edit.
 
@@ -190,7 +199,7 @@ def edit_distance(a: str, b: str, limit: int | None = None) -> int:
     return int(OSA.distance(a, b, score_cutoff=limit))
 
 
-def listed_entry(host: str, reputation: Reputation) -> tuple[str, Mapping[str, str]] | None:
+def listed_entry(host: str, reputation: Reputation) -> tuple[str, ListedDomain] | None:
     """The list entry of a host or of its nearest listed parent domain."""
     labels = host.split(".")
     for i in range(len(labels) - 1):
@@ -198,62 +207,6 @@ def listed_entry(host: str, reputation: Reputation) -> tuple[str, Mapping[str, s
         if parent in reputation.domains:
             return parent, reputation.domains[parent]
     return None
-
-
-def imitated_domain(host: str, reputation: Reputation) -> tuple[str, str] | None:
-    """(listed domain, how) when an unlisted host imitates a listed one."""
-    display = unicode_host(host)
-    name, suffix = registrable_name(display)
-    name_skeleton = skeleton(name, reputation.homoglyphs)
-    for known in reputation.domains:
-        known_name, known_suffix = registrable_name(known)
-        if how := _imitation(name, name_skeleton, suffix, known_name, known_suffix, reputation):
-            return known, how
-        if _embeds(display, known):
-            return known, "embedded"
-    return None
-
-
-def _imitation(
-    name: str,
-    name_skeleton: str,
-    suffix: str,
-    known: str,
-    known_suffix: str,
-    reputation: Reputation,
-) -> str | None:
-    if name == known:
-        return "other_suffix" if suffix != known_suffix else None
-    if name_skeleton == skeleton(known, reputation.homoglyphs):
-        return "homoglyphs"
-    if len(known) >= MIN_LOOKALIKE_NAME:
-        limit = 1 if len(known) < 8 else 2
-        near = abs(len(name_skeleton) - len(known)) <= limit
-        if near and edit_distance(name_skeleton, known, limit) <= limit:
-            return "typo"
-        if known in name.split("-"):
-            return "added_words"
-    return None
-
-
-def _embeds(display: str, known: str) -> bool:
-    """Whether a host carries a listed domain inside it: digi24.ro.news.top, digi24-ro.live."""
-    if display.endswith(known):
-        return False
-    return f"{known}." in f"{display}." or known.replace(".", "-") in display
-
-
-# How a host imitates a listed domain, in English and Romanian.
-IMITATION_WAYS: Mapping[str, tuple[str, str]] = {
-    "other_suffix": ("same name under another suffix", "același nume cu altă terminație"),
-    "homoglyphs": ("look-alike characters", "caractere care arată la fel"),
-    "typo": ("one or two characters off", "diferă prin una-două litere"),
-    "added_words": ("the listed name with added words", "numele cunoscut cu alte cuvinte adăugate"),
-    "embedded": (
-        "the listed name inside another domain",
-        "numele cunoscut în interiorul altui domeniu",
-    ),
-}
 
 
 def assess_host(host: str, reputation: Reputation | None = None) -> HostAssessment:
@@ -273,24 +226,42 @@ def assess_host(host: str, reputation: Reputation | None = None) -> HostAssessme
     entry = listed_entry(host, reputation)
     if entry:
         listed, info = entry
-        risk = float(reputation.categories[info["category"]]["risk"])
-        reason = f"listed as {info['category']} ({listed}): {info.get('note', '')}".rstrip(": ")
-        return HostAssessment(host, display, info["category"], ((reason, risk),))
+        risk = reputation.categories[info.category].risk
+        reason = f"listed as {info.category} ({listed}): {info.note}".rstrip(": ")
+        return HostAssessment(host, display, info.category, ((reason, risk),))
+    # A brand's own shortener (goo.gl, t.co) still hides where it leads.
+    if host not in reputation.shorteners and (owned := brand_domain(host, reputation)):
+        domain, owner = owned
+        reason = f"official domain of {owner} ({domain})"
+        return HostAssessment(host, display, BRAND_CATEGORY, ((reason, 0.0),))
     return HostAssessment(host, display, None, tuple(_shape_reasons(host, display, reputation)))
+
+
+def brand_domain(host: str, reputation: Reputation) -> tuple[str, str] | None:
+    """(real domain, brand) when a host is a protected brand's domain or a subdomain of one."""
+    labels = host.split(".")
+    for i in range(len(labels) - 1):
+        parent = ".".join(labels[i:])
+        if owner := reputation.brands.owners.get(parent):
+            return parent, owner
+    return None
 
 
 def _shape_reasons(host: str, display: str, reputation: Reputation) -> Iterable[tuple[str, float]]:
     risks = reputation.risks
-    yield "not in the source list", risks["unknown"]
+    yield UNKNOWN_REASON, risks["unknown"]
     if host in reputation.shorteners:
         yield "link shortener hides the destination", risks["shortener"]
-    if host.rsplit(".", 1)[-1] in reputation.risky_tlds:
-        yield f"top-level domain .{host.rsplit('.', 1)[-1]} is often abused", risks["risky_tld"]
+    tld = host.rsplit(".", 1)[-1]
+    cheap_tld = tld in reputation.risky_tlds
+    if cheap_tld:
+        yield f"top-level domain .{tld} is often abused", risks["risky_tld"]
     if display != host:
         yield f"internationalised name ({host})", risks["risky_tld"]
-    if imitation := imitated_domain(host, reputation):
-        known, how = imitation
-        yield f"imitates {known}: {IMITATION_WAYS[how][0]}", risks["lookalike"]
+    parts = host_parts(host)
+    if parts and (found := imitation(parts, reputation.brands, cheap_tld)):
+        known = found.protected.home
+        yield f"imitates {known}: {IMITATION_WAYS[found.how][0]}", risks["lookalike"]
 
 
 def is_dns_name(host: str) -> bool:
@@ -336,7 +307,7 @@ def assess_domains(
     """Assess every host named by the input."""
     reputation = reputation or default_reputation()
     hosts = extract_hosts(text, url, reputation)
-    return DomainReport(tuple(assess_host(h, reputation) for h in hosts))
+    return DomainReport(tuple(assess_host(h, reputation) for h in hosts), url_given=bool(url))
 
 
 def report_data(report: DomainReport, reputation: Reputation | None = None) -> dict[str, Any]:
@@ -344,6 +315,8 @@ def report_data(report: DomainReport, reputation: Reputation | None = None) -> d
     reputation = reputation or default_reputation()
     worst = sorted(report.hosts, key=lambda h: -h.risk)
     return {
+        "applicable": report.applicable,
+        "evidence_count": report.evidence_count,
         "hosts": [
             {
                 "host": h.display,
@@ -363,7 +336,7 @@ def report_data(report: DomainReport, reputation: Reputation | None = None) -> d
 
 def _summary(host: HostAssessment, language: str, reputation: Reputation) -> str:
     if host.category:
-        label = reputation.categories[host.category]["label"][language]
+        label = getattr(reputation.categories[host.category].label, language)
         return f"{host.display}: {label}"
     strongest = max(host.reasons, key=lambda r: r[1])[0]
     if language == "ro":

@@ -10,9 +10,9 @@ import structlog
 from pydantic import BaseModel, ValidationError
 
 from shared.errors import AnalysisError
+from shared.remote import bounded, json_object, post
 from workers.analysis.claims import UNVERIFIABLE, Verification
 from workers.analysis.normalise import normalise
-from workers.analysis.remote import bounded, json_object, post
 
 EVIDENCE_TIMEOUT_S = 5.0
 KNOWN_RATINGS = frozenset({"false", "misleading", "mixed", "unproven", "true"})

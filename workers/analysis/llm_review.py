@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 
 import httpx
 
+from shared.llm import ClaimsReply, TechniquesReply, as_prompt, ask_json
 from shared.settings import Settings
 from workers.analysis.claims import Claim, with_model_claims
-from workers.analysis.llm import ClaimsReply, TechniquesReply, as_prompt, ask_json
 from workers.analysis.techniques import TechniqueReport, default_lexicon, with_model_findings
 
 T = TypeVar("T")

@@ -17,9 +17,9 @@ import httpx
 from PIL import Image
 
 from shared.errors import AnalysisError, MediaUnavailable
+from shared.remote import bearer, bounded, json_object, post
 from shared.settings import Settings
 from workers.analysis.errors import MediaPathRefused, UnreadableMedia
-from workers.analysis.remote import bearer, bounded, json_object, post
 
 # Transcription endpoints commonly cap uploads near 25 MB; we allow more for
 # self-hosted servers but never read an unbounded file into memory.
@@ -36,11 +36,6 @@ class MediaText:
 
     text: str
     method: str
-
-
-def media_cache_key(session_id: str) -> str:
-    """Redis key of a session's extracted media text (SPEC §8)."""
-    return f"agent:media:{session_id}:transcript"
 
 
 def resolve_media_path(media_root: str | None, media_path: str | None) -> Path:

@@ -1,8 +1,12 @@
 """domain: reputation of the URLs and domains in the input (workers.analysis.domains)."""
 
 from shared.messages import Task
-from workers.analysis.domains import assess_domains, report_data
+from workers.analysis.domains import assess_domains, report_data, shipped_lists
 from workers.executor import Analysis, ExecutorContext, executor, task_timeout_s
+
+# A broken data file stops the worker as it starts, naming the file and the field, rather
+# than failing every task later inside an analysis process (a few ms: parsing only).
+shipped_lists()
 
 
 @executor("domain")

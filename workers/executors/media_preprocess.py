@@ -4,12 +4,12 @@ import json
 import re
 
 from shared.constants import ANALYSIS_COMPONENTS, MEDIA_CACHE_TTL_S
+from shared.keys import Keys
 from shared.messages import Task, now_ms
 from workers.analysis.media import (
     MediaText,
     extract_text,
     installed_tesseract,
-    media_cache_key,
     resolve_media_path,
 )
 from workers.executor import Analysis, ExecutorContext, executor, task_timeout_s
@@ -20,7 +20,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 @executor("media_preprocess")
 async def run(task: Task, ctx: ExecutorContext) -> Analysis:
-    key = media_cache_key(task.session_id)
+    key = Keys(ctx.settings.key_prefix).media_text(task.session_id)
     cached = await ctx.redis.get(key)
     if cached:
         media = MediaText(**json.loads(cached))

@@ -79,6 +79,7 @@ def test_unicode_homoglyph_in_text_is_caught() -> None:
     [
         ("http://203.0.113.7/news", "raw IP address", 50, 60),
         ("https://bit.ly/abc", "link shortener", 30, 40),
+        ("https://goo.gl/abc", "link shortener", 30, 40),  # a brand's shortener too
         ("https://news-today.xyz/a", "top-level domain .xyz", 30, 40),
         ("https://some-blog.example.com/a", "not in the source list", 10, 20),
     ],
@@ -200,3 +201,23 @@ def test_hidden_and_fullwidth_characters_do_not_hide_a_host() -> None:
         "rt.com",
         "sputniknews.com",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "url", "applicable", "evidence"),
+    [
+        ("Guvernul a anunțat ieri noi măsuri.", None, False, 0),
+        ("Nothing here.", "https://agerpres.ro/x", True, 1),  # listed: known, score 0
+        ("Nothing here.", "https://", True, 0),  # a url field without a host still applies
+        ("Vezi https://some-blog.example.com/a", None, True, 0),  # unknown: no finding
+        ("Vezi https://paypa1-secure-login.xyz/a", None, True, 2),  # cheap TLD + lookalike
+    ],
+)
+def test_data_says_whether_the_component_applies_and_how_much_evidence(
+    text: str, url: str | None, applicable: bool, evidence: int
+) -> None:
+    """`applicable` is false only without any host or url field; `evidence_count` counts the
+    findings behind the score, not the "not in the source list" default."""
+    data = report_data(assess_domains(text, url))
+    assert data["applicable"] is applicable
+    assert data["evidence_count"] == evidence

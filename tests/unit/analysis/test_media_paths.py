@@ -6,9 +6,9 @@ import pytest
 from pydantic import ValidationError
 
 from shared.errors import MediaUnavailable
+from shared.llm import ExplanationReply, TechniquesReply, parse_reply, without_fence
 from workers.analysis.errors import MediaPathRefused, UnreadableMedia
-from workers.analysis.llm import ExplanationReply, TechniquesReply, parse_reply, without_fence
-from workers.analysis.media import media_cache_key, resolve_media_path
+from workers.analysis.media import resolve_media_path
 
 
 def test_relative_paths_resolve_under_the_media_root(tmp_path: Path) -> None:
@@ -50,11 +50,6 @@ def test_missing_root_path_or_file_are_clear_errors(tmp_path: Path) -> None:
         resolve_media_path(str(tmp_path), None)
     with pytest.raises(UnreadableMedia, match="does not exist"):
         resolve_media_path(str(tmp_path), "nope.mp3")
-
-
-def test_media_cache_key_follows_the_spec() -> None:
-    """The cache key is agent:media:{sessionId}:transcript (SPEC §8)."""
-    assert media_cache_key("s-1") == "agent:media:s-1:transcript"
 
 
 def test_llm_replies_parse_with_code_fences() -> None:

@@ -14,8 +14,8 @@ import structlog
 from pydantic import BaseModel, Field, ValidationError
 
 from shared.errors import AnalysisError, RetryableAnalysisError
+from shared.remote import bearer, bounded, json_object, post
 from shared.settings import Settings
-from workers.analysis.remote import bearer, bounded, json_object, post
 
 LLM_TIMEOUT_S = 10.0
 # One retry: a second slow answer means the gateway is struggling; give up on it.

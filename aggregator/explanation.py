@@ -1,21 +1,25 @@
 """The verdict's explanation in Romanian and English.
 
-`explain` is a deterministic template that cites the strongest findings of each
-component (their `summary` / `summary_ro` lists); `explain_with_llm` lets a
-configured gateway write it instead and falls back to the template on any failure.
+`template_explanation` is deterministic and cites the strongest findings of each component
+(their `summary` / `summary_ro` lists); `llm_explanation` lets a configured gateway write it
+instead and falls back to the template on any failure. `explain` / `explain_by_llm` are the
+same for a computed `Verdict` and the session's recorded results, as the fan-in calls them.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
+from aggregator.verdict import Verdict
 from shared.constants import ANALYSIS_COMPONENTS
+from shared.llm import LLM_ATTEMPTS, LLM_TIMEOUT_S, ExplanationReply, as_prompt, ask_json
 from shared.settings import Settings
-from workers.analysis.llm import LLM_ATTEMPTS, LLM_TIMEOUT_S, ExplanationReply, as_prompt, ask_json
+
+Lang = Literal["en", "ro"]
 
 # Findings cited per component: enough to justify, short enough to read.
 CITED_FINDINGS = 3
@@ -54,13 +58,18 @@ def label_words(label: str) -> tuple[str, str]:
     return LABELS.get(label, (plain, plain))
 
 
-def explain(
+def _in(words: tuple[str, str], lang: Lang) -> str:
+    """The `lang` member of an (English, Romanian) pair."""
+    return words[0] if lang == "en" else words[1]
+
+
+def template_explanation(
     label: str, score: float | None, confidence: float, components: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, str]:
     """Explanation {"ro", "en"} of a verdict from its label, score, confidence and components."""
     return {
-        "en": _explain(label, score, confidence, components, 0),
-        "ro": _explain(label, score, confidence, components, 1),
+        "en": _explain(label, score, confidence, components, "en"),
+        "ro": _explain(label, score, confidence, components, "ro"),
     }
 
 
@@ -69,43 +78,49 @@ def _explain(
     score: float | None,
     confidence: float,
     components: Mapping[str, Mapping[str, Any]],
-    lang: int,
+    lang: Lang,
 ) -> str:
-    words = label_words(label)[lang]
+    words = _in(label_words(label), lang)
     percent = round(100 * confidence) if confidence <= 1 else round(confidence)
     if score is None:
-        opening = (
-            "No component produced a result, so there is no verdict.",
-            "Nicio componentă nu a produs un rezultat, deci nu există un verdict.",
-        )[lang]
+        opening = _in(
+            (
+                "No component produced a result, so there is no verdict.",
+                "Nicio componentă nu a produs un rezultat, deci nu există un verdict.",
+            ),
+            lang,
+        )
     else:
-        opening = (
-            f"Verdict: {words} (risk {score:.0f}/100, confidence {percent}%).",
-            f"Verdict: {words} (risc {score:.0f}/100, încredere {percent}%).",
-        )[lang]
+        opening = _in(
+            (
+                f"Verdict: {words} (risk {score:.0f}/100, confidence {percent}%).",
+                f"Verdict: {words} (risc {score:.0f}/100, încredere {percent}%).",
+            ),
+            lang,
+        )
     order = [c for c in ANALYSIS_COMPONENTS if c in components] + sorted(
         set(components) - set(ANALYSIS_COMPONENTS)
     )
     return " ".join([opening, *(_component_line(c, components[c], lang) for c in order)])
 
 
-def _component_line(name: str, outcome: Mapping[str, Any], lang: int) -> str:
-    title = COMPONENT_NAMES.get(name, (name, name))[lang]
+def _component_line(name: str, outcome: Mapping[str, Any], lang: Lang) -> str:
+    title = _in(COMPONENT_NAMES.get(name, (name, name)), lang)
     status = outcome.get("status", "ok")
     if status != "ok" or outcome.get("score") is None:
-        reason = STATUS_NAMES.get(status, ("no result", "niciun rezultat"))[lang]
-        return f"{title}: {('not assessed', 'neevaluat')[lang]} ({reason})."
+        reason = _in(STATUS_NAMES.get(status, ("no result", "niciun rezultat")), lang)
+        return f"{title}: {_in(('not assessed', 'neevaluat'), lang)} ({reason})."
     data = outcome.get("data") or {}
     cited = _cited(data, lang)
-    risk = ("risk", "risc")[lang]
+    risk = _in(("risk", "risc"), lang)
     if not cited:
-        nothing = ("nothing of concern found", "nu s-a găsit nimic îngrijorător")[lang]
+        nothing = _in(("nothing of concern found", "nu s-a găsit nimic îngrijorător"), lang)
         return f"{title} — {risk} {outcome['score']:.0f}/100: {nothing}."
     return f"{title} — {risk} {outcome['score']:.0f}/100: {'; '.join(cited)}."
 
 
-def _cited(data: Mapping[str, Any], lang: int) -> list[str]:
-    keys = ("summary", "summary_ro") if lang == 0 else ("summary_ro", "summary")
+def _cited(data: Mapping[str, Any], lang: Lang) -> list[str]:
+    keys = ("summary", "summary_ro") if lang == "en" else ("summary_ro", "summary")
     for key in keys:
         items = data.get(key)
         if isinstance(items, list) and items:
@@ -121,7 +136,7 @@ _SYSTEM = (
 )
 
 
-async def explain_with_llm(
+async def llm_explanation(
     http: httpx.AsyncClient,
     settings: Settings,
     label: str,
@@ -130,7 +145,7 @@ async def explain_with_llm(
     components: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, str]:
     """An explanation written by the LLM gateway, or the template on any error or timeout."""
-    template = explain(label, score, confidence, components)
+    template = template_explanation(label, score, confidence, components)
     if not settings.llm_url:
         return template
     facts = {
@@ -153,3 +168,29 @@ async def explain_with_llm(
     except TimeoutError:
         reply = None
     return {"ro": reply.ro, "en": reply.en} if reply else template
+
+
+def _components(results: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {
+        c: {"status": r["status"], "score": r.get("score"), "data": r.get("data") or {}}
+        for c, r in results.items()
+    }
+
+
+def explain(verdict: Verdict, results: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Romanian and English explanation citing the strongest findings of each component."""
+    return template_explanation(
+        verdict.label, verdict.score, verdict.confidence, _components(results)
+    )
+
+
+async def explain_by_llm(
+    http: httpx.AsyncClient,
+    settings: Settings,
+    verdict: Verdict,
+    results: Mapping[str, Mapping[str, Any]],
+) -> dict[str, str]:
+    """The gateway's explanation; the template on any error, timeout or malformed reply."""
+    return await llm_explanation(
+        http, settings, verdict.label, verdict.score, verdict.confidence, _components(results)
+    )

@@ -1,0 +1,78 @@
+"""How errors reach a client: a readable 422 without the values sent, an opaque 500."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import structlog
+from fastapi import FastAPI, HTTPException, Request, status
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from dispatcher.dependencies import app_state
+from dispatcher.views import API
+
+log = structlog.get_logger(__name__)
+
+# A 422 lists at most this many problems: a body with 40,000 unknown fields gets a short answer.
+MAX_LISTED_PROBLEMS = 10
+# Longest field name quoted in a 422 (names are the client's own text).
+MAX_QUOTED_NAME = 40
+
+
+def install(app: FastAPI) -> None:
+    """Answer validation errors and unexpected exceptions with this module's handlers."""
+    app.exception_handler(RequestValidationError)(readable_422)
+    app.exception_handler(Exception)(unexpected_500)
+
+
+async def readable_422(request: Request, exc: RequestValidationError) -> JSONResponse:
+    """422 with `field: message` per problem; a body that is not JSON still costs its key."""
+    if request.url.path.startswith(API) and unparsed(exc.errors()):
+        # A body that is not JSON is refused before the route's dependencies run, so its
+        # key would never be checked nor charged: a flood of them must cost the key too.
+        try:
+            await (await app_state(request)).quotas.admit(request)
+        except HTTPException as refused:
+            return JSONResponse(
+                {"detail": refused.detail}, refused.status_code, headers=refused.headers
+            )
+    problems = readable_problems(exc.errors())
+    return JSONResponse(
+        {"detail": "; ".join(problems), "errors": problems},
+        status.HTTP_422_UNPROCESSABLE_CONTENT,
+    )
+
+
+async def unexpected_500(request: Request, exc: Exception) -> JSONResponse:
+    """500 with a reference to the logged traceback, never the error itself."""
+    reference = uuid.uuid4().hex[:12]
+    log.error("request failed", error_id=reference, path=request.url.path, exc_info=exc)
+    return JSONResponse(
+        {"detail": f"internal error; quote reference {reference} when reporting it"},
+        status.HTTP_500_INTERNAL_SERVER_ERROR,
+        headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"},
+    )
+
+
+def unparsed(errors: Sequence[Any]) -> bool:
+    """Whether validation stopped at the JSON itself (before any dependency ran)."""
+    return any(e.get("type") == "json_invalid" for e in errors)
+
+
+def readable_problems(errors: Sequence[Any]) -> list[str]:
+    """`field: message` for the first few validation errors, never the values sent."""
+    problems = [
+        f"{_field_name(e['loc'])}: {str(e['msg']).removeprefix('Value error, ')}"
+        for e in errors[:MAX_LISTED_PROBLEMS]
+    ]
+    if len(errors) > MAX_LISTED_PROBLEMS:
+        problems.append(f"and {len(errors) - MAX_LISTED_PROBLEMS} more")
+    return problems
+
+
+def _field_name(loc: Sequence[Any]) -> str:
+    name = ".".join(str(p) for p in loc if p != "body") or "body"
+    return name if len(name) <= MAX_QUOTED_NAME else name[:MAX_QUOTED_NAME] + "…"

@@ -1,0 +1,111 @@
+"""A session's progress as its submitter may read it: once, or as server-sent events.
+
+Whose session it is comes from the PostgreSQL record; Redis live state is only a cache of
+progress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import structlog
+from fastapi import HTTPException
+
+from dispatcher.auth import Caller
+from dispatcher.state import AppState
+from dispatcher.views import result_body
+from shared import live, sessions
+from shared.sessions import SessionView
+
+log = structlog.get_logger(__name__)
+
+# How often the event stream re-reads state when no notification arrives (Redis may be down).
+EVENT_POLL_S = 1.0
+
+
+def no_such_session() -> HTTPException:
+    """404 for an unknown session and another tenant's alike: ids of others are not told."""
+    return HTTPException(404, "no such session")
+
+
+async def owned_view(state: AppState, session_id: str, who: Caller) -> SessionView:
+    """The caller's session as recorded; 404 when unknown or another tenant's."""
+    view = await sessions.load(state.pool, session_id, who.tenant)
+    if view is None:
+        raise no_such_session()
+    return view
+
+
+async def session_progress(state: AppState, session_id: str, who: Caller) -> dict[str, Any]:
+    """Progress of the caller's session: 404 unless Postgres says it is the caller's."""
+    if not await state.tenants.owns(who.tenant, session_id):
+        raise no_such_session()
+    try:
+        cached = await live.read_state(state.redis, state.settings.key_prefix, session_id)
+    except Exception:
+        cached = None
+    if cached is not None:
+        cached.pop("tenant", None)
+        return cached
+    return (await owned_view(state, session_id, who)).progress()
+
+
+def sse(event: str, data: Any) -> bytes:
+    """One server-sent event: its name and its data as one line of JSON."""
+    return f"event: {event}\ndata: {json.dumps(data, default=str)}\n\n".encode()
+
+
+async def event_stream(state: AppState, session_id: str, who: Caller) -> AsyncIterator[bytes]:
+    """Server-sent `progress` events until the session is final, then one `result` event.
+
+    A session that vanishes mid-stream (row deleted, expired) ends the stream with an `end`
+    event, as does a failure to read it: a stream always ends as a well-formed response.
+    """
+    pubsub: Any = state.redis.pubsub()
+    try:
+        await pubsub.subscribe(live.events_channel(state.settings.key_prefix, session_id))
+    except Exception:
+        pubsub = None
+    try:
+        async for event in _session_events(state, session_id, who, pubsub):
+            yield event
+    except HTTPException:
+        yield sse("end", {"reason": "the session no longer exists"})
+    except Exception as exc:
+        log.warning("event stream ended early", session_id=session_id, error=repr(exc))
+        yield sse("end", {"reason": "progress cannot be read now; reconnect later"})
+    finally:
+        if pubsub is not None:
+            await pubsub.aclose()
+
+
+async def _session_events(
+    state: AppState, session_id: str, who: Caller, pubsub: Any
+) -> AsyncIterator[bytes]:
+    last = None
+    while True:
+        if not await state.tenants.exists(session_id):  # the record, not the cache
+            raise no_such_session()
+        progress = await session_progress(state, session_id, who)
+        if progress != last:
+            yield sse("progress", progress)
+            last = progress
+        if progress["status"] != "processing":
+            view = await sessions.load(state.pool, session_id, who.tenant)
+            if view is not None and view.final:
+                yield sse("result", result_body(view))
+                return
+        await _wait_for_news(pubsub)
+
+
+async def _wait_for_news(pubsub: Any) -> None:
+    if pubsub is None:
+        await asyncio.sleep(EVENT_POLL_S)
+        return
+    try:
+        await pubsub.get_message(ignore_subscribe_messages=True, timeout=EVENT_POLL_S)
+    except Exception:
+        await asyncio.sleep(EVENT_POLL_S)

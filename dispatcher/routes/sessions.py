@@ -1,0 +1,115 @@
+"""Submitting a session: POST analyze-async."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, status
+from fastapi.responses import JSONResponse
+
+from dispatcher.auth import Caller, effective_plan
+from dispatcher.dependencies import Admitted, State
+from dispatcher.idempotency import IdempotencyHeader, request_fingerprint
+from dispatcher.media import MediaRefused
+from dispatcher.progress import owned_view
+from dispatcher.schemas import AnalyzeRequest
+from dispatcher.state import AppState
+from dispatcher.submit import Accepted, Backpressure, KeyReused, accept, media_task_path
+from dispatcher.views import API, links, processing_body, result_body
+from shared import sessions
+from shared.sessions import NewSession
+from shared.settings import Settings
+
+router = APIRouter(prefix=API)
+
+
+@router.post("/analyze-async", status_code=status.HTTP_202_ACCEPTED)
+async def analyze_async(
+    body: AnalyzeRequest, who: Admitted, state: State, idempotency_key: IdempotencyHeader = None
+) -> JSONResponse:
+    """202 once the broker confirmed the session's tasks; the result at once when analysed
+    in-process (broker away) or when the idempotency key names an earlier session."""
+    problem = size_problem(body, state.settings)
+    if problem:
+        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, problem)
+    plan = effective_plan(who, body.plan_type)
+    await state.quotas.enforce_in_flight_cap(who, idempotency_key)
+    media_path = await _media_path(state, who, plan, body.media_path, idempotency_key)
+    new = new_session(body, who, plan, media_path, idempotency_key, state.settings)
+    accepted = await _accept(state, new)
+    if accepted.mode == "sync" or accepted.replayed:
+        return await _current_state(state, accepted.session_id, who)
+    return JSONResponse(processing_body(accepted.session_id), status.HTTP_202_ACCEPTED)
+
+
+def size_problem(body: AnalyzeRequest, settings: Settings) -> str | None:
+    """Why the content or url is too long for this server (413), or None."""
+    if body.body and len(body.body) > settings.max_content_chars:
+        return f"content has {len(body.body)} characters; limit {settings.max_content_chars}"
+    if body.url and len(body.url) > settings.max_url_chars:
+        return f"url longer than {settings.max_url_chars} characters"
+    return None
+
+
+def new_session(
+    body: AnalyzeRequest,
+    who: Caller,
+    plan: int,
+    media_path: str | None,
+    idempotency_key: str | None,
+    settings: Settings,
+) -> NewSession:
+    """The session a request asks for, under a fresh id."""
+    return NewSession(
+        id=sessions.new_session_id(),
+        tenant=who.tenant,
+        plan=plan,
+        input_type=body.input_type,
+        input=body.task_input(media_path),
+        deadline_s=settings.deadline_s(plan),
+        user_id=body.user_id,
+        idempotency_key=idempotency_key,
+        request_hash=request_fingerprint(body, plan) if idempotency_key else None,
+    )
+
+
+async def _media_path(
+    state: AppState, who: Caller, plan: int, media_path: str | None, idempotency_key: str | None
+) -> str | None:
+    """The path the tasks carry for the client's media file; 422 when it cannot be used."""
+    if not media_path:
+        return media_path
+    try:
+        return await media_task_path(state, who.tenant, plan, media_path)
+    except MediaRefused as exc:
+        # A replay returns the session its key names, whose file was checked when it was
+        # created: a file removed since must not turn the replay into a refusal.
+        replay = idempotency_key and await sessions.key_used(
+            state.pool, who.tenant, idempotency_key
+        )
+        if not replay:
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+        return media_path
+
+
+async def _accept(state: AppState, new: NewSession) -> Accepted:
+    """`accept`, its refusals as answers: 503 with Retry-After, 409 for a reused key."""
+    try:
+        return await accept(state, new)
+    except Backpressure as exc:
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "the pipeline is at capacity, retry later",
+            headers={"Retry-After": str(exc.retry_after_s)},
+        ) from exc
+    except KeyReused as exc:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            "this Idempotency-Key was already used for a different request",
+        ) from exc
+
+
+async def _current_state(state: AppState, session_id: str, who: Caller) -> JSONResponse:
+    """A session as its submitter sees it now: 200 with the result once final, else 202."""
+    view = await owned_view(state, session_id, who)
+    if view.final:
+        return JSONResponse({**result_body(view), **links(view.id)}, status.HTTP_200_OK)
+    return JSONResponse(processing_body(view.id), status.HTTP_202_ACCEPTED)

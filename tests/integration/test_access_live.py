@@ -1,0 +1,271 @@
+"""Least privilege on the real broker: connected as each role, what it must not do is refused.
+
+Each test provisions a vhost of its own with one user per role (random passwords), declares
+the topology as the topology role, and removes vhost and users afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import aio_pika
+import aiormq
+import pytest
+
+from aggregator.explanation import explain
+from aggregator.service import Aggregator
+from shared.broker import connect
+from shared.constants import ANALYSIS_COMPONENTS
+from shared.errors import RetryableAnalysisError
+from shared.names import Names
+from shared.settings import Settings
+from tests import services as svc
+from tests.cli import verdict
+from tests.conftest import make_settings
+from tests.integration.conftest import eventually, publisher_for, running
+from tests.integration.test_worker_flow import dlq_messages, final_view, submit
+from topology.access import Role, roles
+from topology.broker import declare, management_url
+from topology.provision import (
+    Management,
+    access_drift,
+    password_variable,
+    provision,
+    with_credentials,
+)
+from topology.spec import from_settings
+from workers.executor import Analysis
+from workers.runtime import Worker, WorkerOptions
+
+pytestmark = pytest.mark.integration
+
+
+@dataclass
+class Deployment:
+    """A provisioned vhost: its names, its roles and an AMQP URL per role."""
+
+    names: Names
+    vhost: str
+    roles: tuple[Role, ...]
+    urls: dict[str, str]
+    management: Management
+    settings: Settings  # as the topology role
+
+    def settings_of(self, role: str) -> Settings:
+        """The settings a process of `role` runs with: its own broker credentials."""
+        return self.settings.model_copy(update={"amqp_url": self.urls[role]})
+
+
+@pytest.fixture
+async def deployment(services: svc.Services, database_url: str) -> AsyncIterator[Deployment]:
+    prefix, vhost = svc.unique("acc"), svc.unique("verdict-test-")
+    names = Names(prefix)
+    vhost_url = urlunsplit(urlsplit(services.amqp_url)._replace(path="/" + quote(vhost, safe="")))
+    settings = make_settings(services, database_url, prefix, amqp_url=vhost_url)
+    all_roles = roles(names, settings.retry_delays_ms())
+    passwords = {r.role: secrets.token_urlsafe(16) for r in all_roles}
+    base, _, auth = management_url(services.amqp_url, services.management_url)
+    async with Management(base, auth) as api:
+        await provision(api, vhost, all_roles, passwords)
+        urls = {r.role: with_credentials(vhost_url, r.user, passwords[r.role]) for r in all_roles}
+        settings = settings.model_copy(update={"amqp_url": urls["topology"]})
+        connection = await connect(urls["topology"], "test-topology")
+        try:
+            await declare(await connection.channel(), from_settings(settings))
+        finally:
+            await connection.close()
+        try:
+            yield Deployment(names, vhost, all_roles, urls, api, settings)
+        finally:
+            await api.delete(f"/vhosts/{quote(vhost, safe='')}")
+            for r in all_roles:
+                await api.delete(f"/users/{quote(r.user, safe='')}")
+
+
+Step = Callable[[aio_pika.abc.AbstractChannel], Awaitable[Any]]
+
+
+async def attempt(url: str, step: Step) -> None:
+    """Run `step` on a confirming channel of a fresh connection as the URL's user."""
+    connection = await aio_pika.connect(url)
+    try:
+        channel = await connection.channel(publisher_confirms=True)
+        await step(channel)
+    finally:
+        await connection.close()
+
+
+async def refused(url: str, step: Step) -> None:
+    """`step` fails with AMQP 403 ACCESS_REFUSED."""
+    with pytest.raises(aiormq.exceptions.ChannelAccessRefused):
+        await attempt(url, step)
+
+
+def publish(exchange: str, routing_key: str) -> Step:
+    async def step(channel: aio_pika.abc.AbstractChannel) -> None:
+        target = (
+            channel.default_exchange
+            if exchange == ""
+            else await channel.get_exchange(exchange, ensure=False)
+        )
+        await target.publish(aio_pika.Message(b"{}"), routing_key, timeout=10)
+
+    return step
+
+
+async def ignore(message: aio_pika.abc.AbstractIncomingMessage) -> None:
+    """A consumer that leaves what it gets unacked (returned when the channel closes)."""
+
+
+def consume(queue: str) -> Step:
+    async def step(channel: aio_pika.abc.AbstractChannel) -> None:
+        declared = await channel.declare_queue(queue, passive=True)
+        await declared.consume(ignore)
+
+    return step
+
+
+def spy_on(exchange: str) -> Step:
+    async def step(channel: aio_pika.abc.AbstractChannel) -> None:
+        spy = await channel.declare_queue(exclusive=True)
+        await spy.bind(exchange, "#")
+
+    return step
+
+
+def delete_queue(queue: str) -> Step:
+    async def step(channel: aio_pika.abc.AbstractChannel) -> None:
+        await channel.queue_delete(queue)
+
+    return step
+
+
+async def test_the_api_publishes_tasks_and_nothing_else(deployment: Deployment) -> None:
+    """A task routing key is accepted; a forged result, a declare, a spy queue and a read
+    of any queue are refused."""
+    names, api = deployment.names, deployment.urls["api"]
+    await attempt(api, publish(names.exchange, names.task_queue("claims", 3)))
+    await refused(api, publish(names.exchange, names.result_key("claims")))
+    await refused(api, publish(names.exchange, names.result_key("claims", urgent=True)))
+    await refused(api, publish("", names.results))
+    await refused(api, spy_on(names.exchange))
+    await refused(api, consume(names.task_queue("claims", 3)))
+
+
+async def test_a_worker_reads_its_own_queues_and_reports_only_its_component(
+    deployment: Deployment,
+) -> None:
+    """claims workers consume claims queues and publish claims results; another component's
+    queue, its results, the default exchange, a declare, a delete and a spy are refused."""
+    names, worker = deployment.names, deployment.urls["worker-claims"]
+    await attempt(worker, consume(names.task_queue("claims", 6)))
+    await attempt(worker, publish(names.exchange, names.result_key("claims")))
+    await attempt(worker, publish(names.dead_letters, names.dlq))
+    tier = names.retry_tier(deployment.settings.retry_delays_ms()[0])
+    await attempt(worker, publish(tier, names.task_queue("claims", 1)))
+    await refused(worker, consume(names.task_queue("domain", 6)))
+    await refused(worker, consume(names.results))
+    await refused(worker, publish(names.exchange, names.result_key("domain")))
+    await refused(worker, publish(names.exchange, names.task_queue("claims", 6)))
+    await refused(worker, publish("", names.results))
+    await refused(worker, delete_queue(names.task_queue("claims", 1)))
+    await refused(worker, spy_on(names.exchange))
+
+
+async def test_aggregators_read_results_only(deployment: Deployment) -> None:
+    """Aggregators consume both results queues; tasks, the DLQ and publishing are refused."""
+    names, aggregator = deployment.names, deployment.urls["aggregator"]
+    await attempt(aggregator, consume(names.results))
+    await attempt(aggregator, consume(names.urgent_results))
+    await refused(aggregator, consume(names.task_queue("claims", 1)))
+    await refused(aggregator, consume(names.dlq))
+    await refused(aggregator, publish(names.exchange, names.result_key("claims")))
+    await refused(aggregator, spy_on(names.exchange))
+
+
+async def test_provisioning_is_idempotent_and_drift_is_reported(
+    deployment: Deployment,
+) -> None:
+    """A second provisioning changes nothing; a widened permission shows as drift."""
+    api, vhost = deployment.management, deployment.vhost
+    assert await access_drift(api, vhost, deployment.roles) == []
+    worker = next(r for r in deployment.roles if r.role == "worker-claims")
+    await api.put(
+        f"/permissions/{quote(vhost, safe='')}/{quote(worker.user, safe='')}",
+        {"configure": ".*", "write": ".*", "read": ".*"},
+    )
+    drift = await access_drift(api, vhost, deployment.roles)
+    assert len(drift) == 1 and f"permissions of {worker.user}" in drift[0]
+
+
+async def test_the_cli_provisions_verifies_and_exports_access(
+    services: svc.Services, database_url: str
+) -> None:
+    """`verdict topology declare --access` creates vhost, users and permissions and declares as
+    the topology role; `verify --access` then finds no drift; `export --access` carries
+    password hashes and permissions, never a password."""
+    prefix, vhost = svc.unique("acc"), svc.unique("verdict-test-")
+    vhost_url = urlunsplit(urlsplit(services.amqp_url)._replace(path="/" + quote(vhost, safe="")))
+    settings = make_settings(services, database_url, prefix, amqp_url=vhost_url)
+    all_roles = roles(Names(prefix), settings.retry_delays_ms())
+    passwords = {password_variable(r.role): secrets.token_urlsafe(12) for r in all_roles}
+    base, _, auth = management_url(services.amqp_url, services.management_url)
+    try:
+        declared = verdict(settings, "topology", "declare", "--access", **passwords)
+        assert declared.returncode == 0, declared.stderr
+        verified = verdict(settings, "topology", "verify", "--access", **passwords)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+        exported = verdict(settings, "topology", "export", "--access", **passwords)
+        document = json.loads(exported.stdout)
+        assert {u["name"] for u in document["users"]} == {r.user for r in all_roles}
+        assert not any(p in exported.stdout for p in passwords.values())
+        assert {p["vhost"] for p in document["permissions"]} == {vhost}
+        assert len(document["topic_permissions"]) == len(all_roles) - 2  # not topology, aggregator
+        missing = verdict(settings, "topology", "export", "--access")
+        assert missing.returncode != 0 and "no password for roles" in missing.stderr
+    finally:
+        async with Management(base, auth) as api:
+            await api.delete(f"/vhosts/{quote(vhost, safe='')}")
+            for r in all_roles:
+                await api.delete(f"/users/{quote(r.user, safe='')}")
+
+
+async def test_a_pipeline_of_least_privileged_roles_completes_sessions(
+    deployment: Deployment, pool: Any
+) -> None:
+    """Each process on its own role's credentials — tasks published as the API, a retry, a
+    poison message dead-lettered by a worker — and every session completes: the roles
+    grant all that the pipeline does."""
+    attempts: list[int] = []
+
+    async def flaky(task: Any, ctx: Any) -> Analysis:
+        if task.component == "claims":
+            attempts.append(task.retry_count)
+            if task.retry_count < 1:
+                raise RetryableAnalysisError("upstream 503")
+        return Analysis(10)
+
+    workers = [
+        Worker(deployment.settings_of(f"worker-{c}"), WorkerOptions(c, 2, 2), flaky).run
+        for c in ANALYSIS_COMPONENTS
+    ]
+    aggregator = Aggregator(deployment.settings_of("aggregator"), explain=explain).run
+    async with (
+        publisher_for(deployment.settings_of("api")) as publisher,
+        running(*workers, aggregator),
+    ):
+        sids = [await submit(pool, publisher, plan=p) for p in (1, 6)]
+        await attempt(
+            deployment.urls["api"],
+            publish(deployment.names.exchange, deployment.names.task_queue("claims", 2)),
+        )
+        views = [await final_view(pool, sid) for sid in sids]
+        letters = await eventually(lambda: dlq_messages(deployment.settings))
+    assert [v.status for v in views] == ["completed", "completed"]
+    assert sorted(attempts) == [0, 0, 1, 1]
+    assert len(letters) == 1  # the poison (an empty JSON object), dead-lettered by the worker

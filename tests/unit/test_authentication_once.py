@@ -1,0 +1,116 @@
+"""The API key is looked up once per request: the guard's outcome is what the route uses."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, ItemsView
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import HTTPException
+from redis.asyncio import Redis
+from starlette.requests import Request
+
+from dispatcher.app import create_app
+from dispatcher.auth import Caller, authenticated
+from dispatcher.quotas import Quotas
+from dispatcher.tenancy import SessionTenants
+from shared.settings import Settings
+
+API = "/api/v3/pipeline"
+KNOWN = {"X-API-Key": "key-a"}
+
+
+class CountingKeys(dict[str, Any]):
+    """API keys that count how often they are searched (`authenticate` goes through items)."""
+
+    lookups = 0
+
+    def items(self) -> ItemsView[str, Any]:
+        self.lookups += 1
+        return super().items()
+
+
+@dataclass
+class Offline:
+    """The parts of the app state these requests reach, none of which does I/O here."""
+
+    settings: Settings
+    quotas: Quotas
+    tenants: SessionTenants
+
+
+@pytest.fixture
+async def keys() -> CountingKeys:
+    return CountingKeys()
+
+
+@pytest.fixture
+async def api(keys: CountingKeys) -> AsyncIterator[httpx.AsyncClient]:
+    """The real app (guard, quotas, routes) over a state without services; quotas off, so no
+    rate limit needs Redis, and a session id that is no UUID is 404 without Postgres."""
+    settings = Settings(
+        amqp_url="amqp://127.0.0.1:1/",
+        redis_url="redis://127.0.0.1:1/",
+        database_url="postgresql://127.0.0.1:1/x",
+        api_keys={"key-a": {"tenant": "acme", "plan": 6}},  # type: ignore[dict-item]
+        quotas_enabled=False,
+        max_content_chars=10,
+    )
+    keys.update(settings.api_keys)
+    settings = settings.model_copy(update={"api_keys": keys})
+    redis = Redis.from_url(settings.redis_url)
+    app = create_app(settings)
+    app.state.pipeline = Offline(
+        settings, Quotas(settings, redis, pool=None), SessionTenants(pool=None, size=1)
+    )  # type: ignore[arg-type]
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+        yield client
+    await redis.aclose()
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers", "content", "code"),
+    [
+        ("GET", f"{API}/not-a-session/queue-status", KNOWN, None, 404),
+        ("GET", f"{API}/not-a-session/result", {"X-API-Key": "unknown"}, None, 401),
+        ("POST", f"{API}/analyze-async", KNOWN, b'{"content": "far too long"}', 413),
+        ("POST", f"{API}/analyze-async", KNOWN, b'{"content": ', 422),
+        ("POST", f"{API}/analyze-async", {"Authorization": "Bearer nope"}, b"{}", 401),
+    ],
+)
+async def test_a_request_costs_one_key_lookup(
+    api: httpx.AsyncClient,
+    keys: CountingKeys,
+    method: str,
+    path: str,
+    headers: dict[str, str],
+    content: bytes | None,
+    code: int,
+) -> None:
+    """Known or unknown key, with a body or without, the route answers after one lookup."""
+    json = {"Content-Type": "application/json"} if content is not None else {}
+    response = await api.request(method, path, headers=headers | json, content=content)
+    assert response.status_code == code, response.text
+    assert keys.lookups == 1
+
+
+def _request(headers: dict[str, str]) -> Request:
+    raw = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+    return Request({"type": "http", "method": "GET", "path": "/other", "headers": raw})
+
+
+def test_a_path_the_guard_did_not_check_is_authenticated_by_the_route() -> None:
+    """Without the guard's outcome in the request's state the key is looked up there."""
+    settings = Settings(
+        amqp_url="amqp://x",
+        redis_url="redis://x",
+        database_url="postgresql://x",
+        api_keys={"key-a": {"tenant": "acme", "plan": 3}},  # type: ignore[dict-item]
+    )
+    assert authenticated(_request(KNOWN), settings) == Caller("acme", 3)
+    with pytest.raises(HTTPException) as refused:
+        authenticated(_request({"X-API-Key": "other"}), settings)
+    assert refused.value.status_code == 401

@@ -1,0 +1,85 @@
+"""The shapes of the domain component's data files (`domains.yaml`, `brands.yaml`).
+
+Validated once at start-up through `datafiles.load_validated`: a misspelt key or a
+missing field fails with the file and the field named, not inside a task.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CategoryLabel(_Strict):
+    en: str
+    ro: str
+
+
+class Category(_Strict):
+    """A kind of listed source and the component score a link to one contributes."""
+
+    risk: float = Field(ge=0, le=100)
+    label: CategoryLabel
+
+
+class ListedDomain(_Strict):
+    category: str
+    note: str
+
+
+class SourceList(_Strict):
+    """`domains.yaml`: listed sources, risky host shapes and their risks."""
+
+    version: int
+    categories: dict[str, Category]
+    domains: dict[str, ListedDomain]
+    shorteners: list[str]
+    shortener_risk: float = Field(ge=0, le=100)
+    risky_tlds: list[str]
+    risky_tld_risk: float = Field(ge=0, le=100)
+    raw_ip_risk: float = Field(ge=0, le=100)
+    invalid_host_risk: float = Field(ge=0, le=100)
+    lookalike_risk: float = Field(ge=0, le=100)
+    unknown_risk: float = Field(ge=0, le=100)
+    bare_domain_tlds: list[str]
+    homoglyphs: dict[str, str]
+    look_alike_swaps: dict[str, str]
+
+    @field_validator("domains")
+    @classmethod
+    def _categories_exist(
+        cls, domains: dict[str, ListedDomain], info: ValidationInfo
+    ) -> dict[str, ListedDomain]:
+        categories = info.data.get("categories", {})
+        unknown = sorted({d.category for d in domains.values()} - set(categories))
+        if unknown:
+            raise ValueError(f"unknown categories {unknown}")
+        return domains
+
+
+class Brand(_Strict):
+    """A brand whose name lookalikes borrow, and the domains it really uses."""
+
+    brand: str
+    kind: str
+    names: list[str] = Field(min_length=1)
+    domains: list[str] = Field(min_length=1)
+
+    @field_validator("names")
+    @classmethod
+    def _plain_names(cls, names: list[str]) -> list[str]:
+        bad = [n for n in names if not n.isascii() or not n.isalnum() or n != n.lower()]
+        if bad:
+            raise ValueError(f"names must be lower-case letters and digits: {bad}")
+        return names
+
+
+class BrandList(_Strict):
+    """`brands.yaml`: protected brands and the lure words added to their names."""
+
+    version: int
+    brands: list[Brand]
+    lure_words: list[str]

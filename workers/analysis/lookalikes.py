@@ -1,0 +1,365 @@
+"""Hosts that borrow a protected name: look-alike letters, typos, added words, subdomains.
+
+The reverse of a permutation engine such as dnstwist: instead of generating every
+misspelling of every brand, each label of a host is folded to a skeleton and compared
+with the protected names' skeletons, computed once at start-up. Equal skeletons catch
+look-alike letters (Cyrillic, accented, 0/o, rn/m); a bounded edit distance catches
+typos (omission, insertion, repetition, replacement, transposition, bit flips, vowel
+swaps, plurals); lure words around a name ("secure", "livrare", "stiri") catch a name
+with added words, in any label.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
+
+from workers.analysis.domain_lists import BrandList, SourceList
+from workers.analysis.normalise import look_alikes
+from workers.analysis.registrable import HostParts, host_parts
+
+# Shorter names ("ing", "dhl", "bbc") are ordinary words or abbreviations too: they
+# count only with a second sign, and never by edit distance.
+MIN_LONG_NAME = 5
+# A name this long ("royalmail", "instagram") is no ordinary word: beside any other
+# words it still names the brand.
+DISTINCTIVE_NAME = 8
+# With nine letters or more, two edits leave a name recognisable and rarely make
+# another real word; below that one edit already does.
+TWO_EDITS_FROM = 9
+# Categories of the source list whose names are protected: imitating a reliable,
+# fact-checking or official source lends its credibility.
+PROTECTED_CATEGORIES = frozenset({"reliable", "fact-checker", "official"})
+# "LATIN SMALL LETTER L WITH MIDDLE TILDE", "LATIN LETTER SMALL CAPITAL B": the letter.
+_LATIN_NAME = re.compile(
+    r"LATIN (?:SMALL |CAPITAL )?(?:LETTER|LIGATURE) (?:SMALL CAPITAL )?([A-Z]{1,2})\b"
+)
+
+
+@dataclass(frozen=True)
+class Protected:
+    """A name lookalikes borrow, and the real domain a report names."""
+
+    name: str
+    home: str
+
+    @property
+    def long(self) -> bool:
+        return len(self.name) >= MIN_LONG_NAME
+
+
+@dataclass(frozen=True)
+class Imitation:
+    """Which protected name a host borrows, and how (a key of IMITATION_WAYS)."""
+
+    protected: Protected
+    how: str
+
+
+# How a host imitates a protected name, in English and Romanian.
+IMITATION_WAYS: Mapping[str, tuple[str, str]] = {
+    "other_suffix": ("same name under another suffix", "același nume cu altă terminație"),
+    "homoglyphs": ("look-alike characters", "caractere care arată la fel"),
+    "typo": ("one or two characters off", "diferă prin una-două litere"),
+    "hyphenated": ("the listed name split by hyphens", "numele cunoscut despărțit prin cratime"),
+    "added_words": ("the listed name with added words", "numele cunoscut cu alte cuvinte adăugate"),
+    "embedded": (
+        "the listed name inside another domain",
+        "numele cunoscut în interiorul altui domeniu",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Folding:
+    """How a label is reduced to the letters it looks like."""
+
+    characters: Mapping[str, str]  # one non-ASCII character → Latin letters
+    sequences: tuple[tuple[str, str], ...]  # ASCII sequences read as one letter (rn → m)
+    letters: Mapping[int, str]  # ASCII digit/letter swaps (0 → o, i → l)
+    swaps: Mapping[int, str]  # letters that look or sit alike (b/d), long names only
+
+    def strict(self, label: str) -> str:
+        """The label with look-alike characters, digits and sequences folded."""
+        text = self.letters_only(label)
+        for sequence, letter in self.sequences:
+            text = text.replace(sequence, letter)
+        return text
+
+    def letters_only(self, label: str) -> str:
+        """The label with look-alike characters and digits folded, sequences kept: "cl"
+        may be a "d" or a "c" and an "l", so both readings are compared."""
+        text = "".join(c if c.isascii() else self.character(c) for c in label).lower()
+        return text.translate(self.letters)
+
+    def loose(self, label: str, sequences: bool = True) -> str:
+        """The skeleton with similar letters (b/d, c/e, m/n…) made one, before and after
+        sequences are read, so that two look-alike steps ("m" → "rn" → "rr") meet."""
+        text = self.letters_only(label).translate(self.swaps)
+        if not sequences:
+            return text
+        for sequence, letter in self.sequences:
+            text = text.replace(sequence, letter)
+        return text.translate(self.swaps)
+
+    def character(self, ch: str) -> str:
+        if ch in self.characters:
+            return self.characters[ch]
+        base = unicodedata.normalize("NFKD", ch)[:1]
+        if base.isascii() and base.isalnum():
+            return base.lower()
+        named = _LATIN_NAME.match(unicodedata.name(ch, ""))
+        return named.group(1).lower() if named else ch
+
+
+@dataclass(frozen=True)
+class BrandIndex:
+    """Protected names and their skeletons, computed once; real domains never match."""
+
+    folding: Folding
+    owners: Mapping[str, str]  # real registrable domain → brand
+    by_strict: Mapping[str, Protected]
+    by_loose: Mapping[str, tuple[Protected, str]]
+    long_skeletons: tuple[str, ...]
+    long_names: tuple[Protected, ...]
+    names: tuple[Protected, ...]
+    lure_words: frozenset[str]
+    lure_lengths: tuple[int, ...]
+
+    def match(self, text: str) -> tuple[Protected, str] | None:
+        """(name, "same" | "homoglyphs" | "typo") when `text` reads as a protected name."""
+        strict = self.folding.strict(text)
+        if hit := self.by_strict.get(strict):
+            return hit, "same" if text == hit.name else "homoglyphs"
+        if len(strict) < MIN_LONG_NAME - 1:
+            return None
+        for loose in _readings(text, self.folding):
+            if found := self.by_loose.get(loose):
+                return found
+            if near := self._near(loose, text):
+                return near, "typo"
+        return None
+
+    def _near(self, loose: str, text: str) -> Protected | None:
+        near = process.extract(
+            loose, self.long_skeletons, scorer=OSA.distance, score_cutoff=2, limit=3
+        )
+        for _, distance, i in near:
+            name = self.long_names[i].name
+            if distance <= _typo_limit(name) and not _other_number(text, name):
+                return self.long_names[i]
+        return None
+
+    def is_lure(self, word: str) -> bool:
+        return word in self.lure_words or word.isdigit()
+
+    def lure_cuts(self, text: str) -> tuple[list[bool], list[bool]]:
+        """(before, after): before[i] when text[:i] is a run of lure words and numbers
+        ("securelogin", "2024", or empty), after[i] when text[i:] is. Linear in the text."""
+        n, words = len(text), self.lure_words
+        before = [True] + [False] * n
+        for end in range(1, n + 1):
+            before[end] = (before[end - 1] and text[end - 1].isdigit()) or any(
+                before[end - k] and text[end - k : end] in words
+                for k in self.lure_lengths
+                if k <= end
+            )
+        after = [False] * n + [True]
+        for start in range(n - 1, -1, -1):
+            after[start] = (after[start + 1] and text[start].isdigit()) or any(
+                after[start + k] and text[start : start + k] in words
+                for k in self.lure_lengths
+                if start + k <= n
+            )
+        return before, after
+
+
+def _other_number(text: str, name: str) -> bool:
+    """Whether `text` is `name` with other digits: a sibling (antena1, antena3), not a typo."""
+    return len(text) == len(name) and all(
+        a == b or (a.isdigit() and b.isdigit()) for a, b in zip(text, name, strict=True)
+    )
+
+
+def _typo_limit(name: str) -> int:
+    return 1 if len(name) < TWO_EDITS_FROM else 2
+
+
+def folding_from(sources: SourceList) -> Folding:
+    """The folding of the source list's homoglyph tables and the Unicode confusables."""
+    table = sources.homoglyphs
+    characters = {ch: latin.lower() for ch, (latin, _) in look_alikes().items()}
+    characters.update({k: v for k, v in table.items() if len(k) == 1 and not k.isascii()})
+    sequences = sorted(((k, v) for k, v in table.items() if len(k) > 1), key=lambda kv: -len(kv[0]))
+    letters = {ord(k): v for k, v in table.items() if len(k) == 1 and k.isascii()}
+    return Folding(characters, tuple(sequences), letters, str.maketrans(sources.look_alike_swaps))
+
+
+def brand_index(brands: BrandList, sources: SourceList) -> BrandIndex:
+    """Every protected name of `brands` and of the source list, with its skeletons."""
+    folding = folding_from(sources)
+    owners = {d: b.brand for b in brands.brands for d in b.domains}
+    owners.update({d: d for d in sources.domains})
+    protected = list(_protected(brands, sources))
+    by_strict: dict[str, Protected] = {}
+    by_loose: dict[str, tuple[Protected, str]] = {}
+    near: dict[str, Protected] = {}
+    for p in protected:
+        by_strict.setdefault(folding.strict(p.name), p)
+        if not p.long:
+            continue
+        for reading in _readings(p.name, folding):
+            by_loose.setdefault(reading, (p, "homoglyphs"))
+            near.setdefault(reading, p)
+        for plural in _plurals(p.name):
+            for reading in _readings(plural, folding):
+                by_loose.setdefault(reading, (p, "typo"))
+    return BrandIndex(
+        folding=folding,
+        owners=owners,
+        by_strict=by_strict,
+        by_loose=by_loose,
+        long_skeletons=tuple(near),
+        long_names=tuple(near.values()),
+        names=tuple(protected),
+        lure_words=frozenset(brands.lure_words),
+        lure_lengths=tuple(sorted({len(w) for w in brands.lure_words})),
+    )
+
+
+def _readings(name: str, folding: Folding) -> set[str]:
+    """A name's loose skeletons with its letter sequences read as one letter and as two."""
+    return {folding.loose(name), folding.loose(name, sequences=False)}
+
+
+def _protected(brands: BrandList, sources: SourceList) -> Iterator[Protected]:
+    for brand in brands.brands:
+        for name in brand.names:
+            yield Protected(name, brand.domains[0])
+    for domain, entry in sources.domains.items():
+        parts = host_parts(domain)
+        if entry.category in PROTECTED_CATEGORIES and parts and not parts.subdomain:
+            yield Protected(parts.name, domain)
+
+
+def _plurals(name: str) -> Iterator[str]:
+    """The "-es" plurals a typosquatter makes inside a name (one edit covers "-s")."""
+    for i in range(2, len(name) - 2):
+        if name[i] in "sxz":
+            yield name[: i + 1] + "es" + name[i + 1 :]
+
+
+def imitation(parts: HostParts, index: BrandIndex, cheap_tld: bool) -> Imitation | None:
+    """The protected name a host (not a real domain of it) borrows, if any.
+
+    A long name counts alone; a short one needs a second sign: a lure word in any
+    label, a cheap TLD, or a digit or foreign letter standing in for one of its letters.
+    """
+    if parts.registrable in index.owners:
+        return None
+    name = _readable(parts.name)
+    subdomain = tuple(_readable(label) for label in parts.subdomain)
+    tokens = [t for t in name.split("-") if t]
+    lured = cheap_tld or any(
+        index.is_lure(t) for label in (*subdomain, name) for t in label.split("-")
+    )
+    return (
+        _whole_name(name, tokens, index, lured)
+        or _name_with_words(tokens, index, lured)
+        or _in_subdomain(subdomain, name, index, lured)
+    )
+
+
+def _whole_name(name: str, tokens: list[str], index: BrandIndex, lured: bool) -> Imitation | None:
+    joined = "".join(tokens)
+    found = index.match(joined)
+    if not found:
+        return None
+    protected, kind = found
+    if kind == "same":
+        how = "other_suffix" if joined == name else "hyphenated"
+        return Imitation(protected, how) if protected.long or lured else None
+    if protected.long or lured or _stands_in(joined, protected.name):
+        return Imitation(protected, kind)
+    return None
+
+
+def _stands_in(text: str, name: str) -> bool:
+    """Whether a digit or a non-ASCII letter stands in for a letter of `name`."""
+    return any(not c.isascii() or (c.isdigit() and c not in name) for c in text)
+
+
+def _name_with_words(tokens: list[str], index: BrandIndex, lured: bool) -> Imitation | None:
+    core = "".join(t for t in tokens if not index.is_lure(t))
+    found = index.match(core) if core and core != "".join(tokens) else None
+    if found:
+        return Imitation(found[0], "added_words")
+    # A number run onto a disguised name ("micros0ft365"), unless the name has digits
+    # of its own (antena1 is not antena3 plus a digit).
+    bare = core.rstrip("0123456789")
+    found = index.match(bare) if bare and bare != core else None
+    if found and not any(c.isdigit() for c in found[0].name):
+        return Imitation(found[0], "added_words")
+    for token in tokens if len(tokens) > 1 else ():
+        hit = index.by_strict.get(index.folding.strict(token))
+        if hit and (lured or _stands_in(token, hit.name) or len(hit.name) >= DISTINCTIVE_NAME):
+            return Imitation(hit, "added_words")
+    return _inside_word("".join(tokens), index)
+
+
+def _inside_word(text: str, index: BrandIndex) -> Imitation | None:
+    """A protected name run together with lure words: "paypalsecurelogin"."""
+    found = [p for p in index.names if p.name in text and p.name != text]
+    if not found:
+        return None
+    before, after = index.lure_cuts(text)
+    for protected in found:
+        start = text.find(protected.name)
+        while start != -1:
+            if before[start] and after[start + len(protected.name)]:
+                return Imitation(protected, "added_words")
+            start = text.find(protected.name, start + 1)
+    return None
+
+
+def _in_subdomain(
+    subdomain: tuple[str, ...], name: str, index: BrandIndex, lured: bool
+) -> Imitation | None:
+    """A real domain or protected name left of an unrelated registrable domain; typos
+    do not count there, where ordinary words ("apply", "mail") are common."""
+    for window in _windows(subdomain):
+        if window in index.owners:
+            return Imitation(Protected(window, window), "embedded")
+    for label in subdomain:
+        tokens = [t for t in label.split("-") if t]
+        for found in (
+            _whole_name(label, tokens, index, lured),
+            _name_with_words(tokens, index, lured),
+        ):
+            if found and found.how != "typo":
+                return Imitation(found.protected, "embedded")
+    split = index.match("".join(subdomain[-1:]) + name) if subdomain else None
+    return Imitation(split[0], "embedded") if split and split[1] != "typo" else None
+
+
+def _windows(labels: Iterable[str]) -> Iterator[str]:
+    """Runs of two or three labels ("paypal.com", "bbc.co.uk"), hyphens read as dots."""
+    flat = [part for label in labels for part in label.split("-")]
+    for size in (2, 3):
+        for i in range(len(flat) - size + 1):
+            yield ".".join(flat[i : i + size])
+
+
+def _readable(label: str) -> str:
+    """A punycode label (xn--…) in Unicode, or the label itself."""
+    if not label.startswith("xn--"):
+        return label
+    try:
+        return label.encode("ascii").decode("idna")
+    except UnicodeError:
+        return label
