@@ -206,12 +206,12 @@ def _patterns() -> _Patterns:
     return _Patterns(
         lexicons={name: _alternation(getattr(forms, name)) for name in FormLexicons.model_fields},
         register={
-            # "Finally", "at last": the words that make an admission a revelation.
+            # "Finally", "at last", "leaked": the words that make an admission a revelation.
             **{
                 name: _alternation(getattr(spec.registers, name))
                 for name in RegisterLexicons.model_fields
             },
-            "revelation": _alternation(forms.at_last),
+            "revelation": _alternation([forms.at_last, forms.secrecy]),
         },
         not_names=frozenset(fold(w) for w in spec.not_names),
     )

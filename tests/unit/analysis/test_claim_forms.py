@@ -79,6 +79,12 @@ def test_each_form_is_recognised_in_both_languages(sentence: str, form: str) -> 
         "Cutremurul a fost declanșat de un experiment militar secret.",
         "Coconut water reverses kidney disease, a nutritionist says on Instagram.",
         "Apa de cocos vindecă bolile de rinichi, spune o nutriționistă pe Instagram.",
+        "Apple cider vinegar melts belly fat overnight.",
+        "Oțetul de mere topește grăsimea de pe burtă peste noapte.",
+        "The council is putting fluoride in tap water to make people obedient.",
+        "Primăria pune fluor în apa de la robinet ca să-i facă pe oameni ascultători.",
+        "Mobile masts were installed secretly near every school in the city.",
+        "Antenele au fost montate pe ascuns lângă fiecare școală din oraș.",
     ],
 )
 def test_risky_claims_nobody_checked_score_high(text: str) -> None:
@@ -101,6 +107,8 @@ def test_risky_claims_nobody_checked_score_high(text: str) -> None:
         "lol my cat never eats anything before 10 am, every single day, she's the worst",
         "am încercat shaormeria nouă, cea mai bună din oraș, dar 30 de lei e mult",
         "This miracle mop cleans every floor in half the time. Buy two and get one free!",
+        "Our secret family recipe has been served in every branch since 1990.",
+        "The report, leaked to reporters, shows unemployment rose by 2% in March.",
     ],
 )
 def test_sober_sourced_statistics_and_chat_stay_low(text: str) -> None:
