@@ -36,6 +36,7 @@ Form = Literal[
     "drastic_measure",
     "plot",
     "group",
+    "absolute_causal",
 ]
 Register = Literal[
     "conspiracy",
@@ -122,6 +123,7 @@ class FormLexicons(BaseModel):
     quantity_words: Terms
     superlatives: Terms
     causal: Terms
+    circumstances: Terms
     absolutes: Terms
     authorities: Terms
     admissions: Terms
@@ -239,13 +241,14 @@ def sentence_forms(sentence: str) -> list[Form]:
 def _lexical_forms(has: Mapping[str, bool], sentence: str) -> list[Form]:
     # An appeal to authority is an admission when an insider "admits" (or anyone "finally
     # admits") or a secret study "shows"; a plain "studies show" is a weaker authority claim.
+    absolute = has["absolutes"] or bool(_ALL_OF_IT.search(sentence))
     admission = (has["admissions"] and (has["authorities"] or has["at_last"])) or (
         has["secrecy"] and (has["authorities"] or has["confirmations"])
     )
     present: dict[Form, bool] = {
         "superlative": has["superlatives"],
-        "causal": has["causal"],
-        "absolute": has["absolutes"] or bool(_ALL_OF_IT.search(sentence)),
+        "causal": has["causal"] or has["circumstances"],
+        "absolute": absolute,
         "admission": admission,
         "authority_claim": not admission and has["authorities"] and has["confirmations"],
         "health": has["health_topics"],
@@ -255,6 +258,8 @@ def _lexical_forms(has: Mapping[str, bool], sentence: str) -> list[Form]:
         # "Caused by a secret experiment": a hidden cause is a plot too.
         "plot": has["plot"] or (has["secrecy"] and has["causal"]),
         "group": has["groups"],
+        # "Causes 100% of", "kills all": a mechanism stated without exception.
+        "absolute_causal": absolute and has["causal"],
     }
     return [form for form, there in present.items() if there]
 

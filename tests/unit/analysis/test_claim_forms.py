@@ -25,6 +25,8 @@ def unverified_score(text: str) -> float:
     ("sentence", "form"),
     [
         ("Sugar causes 100% of diabetes cases.", "absolute"),
+        ("Sugar causes 100% of diabetes cases.", "absolute_causal"),
+        ("Zahărul provoacă toate cazurile de diabet.", "absolute_causal"),
         ("Zahărul provoacă 100% din cazurile de diabet.", "absolute"),
         ("Every vaccine contains metals.", "absolute"),
         ("Toate vaccinurile conțin metale.", "absolute"),
@@ -85,6 +87,10 @@ def test_each_form_is_recognised_in_both_languages(sentence: str, form: str) -> 
         "Primăria pune fluor în apa de la robinet ca să-i facă pe oameni ascultători.",
         "Mobile masts were installed secretly near every school in the city.",
         "Antenele au fost montate pe ascuns lângă fiecare școală din oraș.",
+        "Wind turbines kill more birds than all other causes combined.",
+        "Turbinele eoliene omoară mai multe păsări decât toate celelalte cauze la un loc.",
+        "The virus was created in a lab as a biological weapon.",
+        "Virusul a fost creat în laborator ca armă biologică.",
     ],
 )
 def test_risky_claims_nobody_checked_score_high(text: str) -> None:
@@ -114,6 +120,17 @@ def test_risky_claims_nobody_checked_score_high(text: str) -> None:
 def test_sober_sourced_statistics_and_chat_stay_low(text: str) -> None:
     """Sourced, calm or hedged statistics and informal posts are check-worthy but not risky."""
     assert unverified_score(text) < 30
+
+
+def test_a_circumstance_is_a_cause_but_never_a_sweeping_one() -> None:
+    """ "All schools closed because of the snow" is causal, not an absolute causal claim."""
+    for sentence in (
+        "All schools closed because of the snow.",
+        "Toate școlile s-au închis din cauza zăpezii.",
+    ):
+        forms = sentence_forms(sentence)
+        assert {"causal", "absolute"} <= set(forms)
+        assert "absolute_causal" not in forms
 
 
 def test_checkworthiness_adds_the_weights_of_the_forms() -> None:
