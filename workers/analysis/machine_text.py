@@ -217,10 +217,11 @@ def _rate(pattern: re.Pattern[str], m: _Measured, distinct: bool = False) -> flo
 
 
 def human_voice(m: _Measured) -> float:
-    """0..1: first person, chat slang, emotive punctuation, lower-case sentence starts."""
+    """0..1: first person (weak: assistants write letters too), chat slang, emotive
+    punctuation, lower-case sentence starts."""
     markers = _markers()
     marks = (
-        _rate(markers.first_person, m) / 4
+        _rate(markers.first_person, m) / 6
         + _rate(markers.informal, m) / 3
         + emotive_marks(m.text)
         + lowercase_starts(m.sentences)

@@ -270,3 +270,24 @@ def test_a_broken_markers_file_names_the_field(mutate, field: str) -> None:
     assert validate("ai_markers.yaml", load("ai_markers.yaml"), AiMarkers)
     with pytest.raises(DataFileError, match=rf"ai_markers\.yaml.*{field}"):
         validate("ai_markers.yaml", _broken(mutate), AiMarkers)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Dear colleagues, I am delighted to share that our team has achieved remarkable results "
+        "this quarter. Your dedication, creativity and collaboration have been essential to this "
+        "success. I am confident that together we will continue to reach new heights and deliver "
+        "meaningful value.",
+        "Dragi colegi, mă bucur să vă anunț că echipa noastră a obținut rezultate remarcabile în "
+        "acest trimestru. Dedicarea, creativitatea și colaborarea voastră au fost esențiale pentru "
+        "acest succes. Sunt convins că împreună vom continua să atingem noi performanțe și să "
+        "aducem o valoare semnificativă.",
+    ],
+)
+def test_an_assistant_letter_in_the_first_person_still_reads_as_generated(text: str) -> None:
+    """First person weighs only a little: assistants write letters as "I" too (no stock
+    phrase here: vocabulary, even sentences and lists of three carry it)."""
+    report = assess_machine_text(text)
+    assert not report.phrases
+    assert report.score >= 50
