@@ -130,6 +130,7 @@ class FormLexicons(BaseModel):
     at_last: Terms
     confirmations: Terms
     secrecy: Terms
+    covertly: Terms
     health_topics: Terms
     cures: Terms
     drastic_measures: Terms
@@ -255,8 +256,11 @@ def _lexical_forms(has: Mapping[str, bool], sentence: str) -> list[Form]:
         # A "miracle" mop is an advert; a miracle for the body is a cure.
         "cure": has["cures"] and has["health_topics"],
         "drastic_measure": has["drastic_measures"],
-        # "Caused by a secret experiment": a hidden cause is a plot too.
-        "plot": has["plot"] or (has["secrecy"] and has["causal"]),
+        # "Caused by a secret experiment", "installed secretly near every school": a hidden
+        # cause, or a sweeping or harmful act done out of sight, is a plot too.
+        "plot": has["plot"]
+        or (has["secrecy"] and has["causal"])
+        or (has["covertly"] and (absolute or has["causal"] or has["drastic_measures"])),
         "group": has["groups"],
         # "Causes 100% of", "kills all": a mechanism stated without exception.
         "absolute_causal": absolute and has["causal"],

@@ -51,7 +51,7 @@ def unverified_score(text: str) -> float:
         ("This miracle mop cleans every floor.", "absolute"),
         ("The bank will freeze all accounts.", "drastic_measure"),
         ("Statul va confisca economiile.", "drastic_measure"),
-        ("The storm was engineered by a secret lab.", "plot"),
+        ("The storm was engineered to flood the farms.", "plot"),
         ("Furtuna a fost înscenată de un laborator.", "plot"),
         ("Migrants commit most crimes.", "group"),
         ("Imigranții comit cele mai multe infracțiuni.", "group"),
@@ -91,6 +91,12 @@ def test_each_form_is_recognised_in_both_languages(sentence: str, form: str) -> 
         "Turbinele eoliene omoară mai multe păsări decât toate celelalte cauze la un loc.",
         "The virus was created in a lab as a biological weapon.",
         "Virusul a fost creat în laborator ca armă biologică.",
+        "Climate change is a hoax invented to raise taxes.",
+        "Schimbările climatice sunt o farsă inventată ca să ne mărească taxele.",
+        "Every election since 1990 has been rigged by the same three families.",
+        "Toate alegerile din 1990 încoace au fost fraudate de aceleași trei familii.",
+        "Masks cause brain damage in children after only one hour of wear.",
+        "Măștile provoacă leziuni cerebrale copiilor după doar o oră de purtare.",
     ],
 )
 def test_risky_claims_nobody_checked_score_high(text: str) -> None:
@@ -115,6 +121,9 @@ def test_risky_claims_nobody_checked_score_high(text: str) -> None:
         "This miracle mop cleans every floor in half the time. Buy two and get one free!",
         "Our secret family recipe has been served in every branch since 1990.",
         "The report, leaked to reporters, shows unemployment rose by 2% in March.",
+        "The bridge was engineered by a Swiss firm and cost 40 million euros.",
+        "The couple secretly married in Las Vegas in 2019.",
+        "Nu există nicio problemă cu apa, a spus primarul, iar analizele arată 0% nitrați.",
     ],
 )
 def test_sober_sourced_statistics_and_chat_stay_low(text: str) -> None:
