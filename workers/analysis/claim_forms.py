@@ -37,6 +37,7 @@ Form = Literal[
     "plot",
     "group",
     "absolute_causal",
+    "harm",
 ]
 Register = Literal[
     "conspiracy",
@@ -131,6 +132,7 @@ class FormLexicons(BaseModel):
     confirmations: Terms
     secrecy: Terms
     covertly: Terms
+    harm: Terms
     health_topics: Terms
     cures: Terms
     drastic_measures: Terms
@@ -264,6 +266,7 @@ def _lexical_forms(has: Mapping[str, bool], sentence: str) -> list[Form]:
         "group": has["groups"],
         # "Causes 100% of", "kills all": a mechanism stated without exception.
         "absolute_causal": absolute and has["causal"],
+        "harm": has["harm"],
     }
     return [form for form, there in present.items() if there]
 

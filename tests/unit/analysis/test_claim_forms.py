@@ -55,6 +55,8 @@ def unverified_score(text: str) -> float:
         ("Furtuna a fost înscenată de un laborator.", "plot"),
         ("Migrants commit most crimes.", "group"),
         ("Imigranții comit cele mai multe infracțiuni.", "group"),
+        ("The well water is contaminated with mercury.", "harm"),
+        ("Apa din fântână este contaminată cu mercur.", "harm"),
     ],
 )
 def test_each_form_is_recognised_in_both_languages(sentence: str, form: str) -> None:
@@ -97,6 +99,12 @@ def test_each_form_is_recognised_in_both_languages(sentence: str, form: str) -> 
         "Toate alegerile din 1990 încoace au fost fraudate de aceleași trei familii.",
         "Masks cause brain damage in children after only one hour of wear.",
         "Măștile provoacă leziuni cerebrale copiilor după doar o oră de purtare.",
+        "BREAKING: the government will shut down the internet for a week. Share with everyone!",
+        "De mâine se taie curentul în toată țara timp de 3 zile. Dați mai departe la toți!",
+        "A friend who works at the hospital told me the vaccine has graphene in it.",
+        "Un prieten care lucrează la spital mi-a zis că vaccinul are grafen în el.",
+        "URGENT: tap water in the capital is poisoned, do not drink it until Monday!",
+        "URGENT: apa de la robinet din capitală este otrăvită, nu beți până luni!",
     ],
 )
 def test_risky_claims_nobody_checked_score_high(text: str) -> None:
@@ -122,6 +130,8 @@ def test_risky_claims_nobody_checked_score_high(text: str) -> None:
         "Our secret family recipe has been served in every branch since 1990.",
         "The report, leaked to reporters, shows unemployment rose by 2% in March.",
         "The bridge was engineered by a Swiss firm and cost 40 million euros.",
+        "The river was contaminated by a chemical spill in 2019, the environment agency said.",
+        "Mercury is the closest planet to the sun and has no moons.",
         "The couple secretly married in Las Vegas in 2019.",
         "Nu există nicio problemă cu apa, a spus primarul, iar analizele arată 0% nitrați.",
     ],
