@@ -73,9 +73,10 @@ _SHOUTING = re.compile(
     rf"(?<!\w)[{_CAPS}]{{7,}}+(?!\w)|(?<!\w)[{_CAPS}]{{3,}}+\s{{1,3}}+[{_CAPS}]{{3,}}+(?!\w)"
 )
 # A quotation: „…”, “…”, "…", or '…' opened after a non-letter (not an apostrophe), at
-# most 300 characters, no nesting; its inside is reported speech, not the writer's.
+# most 300 characters, no nesting (an opening mark inside ends the attempt, so a flood of
+# them is read once); its inside is reported speech, not the writer's.
 _QUOTED = re.compile(
-    r"„[^”“\"]{0,300}+[”“\"]|“[^”]{0,300}+”|\"[^\"]{0,300}+\"|(?<!\w)'[^']{0,300}+'"
+    r"„[^„”“\"]{0,300}+[”“\"]|“[^“”]{0,300}+”|\"[^\"]{0,300}+\"|(?<!\w)'[^']{0,300}+'"
 )
 # Register heard in the sentences around a claim (this many before and after) as well as
 # in its own: "Wake up!" two sentences on still frames the claim.
