@@ -244,10 +244,14 @@ def sentence_forms(sentence: str) -> list[Form]:
 
 def _lexical_forms(has: Mapping[str, bool], sentence: str) -> list[Form]:
     # An appeal to authority is an admission when an insider "admits" (or anyone "finally
-    # admits") or a secret study "shows"; a plain "studies show" is a weaker authority claim.
+    # admits", or experts "finally confirm") or a secret study "shows"; a plain "studies
+    # show" is a weaker authority claim.
     absolute = has["absolutes"] or bool(_ALL_OF_IT.search(sentence))
-    admission = (has["admissions"] and (has["authorities"] or has["at_last"])) or (
-        has["secrecy"] and (has["authorities"] or has["confirmations"])
+    admission = (
+        (has["admissions"] and (has["authorities"] or has["at_last"]))
+        or (has["secrecy"] and (has["authorities"] or has["confirmations"]))
+        # "Scientists have finally confirmed": a confirmation long withheld.
+        or (has["at_last"] and has["authorities"] and has["confirmations"])
     )
     present: dict[Form, bool] = {
         "superlative": has["superlatives"],

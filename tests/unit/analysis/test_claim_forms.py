@@ -55,6 +55,10 @@ def unverified_score(text: str) -> float:
         ("Poliția va amenda pe oricine critică primarul pe internet.", "drastic_measure"),
         ("A nurse revealed that hospitals are paid per patient.", "admission"),
         ("O asistentă a dezvăluit că spitalele sunt plătite per pacient.", "admission"),
+        ("Scientists have finally confirmed that the pyramids are older.", "admission"),
+        ("Oamenii de știință au confirmat în sfârșit că piramidele sunt mai vechi.", "admission"),
+        ("Every child in our town fell ill within a week of the jab.", "harm"),
+        ("Fiecare copil din oraș s-a îmbolnăvit la o săptămână după vaccin.", "harm"),
         ("The storm was engineered to flood the farms.", "plot"),
         ("Furtuna a fost înscenată de un laborator.", "plot"),
         ("Migrants commit most crimes.", "group"),
@@ -143,6 +147,17 @@ def test_risky_claims_nobody_checked_score_high(text: str) -> None:
 def test_sober_sourced_statistics_and_chat_stay_low(text: str) -> None:
     """Sourced, calm or hedged statistics and informal posts are check-worthy but not risky."""
     assert unverified_score(text) < 30
+
+
+def test_what_experts_confirm_is_a_claim_but_not_a_risky_one() -> None:
+    """ "Doctors confirmed that…" asserts a fact to check; alone it stays low."""
+    for text in (
+        "Doctors confirmed that the patient is in a stable condition.",
+        "Medicii au confirmat că pacientul este stabil.",
+    ):
+        (claim,) = extract_claims(text)
+        assert "authority_claim" in claim.cues
+        assert unverified_score(text) < 30
 
 
 def test_a_circumstance_is_a_cause_but_never_a_sweeping_one() -> None:
