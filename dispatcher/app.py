@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
-import httpx
 from fastapi import FastAPI
-from redis.asyncio import Redis
 
 from dispatcher import error_responses
 from dispatcher.audit import RefusalAudit
@@ -16,7 +14,6 @@ from dispatcher.quotas import RateLimitHeaders
 from dispatcher.routes import health, progress, sessions
 from dispatcher.state import AppState
 from dispatcher.views import API
-from shared import db as database
 from shared.settings import Settings
 
 # Largest request body read, from the character limit: a code point outside the BMP sent as
@@ -57,16 +54,8 @@ def body_limit(settings: Settings) -> int:
 def _lifespan(settings: Settings) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        """Open the connections every request shares; close them at shutdown."""
-        state = AppState(
-            settings=settings,
-            pool=await database.create_pool(settings.database_url, max_size=20),
-            redis=Redis.from_url(settings.redis_url),
-            http=httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0)),
-        )
-        state.start_broker()
-        app.state.pipeline = state
-        yield
-        await state.close()
+        async with AppState.opened(settings) as state:
+            app.state.pipeline = state
+            yield
 
     return lifespan

@@ -1,14 +1,15 @@
-"""API keys: each maps to a tenant and the highest plan it may use."""
+"""API keys: each maps to a tenant and the highest plan it may use; only their hashes are
+configured (shared/api_keys.py)."""
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from fastapi import HTTPException, Request, status
 from starlette.types import Scope
 
+from shared.api_keys import key_hash
 from shared.settings import Settings
 
 # Where RequestGuard leaves what authenticating a request's key gave (a Caller, or the 401
@@ -40,10 +41,10 @@ def authenticate(settings: Settings, key: str | None) -> Caller:
     """The caller a key belongs to; 401 when the key is missing or unknown."""
     if not key:
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "missing API key (X-API-Key header)")
-    for known, grant in settings.api_keys.items():
-        if hmac.compare_digest(known.encode(), key.encode()):
-            return Caller(grant.tenant, grant.plan)
-    raise HTTPException(status.HTTP_401_UNAUTHORIZED, "unknown API key")
+    grant = settings.api_keys.get(key_hash(key))
+    if grant is None:
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "unknown API key")
+    return Caller(grant.tenant, grant.plan)
 
 
 def remember_caller(scope: Scope, outcome: Caller | HTTPException) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import asyncpg
@@ -15,9 +16,11 @@ from redis.asyncio import Redis
 from dispatcher.queue_watch import ConsumerCounts, watch
 from dispatcher.quotas import Quotas
 from dispatcher.tenancy import SessionTenants
+from shared.background import in_background
 from shared.broker import Publisher, connect
 from shared.errors import BrokerUnavailable
 from shared.names import Names
+from shared.resources import Resources
 from shared.settings import Settings
 from topology.spec import from_settings
 from workers.isolation import AnalysisPool
@@ -41,8 +44,6 @@ class AppState:
     connection: AbstractRobustConnection | None = None
     tenants: SessionTenants = field(init=False)
     media_readers: ConsumerCounts = field(init=False)
-    _connector: asyncio.Task[None] | None = field(default=None, repr=False)
-    _watcher: asyncio.Task[None] | None = field(default=None, repr=False)
     _analysis: AnalysisPool | None = field(default=None, repr=False)
 
     @property
@@ -59,12 +60,24 @@ class AppState:
         self.tenants = SessionTenants(self.pool, self.settings.api_tenant_cache_size)
         self.media_readers = ConsumerCounts(self.settings.api_media_readers_ttl_s)
 
-    def start_broker(self) -> None:
-        """Connect in the background; until then the API analyses synchronously."""
-        self._connector = asyncio.create_task(self._connect_until_up())
-        self._watcher = asyncio.create_task(
-            watch(lambda: self.connection, from_settings(self.settings))
-        )
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def opened(cls, settings: Settings) -> AsyncIterator[AppState]:
+        """The API's connections for the length of the block: Postgres, Redis and HTTP at
+        once, the broker in the background (until it is up the API analyses synchronously);
+        all closed in reverse on exit (shared.resources)."""
+        async with Resources() as opened:
+            state = cls(
+                settings=settings,
+                pool=await opened.pool(settings.database_url, max_size=20),
+                redis=opened.redis(settings.redis_url),
+                http=opened.http(),
+            )
+            opened.closes(state, lambda s: s._close_broker_and_analysis())
+            await opened.enter(in_background(state._connect_until_up(), "broker connection"))
+            depths = watch(lambda: state.connection, from_settings(settings))
+            await opened.enter(in_background(depths, "queue depths"))
+            yield state
 
     async def _connect_until_up(self) -> None:
         names = Names(self.settings.topology_prefix)
@@ -81,16 +94,9 @@ class AppState:
                 log.warning("rabbitmq unreachable, retrying", error=str(exc))
                 await asyncio.sleep(BROKER_RETRY_S)
 
-    async def close(self) -> None:
-        for task in (self._connector, self._watcher):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+    async def _close_broker_and_analysis(self) -> None:
+        """What the API opened after start-up: the broker connection, the analysis pool."""
         if self.connection is not None:
             await self.connection.close()
         if self._analysis is not None:
             await self._analysis.close()
-        await self.http.aclose()
-        await self.redis.aclose()
-        await self.pool.close()

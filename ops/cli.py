@@ -219,6 +219,45 @@ def topology_export(output: Path | None, vhost: str | None, access: bool) -> Non
 
 
 @main.group()
+def keys() -> None:
+    """API keys: make one, or hash one for API_KEYS (only hashes are configured)."""
+
+
+@keys.command("new")
+@click.option("--tenant", required=True, help="tenant the key's sessions belong to")
+@click.option("--plan", type=click.IntRange(1, 6), required=True, help="highest plan, 1..6")
+def keys_new(tenant: str, plan: int) -> None:
+    """Print a fresh key (give it to the client, once) and its API_KEYS entry (configure it)."""
+    from shared.api_keys import key_hash, new_key
+
+    key = new_key()
+    click.echo(f"key: {key}")
+    click.echo("API_KEYS entry: " + json.dumps({key_hash(key): {"tenant": tenant, "plan": plan}}))
+
+
+@keys.command("signing")
+def keys_signing() -> None:
+    """Print a fresh set of signing keys as environment lines: the task key pair and a result
+    key per component (give each process only the ones its role needs: see the README)."""
+    from shared.api_keys import new_key
+    from shared.signing import new_task_keys
+
+    private, public = new_task_keys()
+    click.echo(f"TASK_SIGNING_KEY={private}")
+    click.echo(f"TASK_VERIFY_KEY={public}")
+    click.echo("RESULT_KEYS='" + json.dumps({c: new_key() for c in QUEUE_COMPONENTS}) + "'")
+
+
+@keys.command("hash")
+@click.argument("key")
+def keys_hash(key: str) -> None:
+    """Print the hash API_KEYS stores for KEY."""
+    from shared.api_keys import key_hash
+
+    click.echo(key_hash(key))
+
+
+@main.group()
 def access() -> None:
     """Per-role credentials on the stores: Redis ACL users."""
 

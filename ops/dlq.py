@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import aio_pika
+from aio_pika import Message
 from aio_pika.abc import AbstractIncomingMessage
 
-from shared.broker import Publisher, connect
+from shared.broker import JSON, Publisher, persistent_message
 from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
 from shared.names import Names
+from shared.resources import Resources
 from shared.settings import Settings
 
 
@@ -49,8 +50,8 @@ def describe(message: AbstractIncomingMessage) -> DeadLetter:
 
 async def inspect(settings: Settings, limit: int) -> list[DeadLetter]:
     """Up to `limit` dead letters, left in place (fetched, then given back)."""
-    connection = await connect(settings.amqp_url, "dlq-inspect")
-    try:
+    async with Resources() as opened:
+        connection = await opened.broker(settings.amqp_url, "dlq-inspect")
         channel = await connection.channel()
         await channel.set_qos(prefetch_count=limit)
         queue = await channel.declare_queue(Names(settings.topology_prefix).dlq, passive=True)
@@ -61,16 +62,14 @@ async def inspect(settings: Settings, limit: int) -> list[DeadLetter]:
         for message in held:  # unacked: closing the channel returns them, order kept
             await message.nack(requeue=True)
         return found
-    finally:
-        await connection.close()
 
 
 async def replay(settings: Settings, limit: int, reason_contains: str | None = None) -> int:
     """Send dead letters back to their queue as a fresh first attempt; the count replayed."""
     names = Names(settings.topology_prefix)
-    connection = await connect(settings.amqp_url, "dlq-replay")
     replayed = 0
-    try:
+    async with Resources() as opened:
+        connection = await opened.broker(settings.amqp_url, "dlq-replay")
         publisher = await Publisher(connection, names, settings.publish_timeout_s).open()
         channel = await connection.channel()
         queue = await channel.declare_queue(names.dlq, passive=True)
@@ -88,12 +87,10 @@ async def replay(settings: Settings, limit: int, reason_contains: str | None = N
             replayed += 1
         for message in skipped:
             await message.nack(requeue=True)
-    finally:
-        await connection.close()
     return replayed
 
 
-def _fresh(message: AbstractIncomingMessage) -> aio_pika.Message:
+def _fresh(message: AbstractIncomingMessage) -> Message:
     headers = {
         k: v
         for k, v in (message.headers or {}).items()
@@ -111,10 +108,9 @@ def _fresh(message: AbstractIncomingMessage) -> aio_pika.Message:
         )
     }
     headers[ATTEMPT_HEADER] = 1
-    return aio_pika.Message(
+    return persistent_message(
         message.body,
-        delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
-        content_type=message.content_type or "application/json",
+        message.content_type or JSON,
         priority=message.priority,
         message_id=message.message_id,
         correlation_id=message.correlation_id,

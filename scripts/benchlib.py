@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from sandbox import LOOPBACK, delete_broker_objects, delete_redis_keys, free_port  # noqa: E402
 
 from shared import db as database  # noqa: E402
+from shared.api_keys import hashed  # noqa: E402
 from shared.broker import connect  # noqa: E402
 from shared.settings import Settings, load_settings  # noqa: E402
 from topology.broker import declare  # noqa: E402
@@ -94,7 +95,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 def api_keys(tenant: str = "bench") -> dict[str, dict[str, Any]]:
     """One enterprise key: a body plan_type may lower the plan, so it serves every tier."""
-    return {BENCH_KEY: {"tenant": tenant, "plan": 6}}
+    return hashed({BENCH_KEY: {"tenant": tenant, "plan": 6}})
 
 
 def session_body(plan: int, content: str = "x" * 200) -> dict[str, Any]:

@@ -52,6 +52,7 @@ import sandbox  # noqa: E402
 from rabbit_node import RabbitNode  # noqa: E402
 
 from aggregator.verdict import compute, outcome_of  # noqa: E402
+from shared.api_keys import hashed  # noqa: E402
 from shared.names import Names  # noqa: E402
 from shared.settings import Settings  # noqa: E402
 from topology.spec import from_settings  # noqa: E402
@@ -128,7 +129,7 @@ async def scenario(args: argparse.Namespace, node: RabbitNode | None) -> int:
         "DATABASE_URL": database_url,
         "TOPOLOGY_PREFIX": prefix,
         "API_PORT": str(port),
-        "API_KEYS": json.dumps({KEY: {"tenant": "chaos", "plan": 6}}),
+        "API_KEYS": json.dumps(hashed({KEY: {"tenant": "chaos", "plan": 6}})),
         # Chaos checks that nothing is lost; a 429 from a quota would only blur the tally.
         "QUOTAS_ENABLED": "false",
         # A killed worker's lock must not hold its task for long; the watchdog renews it.

@@ -17,7 +17,7 @@ from aio_pika.abc import (
 
 from shared import metrics
 from shared.constants import ATTEMPT_HEADER
-from shared.deadletters import DeadLetterKind, dead_letter_headers
+from shared.deadletters import DeadLetterKind, dead_letter_headers, parking_headers
 from shared.errors import BrokerUnavailable, PublishError, QueueFull
 from shared.messages import Result, Task, encode
 from shared.names import Names
@@ -45,14 +45,28 @@ async def connect(url: str, name: str) -> AbstractRobustConnection:
         raise BrokerUnavailable(f"cannot connect to RabbitMQ: {exc}") from exc
 
 
+JSON = "application/json"
+
+
+def persistent_message(
+    body: bytes, content_type: str | None = JSON, **properties: Any
+) -> aio_pika.Message:
+    """Every message the project publishes: persistent (it survives a broker restart), JSON
+    unless a copy keeps its own content type; `properties` are aio_pika.Message's."""
+    return aio_pika.Message(
+        body,
+        delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
+        content_type=content_type,
+        **properties,
+    )
+
+
 def task_message(
     task: Task, attempt: int = 1, headers: dict[str, Any] | None = None
 ) -> aio_pika.Message:
     """The AMQP message of a task with the properties of SPEC §5."""
-    return aio_pika.Message(
+    return persistent_message(
         encode(task),
-        delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
-        content_type="application/json",
         priority=task.priority,
         message_id=f"{task.session_id}:{task.component}",
         correlation_id=task.session_id,
@@ -66,28 +80,31 @@ def task_message(
     )
 
 
-def redelivery_copy(delivery: AbstractIncomingMessage) -> aio_pika.Message:
-    """A delivery republished as it came: body, properties and headers unchanged."""
-    return aio_pika.Message(
+def redelivery_copy(
+    delivery: AbstractIncomingMessage, headers: dict[str, Any] | None = None
+) -> aio_pika.Message:
+    """A delivery republished as it came: body, properties and headers unchanged (or
+    `headers` instead of its own)."""
+    return persistent_message(
         delivery.body,
-        delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
-        content_type=delivery.content_type,
+        delivery.content_type,
         priority=delivery.priority,
         message_id=delivery.message_id,
         correlation_id=delivery.correlation_id,
-        headers=dict(delivery.headers or {}),
+        headers=dict(delivery.headers or {}) if headers is None else headers,
     )
 
 
-def result_message(result: Result, priority: int = 0) -> aio_pika.Message:
+def result_message(
+    result: Result, priority: int = 0, headers: dict[str, Any] | None = None
+) -> aio_pika.Message:
     """A result carries its task's priority, so busy aggregators serve high tiers first."""
-    return aio_pika.Message(
+    return persistent_message(
         encode(result),
         priority=priority,
-        delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
-        content_type="application/json",
         message_id=f"{result.session_id}:{result.component}:{result.attempt}",
         correlation_id=result.session_id,
+        headers=headers,
     )
 
 
@@ -164,10 +181,12 @@ class Publisher:
         queue = self.names.task_queue(task.component, task.plan_type)
         await self.send(self.names.exchange, queue, task_message(task, attempt))
 
-    async def result(self, result: Result, priority: int = 0) -> None:
+    async def result(
+        self, result: Result, priority: int = 0, headers: dict[str, Any] | None = None
+    ) -> None:
         urgent = self._urgent_priority is not None and priority >= self._urgent_priority
         key = self.names.result_key(result.component, urgent)
-        await self.send(self.names.exchange, key, result_message(result, priority))
+        await self.send(self.names.exchange, key, result_message(result, priority, headers))
 
     async def retry(self, message: aio_pika.Message, routing_key: str, delay_ms: int) -> None:
         """Park a copy in the retry tier of `delay_ms`; it comes back to `routing_key`."""
@@ -181,12 +200,7 @@ class Publisher:
         Only a bounded whitelist of `headers` goes with it, so the letter always fits a frame;
         QueueFull when the DLQ is at its cap.
         """
-        message = aio_pika.Message(
-            body,
-            delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
-            content_type="application/json",
-            headers=dead_letter_headers(headers, reason, origin),
-        )
+        message = persistent_message(body, headers=dead_letter_headers(headers, reason, origin))
         await self.send(self.names.dead_letters, self.names.dlq, message)
 
 
@@ -197,13 +211,14 @@ async def send_to_dlq(
     *,
     source: str,
     kind: DeadLetterKind,
-    parking: tuple[str, int],
+    park_ms: int,
+    returns_to: str | None = None,
 ) -> None:
     """Dead-letter `delivery` with bounded headers, then ack it.
 
     A full DLQ refuses the letter (reject-publish); the original is then not lost but parked
-    in a retry tier, `parking` = (the routing key it returns to, the tier's delay), and is
-    dead-lettered again when it comes back.
+    in the retry tier of `park_ms`, returns to `returns_to` (default: the routing key it came
+    with) and is dead-lettered again when it comes back.
     """
     log.warning("dead-lettering message", reason=reason, routing_key=delivery.routing_key)
     try:
@@ -211,10 +226,13 @@ async def send_to_dlq(
             delivery.body, dict(delivery.headers or {}), reason, delivery.routing_key or ""
         )
     except QueueFull:
-        routing_key, delay_ms = parking
-        log.error("DLQ full: message parked in a retry tier", reason=reason, delay_ms=delay_ms)
+        log.error("DLQ full: message parked in a retry tier", reason=reason, delay_ms=park_ms)
         metrics.DLQ_FULL.labels(source).inc()
-        await publisher.retry(redelivery_copy(delivery), routing_key, delay_ms)
+        home = (delivery.routing_key or "") if returns_to is None else returns_to
+        # Marked, so that on its return it is dead-lettered again, not run or applied again
+        # (a failed task's failure result is recorded: it would be skipped as done).
+        copy = redelivery_copy(delivery, parking_headers(delivery.headers, reason, kind))
+        await publisher.retry(copy, home, park_ms)
     else:
         metrics.DEAD_LETTERS.labels(source, kind).inc()
     await delivery.ack()

@@ -30,6 +30,10 @@ ATTEMPT_HEADER: Final = "x-attempt"
 REASON_HEADER: Final = "x-verdict-reason"
 # The routing key a dead-lettered message arrived with: where a replay sends it back.
 ORIGIN_HEADER: Final = "x-verdict-origin"
+# On a copy parked because the DLQ was full: the reason and kind it is to be dead-lettered
+# with when it returns (it is not run or applied again).
+PARKED_HEADER: Final = "x-verdict-parked"
+PARKED_KIND_HEADER: Final = "x-verdict-parked-kind"
 
 # Worker defaults per component: (concurrency, prefetch per plan queue). Prefetch from the
 # seed's deployment (SPEC §10); media work is slow and heavy, so it takes one at a time.

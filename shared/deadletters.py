@@ -16,7 +16,13 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Final, Literal
 
-from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
+from shared.constants import (
+    ATTEMPT_HEADER,
+    ORIGIN_HEADER,
+    PARKED_HEADER,
+    PARKED_KIND_HEADER,
+    REASON_HEADER,
+)
 
 # Why a message was dead-lettered: a small fixed set, so the metric's cardinality is bounded.
 # poison: unreadable or misrouted; oversize: over a size bound, rejected to the broker's
@@ -113,3 +119,24 @@ def oversize(
     if size > max_headers:
         return f"headers of about {size} bytes exceed {max_headers}"
     return None
+
+
+def parking_headers(
+    original: Mapping[str, Any] | None, reason: str, kind: DeadLetterKind
+) -> dict[str, Any]:
+    """The headers of a copy parked while the DLQ is full: its own, and what to do with it
+    when it returns (be dead-lettered with this reason)."""
+    return {
+        **(original or {}),
+        PARKED_HEADER: reason[:MAX_REASON_CHARS],
+        PARKED_KIND_HEADER: kind,
+    }
+
+
+def parked_letter(headers: Mapping[str, Any] | None) -> tuple[str, DeadLetterKind] | None:
+    """(reason, kind) when these are the headers of a parked dead letter, else None."""
+    reason = (headers or {}).get(PARKED_HEADER)
+    kind = (headers or {}).get(PARKED_KIND_HEADER)
+    if not isinstance(reason, str) or kind not in KINDS:
+        return None
+    return reason[:MAX_REASON_CHARS], kind

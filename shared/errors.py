@@ -21,6 +21,10 @@ class QueueFull(PublishError):
     """Raised when the broker refuses a message because its queue hit the length cap."""
 
 
+class MissingCredential(VerdictError):
+    """Raised at start-up when a process lacks a key or secret its role needs."""
+
+
 class DataFileError(VerdictError):
     """Raised at start-up when a shipped data file (lexicon, source list) is malformed."""
 

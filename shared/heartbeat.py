@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 
 from redis.asyncio import Redis
 
+from shared.background import in_background
 from shared.keys import Keys
 
 HEARTBEAT_EVERY_S = 30
@@ -42,14 +43,11 @@ class Heartbeat:
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        task = asyncio.create_task(self._loop())
         try:
-            yield
+            async with in_background(self._loop(), "heartbeat"):
+                yield
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # gone by its TTL otherwise
                 await self._redis.delete(self._key)
 
     async def _loop(self) -> None:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 from redis.asyncio import Redis
 
-from shared.background import raise_if_cancelled
+from shared.background import in_background, raise_if_cancelled
 from shared.keys import Keys
 from shared.lua import script
 
@@ -77,13 +77,8 @@ class ComponentLock:
     @contextlib.asynccontextmanager
     async def watchdog(self) -> AsyncIterator[None]:
         """Renew every third of the TTL while the body runs; set `lost` if renewal fails."""
-        task = asyncio.create_task(self._keep_alive())
-        try:
+        async with in_background(self._keep_alive(), f"watchdog {self.key}"):
             yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
     async def _keep_alive(self) -> None:
         while True:

@@ -51,6 +51,8 @@ class Task(_Wire):
     user_id: str | None = Field(None, alias="userId")
     timestamp: int
     retry_count: int = Field(0, alias="retryCount", ge=0)
+    # Ed25519 by the API or a media worker (shared/signing.py), base64.
+    signature: str | None = Field(None, max_length=128)
 
 
 class Result(_Wire):
@@ -66,6 +68,9 @@ class Result(_Wire):
     timestamp: int
     attempt: int = Field(1, ge=1)
     worker_id: str = Field("", alias="workerId")
+    # The component whose workers vouch for it and their HMAC (shared/signing.py), hex.
+    signed_by: Component | None = Field(None, alias="signedBy")
+    signature: str | None = Field(None, max_length=128)
 
 
 _M = TypeVar("_M", bound=_Wire)

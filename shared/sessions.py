@@ -197,3 +197,28 @@ async def tenant_of(conn: asyncpg.Connection | asyncpg.Pool, session_id: uuid.UU
 async def store_answers(conn: asyncpg.Connection | asyncpg.Pool) -> bool:
     """Whether PostgreSQL answers a statement at all (the API's health check)."""
     return bool(await conn.fetchval("SELECT true"))
+
+
+# --- used by workers and aggregators ---
+
+
+async def result_still_needed(db: asyncpg.Pool, session_id: str, component: str) -> bool:
+    """False when the session is gone or final, or `component`'s result is recorded."""
+    row = await db.fetchrow(
+        """
+        SELECT s.status, r.component IS NOT NULL AS recorded
+        FROM sessions s
+        LEFT JOIN component_results r ON r.session_id = s.id AND r.component = $2
+        WHERE s.id = $1
+        """,
+        uuid.UUID(session_id),
+        component,
+    )
+    return row is not None and row["status"] == "processing" and not row["recorded"]
+
+
+async def store_explanation(db: asyncpg.Pool, session_id: str, text: object) -> None:
+    """Replace a verdict's explanation (the template, by the LLM's rewrite)."""
+    await db.execute(
+        "UPDATE verdicts SET explanation = $2 WHERE session_id = $1::uuid", session_id, text
+    )

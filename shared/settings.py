@@ -6,10 +6,15 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 import limits
-from pydantic import BaseModel, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from shared.constants import ANALYSIS_COMPONENTS, PLANS
+from shared.api_keys import is_key_hash
+from shared.constants import ANALYSIS_COMPONENTS, PLANS, QUEUE_COMPONENTS
+
+# A result key shorter than this is refused: 32 characters of `secrets.token_urlsafe` carry
+# about 190 bits.
+MIN_SECRET_CHARS = 32
 
 
 class ApiKey(BaseModel):
@@ -45,10 +50,20 @@ class Settings(BaseSettings):
     # cannot exceed. (Bodies are bounded by shared.messages.MAX_MESSAGE_BYTES.)
     max_header_bytes: int = Field(16_384, ge=1024, le=65_536)
 
-    # JSON object: {"<key>": {"tenant": "...", "plan": 1..6}}.
+    # JSON object: {"sha256:<hex of the key>": {"tenant": "...", "plan": 1..6}}; the keys
+    # themselves are never configured (`verdict keys new` makes one and its entry).
     api_keys: dict[str, ApiKey] = Field(default_factory=dict)
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+
+    # Who said so (shared/signing.py). Each process gets only the keys its role uses: the API
+    # the task signing key; a worker the task verify key and its own component's result key
+    # (media workers also the signing key, for the tasks they dispatch); an aggregator every
+    # result key. `verdict keys signing` makes a fresh set.
+    task_signing_key: SecretStr | None = None  # Ed25519 private key, base64 of 32 bytes
+    task_verify_key: str | None = None  # its public key, base64 of 32 bytes
+    # JSON {"claims": "<secret>", …}: HMAC keys of results, by the component that signs them.
+    result_keys: dict[str, SecretStr] = Field(default_factory=dict)
     # Rate limits and quotas (dispatcher/quotas.py). Limits use the `limits` notation, e.g.
     # "10/second;300/minute": every window applies, each a fixed window counted in Redis.
     # Off only for benchmarks and the chaos run, which measure the pipeline, not its quotas.
@@ -96,6 +111,29 @@ class Settings(BaseSettings):
         5: 5000,
         6: 20000,
     }
+
+    @field_validator("result_keys", mode="after")
+    @classmethod
+    def _strong_result_keys(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
+        weak = sorted(c for c, k in value.items() if len(k.get_secret_value()) < MIN_SECRET_CHARS)
+        unknown = sorted(set(value) - set(QUEUE_COMPONENTS))
+        if weak or unknown:
+            raise ValueError(
+                f"RESULT_KEYS: keys of at least {MIN_SECRET_CHARS} characters for components "
+                f"{list(QUEUE_COMPONENTS)} (weak: {weak}, unknown: {unknown})"
+            )
+        return value
+
+    @field_validator("api_keys", mode="after")
+    @classmethod
+    def _hashed_keys_only(cls, value: dict[str, ApiKey]) -> dict[str, ApiKey]:
+        plain = [name for name in value if not is_key_hash(name)]
+        if plain:
+            raise ValueError(
+                f"API_KEYS holds {len(plain)} entries that are not 'sha256:<64 hex>' hashes; "
+                "store hashes, not keys (`verdict keys hash KEY`, `verdict keys new`)"
+            )
+        return value
 
     @field_validator("rate_limits_by_plan", "read_rate_limits_by_plan", mode="after")
     @classmethod

@@ -20,12 +20,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 
 import structlog
 from redis.asyncio import Redis
 
-from shared.background import raise_if_cancelled
+from shared.background import in_background, raise_if_cancelled
 from shared.constants import MAX_PRIORITY
 from shared.cpu import CpuLoad
 from shared.keys import Keys
@@ -81,14 +81,14 @@ class UrgentGate:
     def urgent(self, priority: int) -> bool:
         return priority >= self.threshold
 
-    def clear(self) -> bool:
+    def is_clear(self) -> bool:
         """The CPUs have room to spare, or nothing urgent runs here and no urgent session is
         in flight elsewhere."""
         if not self._saturated:
             return True
         return not self._running and not self._holds.active(self._clock())
 
-    def load(self, busy: float | None) -> None:
+    def cpu_measured(self, busy: float | None) -> None:
         """The CPUs' busy share (0..1; None: unknown, taken as saturated). Below
         `busy_threshold` there is spare CPU: holding lower tiers back would cost them their
         throughput and give the urgent work nothing, so nothing is held."""
@@ -130,7 +130,7 @@ class UrgentGate:
 
         `next_priority` is asked again after every wake-up: an urgent arrival overtakes."""
         deadline: float | None = None
-        while not self.urgent(next_priority()) and not self.clear():
+        while not self.urgent(next_priority()) and not self.is_clear():
             now = self._clock()
             deadline = now + self.max_hold_s if deadline is None else deadline
             if now >= deadline:
@@ -139,8 +139,8 @@ class UrgentGate:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), deadline - now)
 
-    def open(self) -> None:
-        """Let everything through (shutdown)."""
+    def release_all(self) -> None:
+        """Let everything through from now on, without any hold (a stopping process)."""
         self._running = 0
         self._holds = Holds()
         self.max_hold_s = 0.0
@@ -214,9 +214,11 @@ def gate_for(settings: Settings) -> UrgentGate:
     )
 
 
-def follow_precedence(gate: UrgentGate, signals: UrgentSignals) -> list[asyncio.Task[None]]:
-    """Background tasks feeding the gate: urgent sessions cluster-wide, and the CPU load."""
-    return [
-        asyncio.create_task(signals.follow(gate)),
-        asyncio.create_task(CpuLoad().follow(gate.load)),
-    ]
+@contextlib.asynccontextmanager
+async def precedence_followed(gate: UrgentGate, signals: UrgentSignals) -> AsyncIterator[None]:
+    """While the block runs, feed the gate: urgent sessions cluster-wide, and the CPU load."""
+    async with (
+        in_background(signals.follow(gate), "urgent signals"),
+        in_background(CpuLoad().follow(gate.cpu_measured), "cpu load"),
+    ):
+        yield

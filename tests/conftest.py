@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from shared.api_keys import hashed
 from shared.settings import Settings
 from tests import services as svc
 
@@ -54,7 +55,7 @@ def make_settings(
         "database_url": database_url,
         "rabbitmq_management_url": services.management_url,
         "topology_prefix": prefix,
-        "api_keys": TEST_API_KEYS,
+        "api_keys": hashed(TEST_API_KEYS),
         "retry_base_ms": 200,
         "lock_retry_ms": 100,
         "janitor_interval_s": 0.5,

@@ -7,22 +7,24 @@ import contextlib
 import time
 from dataclasses import dataclass, field
 
-import httpx
 import structlog
-from aio_pika.abc import AbstractIncomingMessage, AbstractQueue
+from aio_pika.abc import AbstractIncomingMessage, AbstractQueue, AbstractRobustConnection
 from redis.asyncio import Redis
 
-from shared import db as database
-from shared.broker import Publisher, connect
+from shared.broker import Publisher
 from shared.constants import PLANS
 from shared.heartbeat import Heartbeat, worker_id
 from shared.names import Names
+from shared.resources import Resources
 from shared.settings import Settings
-from shared.urgency import UrgentSignals, follow_precedence, gate_for
+from shared.urgency import UrgentSignals, gate_for, precedence_followed
 from workers.executor import Executor, ExecutorContext, executor_for
-from workers.handling import TaskHandler
+from workers.handling import Execute, TaskHandler, steps_for
+from workers.intake import Buffer, Intake
 from workers.isolation import AnalysisPool
+from workers.middleware.locking import redis_locks
 from workers.scheduling import FifoQueue, TierQueue
+from workers.slots import Slots
 
 log = structlog.get_logger(__name__)
 
@@ -47,92 +49,78 @@ class Worker:
         self.names = Names(settings.topology_prefix)
         # Without the scheduler, no tier is urgent: plain consumption, for comparison.
         self._urgent_priority = settings.urgent_threshold
-        self._buffer: TierQueue[AbstractIncomingMessage] | FifoQueue[AbstractIncomingMessage] = (
+        buffer: Buffer[AbstractIncomingMessage] = (
             TierQueue(settings.aging_per_s, urgent_at=self._urgent_priority)
             if settings.scheduler_enabled
             else FifoQueue()
         )
-        # One permit per buffered delivery no slot has claimed yet.
-        self._available = asyncio.Semaphore(0)
-        self._urgent_waiting = asyncio.Event()
         self._gate = gate_for(settings)
+        self._intake = Intake(buffer, self._gate)
+        self._urgent_slots = settings.urgent_slots if self._urgent_priority is not None else 0
         self._consumers: list[tuple[AbstractQueue, str]] = []
-        self._running: set[asyncio.Task[None]] = set()
-        self._stopping = False
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until `stop` is set, then drain gracefully."""
-        opts = self.options
-        connection = await connect(
-            self.settings.amqp_url, f"worker:{opts.component}:{opts.worker_id}"
-        )
-        redis = Redis.from_url(self.settings.redis_url)
-        pool = await database.create_pool(
-            self.settings.database_url, max_size=max(2, opts.concurrency)
-        )
-        http = httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=5.0))
-        task_slots = opts.concurrency + (
-            self.settings.urgent_slots if self._urgent_priority is not None else 0
-        )
-        analysis = AnalysisPool(self.settings.analysis_processes_for(task_slots))
-        try:
+        opts, settings = self.options, self.settings
+        async with Resources() as opened:
+            connection = await opened.broker(
+                settings.amqp_url, f"worker:{opts.component}:{opts.worker_id}"
+            )
+            redis = opened.redis(settings.redis_url)
+            pool = await opened.pool(settings.database_url, max_size=max(2, opts.concurrency))
+            http = opened.http()
+            analysis = opened.closes(
+                AnalysisPool(
+                    settings.analysis_processes_for(opts.concurrency + self._urgent_slots)
+                ),
+                lambda a: a.close(),
+            )
             publisher = await Publisher(
                 connection,
                 self.names,
-                self.settings.publish_timeout_s,
+                settings.publish_timeout_s,
                 urgent_priority=self._urgent_priority,
             ).open()
             context = ExecutorContext(
-                self.settings, redis, pool, http, publisher.task, opts.worker_id, analysis=analysis
+                settings, redis, pool, http, publisher.task, opts.worker_id, analysis=analysis
             )
-            handler = TaskHandler(
-                self.settings,
-                opts.component,
-                publisher,
-                redis,
-                pool,
-                context,
-                self._executor,
-                opts.worker_id,
-            )
+            locks = redis_locks(redis, settings.key_prefix, settings.lock_ttl_ms)
+            steps = steps_for(settings, opts.component, publisher, locks, pool, opts.worker_id)
+            handler = TaskHandler(steps, Execute(self._executor, context))
             # Before consuming: a task's timeout must not run while the processes start.
             await analysis.start()
             await self._consume(connection)
-            heartbeat = Heartbeat(
-                redis, self.settings.key_prefix, opts.worker_id, opts.component, opts.concurrency
+            slots = Slots(
+                self._intake,
+                self._gate,
+                handler.handle,
+                concurrency=opts.concurrency,
+                urgent=self._urgent_slots,
+                grace_s=settings.shutdown_grace_s,
             )
-            slots = [asyncio.create_task(self._slot(handler)) for _ in range(opts.concurrency)]
-            if self._urgent_priority is not None:
-                slots += [
-                    asyncio.create_task(self._urgent_slot(handler))
-                    for _ in range(self.settings.urgent_slots)
-                ]
+            slots.start()
             log.info(
                 "worker ready",
                 component=opts.component,
                 concurrency=opts.concurrency,
                 prefetch=opts.prefetch,
             )
-            # Urgent sessions in flight anywhere hold this worker's lower-tier starts back.
-            followers = (
-                follow_precedence(self._gate, UrgentSignals(redis, self.settings.key_prefix))
-                if self._urgent_priority is not None
-                else []
+            heartbeat = Heartbeat(
+                redis, settings.key_prefix, opts.worker_id, opts.component, opts.concurrency
             )
-            async with heartbeat.running():
+            # Urgent sessions in flight anywhere hold this worker's lower-tier starts back.
+            async with self._precedence(redis), heartbeat.running():
                 await stop.wait()
-            for follower in followers:
-                follower.cancel()
             await self._shutdown(slots)
-        finally:
-            await analysis.close()
-            await http.aclose()
-            await pool.close()
-            await redis.aclose()
-            await connection.close()
 
-    async def _consume(self, connection: object) -> None:
-        channel = await connection.channel()  # type: ignore[attr-defined]
+    def _precedence(self, redis: Redis) -> contextlib.AbstractAsyncContextManager[None]:
+        """Feeds the gate while the worker serves (without the scheduler nothing is urgent)."""
+        if self._urgent_priority is None:
+            return contextlib.nullcontext()
+        return precedence_followed(self._gate, UrgentSignals(redis, self.settings.key_prefix))
+
+    async def _consume(self, connection: AbstractRobustConnection) -> None:
+        channel = await connection.channel()
         # Prefetch is per consumer: each plan queue keeps its own small buffer, so a newly
         # arrived enterprise task is delivered even while freemium deliveries fill theirs.
         await channel.set_qos(prefetch_count=self.options.prefetch)
@@ -146,78 +134,13 @@ class Worker:
             self._consumers.append((queue, tag))
 
     async def _on_delivery(self, delivery: AbstractIncomingMessage) -> None:
-        self._buffer.push(delivery, delivery.priority or 0, time.monotonic())
-        self._available.release()
-        self._gate.arrived(delivery.priority or 0)
-        if self._gate.urgent(delivery.priority or 0):
-            self._urgent_waiting.set()
+        self._intake.put(delivery, delivery.priority or 0, time.monotonic())
 
-    async def _slot(self, handler: TaskHandler) -> None:
-        while not self._stopping:  # a slot whose task ends after SIGTERM leaves, never waits
-            await self._available.acquire()
-            # The slot waits before it picks: while urgent work is in flight a lower-tier
-            # start is held back, and an urgent delivery arriving meanwhile is taken at once.
-            await self._gate.admit(self._buffer.peek_priority)
-            if self._stopping:
-                return
-            delivery = self._buffer.pop()
-            if self._buffer.has_urgent():  # the urgent slot may have looked while we claimed
-                self._urgent_waiting.set()
-            await self._run(handler, delivery)
-
-    async def _urgent_slot(self, handler: TaskHandler) -> None:
-        """A slot beyond the concurrency that takes urgent deliveries only: an urgent task
-        starts at once even while lower-tier tasks fill every other slot, and even when aging
-        has put a lower-tier delivery ahead of it in the buffer."""
-        while True:
-            await self._urgent_waiting.wait()
-            self._urgent_waiting.clear()
-            while not self._stopping and self._buffer.has_urgent() and not self._available.locked():
-                await self._available.acquire()  # free: no other slot runs in between
-                await self._run(handler, self._buffer.pop_urgent())
-            if self._stopping:
-                return
-
-    async def _run(self, handler: TaskHandler, delivery: AbstractIncomingMessage) -> None:
-        """Handle one delivery; whatever goes wrong, it is acked, re-queued or handed back."""
-        self._gate.started(delivery.priority or 0)
-        job = asyncio.current_task()
-        assert job is not None
-        self._running.add(job)
-        try:
-            if delivery.channel.is_closed:
-                return  # its channel died with a broker restart: the broker redelivers it
-            await handler.handle(delivery)
-        except Exception as exc:
-            # Broker or storage gone mid-task: hand the delivery back. If its channel is
-            # gone the nack fails, and the broker redelivers it anyway.
-            log.error("task interrupted", error=repr(exc), routing_key=delivery.routing_key)
-            with contextlib.suppress(Exception):
-                await delivery.nack(requeue=True)
-        finally:
-            self._gate.finished(delivery.priority or 0)
-            self._running.discard(job)
-
-    async def _shutdown(self, slots: list[asyncio.Task[None]]) -> None:
-        """Stop consuming, re-queue what never started, give running tasks the grace period."""
-        self._stopping = True
-        self._gate.open()
+    async def _shutdown(self, slots: Slots) -> None:
+        """Stop claiming and consuming, re-queue what never started, let running tasks end."""
+        self._intake.close()
         for queue, tag in self._consumers:
             with contextlib.suppress(Exception):
                 await queue.cancel(tag)
-        for delivery in self._buffer.drain():
-            with contextlib.suppress(Exception):
-                await delivery.nack(requeue=True)
-        idle = [s for s in slots if s not in self._running]
-        for slot in idle:
-            slot.cancel()
-        busy = [s for s in slots if s in self._running]
-        if busy:
-            log.info(
-                "waiting for running tasks", count=len(busy), grace_s=self.settings.shutdown_grace_s
-            )
-            _, late = await asyncio.wait(busy, timeout=self.settings.shutdown_grace_s)
-            for slot in late:  # their deliveries stay unacked and return to the queue on close
-                slot.cancel()
-        await asyncio.gather(*slots, return_exceptions=True)
+        await slots.stop()
         log.info("worker stopped", component=self.options.component)

@@ -17,6 +17,7 @@ import asyncpg
 import httpx
 import pytest
 
+from shared.api_keys import hashed
 from shared.broker import connect
 from tests import services as svc
 from tests.conftest import TEST_API_KEYS
@@ -47,7 +48,7 @@ def pipeline(services, database_url, tmp_path):
         "DATABASE_URL": database_url,
         "TOPOLOGY_PREFIX": prefix,
         "API_PORT": str(port),
-        "API_KEYS": json.dumps(TEST_API_KEYS),
+        "API_KEYS": json.dumps(hashed(TEST_API_KEYS)),
         "LOG_JSON": "true",
         "LOG_LEVEL": "INFO",
         "METRICS_PORT": str(metrics_base),

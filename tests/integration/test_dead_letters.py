@@ -10,12 +10,12 @@ import aio_pika
 import pytest
 from prometheus_client import REGISTRY
 
-import aggregator.service
-import workers.runtime
+import shared.resources
 from aggregator.service import Aggregator
 from dispatcher.queue_watch import watch
 from shared.broker import connect
 from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
+from shared.errors import RetryableAnalysisError
 from shared.messages import MAX_MESSAGE_BYTES, Result
 from shared.names import Names
 from tests.integration.conftest import eventually, publisher_for, queue_depths, running
@@ -28,6 +28,7 @@ from tests.integration.test_worker_flow import (
     workers_for,
 )
 from topology.spec import from_settings
+from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
 
 pytestmark = pytest.mark.integration
@@ -95,7 +96,7 @@ async def test_an_oversize_task_is_rejected_once_to_the_dlq_and_the_worker_stays
     and the same connection, never reconnected, then runs a good task to its verdict."""
     settings = await world()
     queue = Names(settings.topology_prefix).task_queue("claims", 2)
-    reconnects = spy_connections(monkeypatch, workers.runtime)
+    reconnects = spy_connections(monkeypatch, shared.resources)
     claims = CountingWorker(settings, WorkerOptions("claims", 1, 1), scored)
     claims.deliveries = Counter()
     others = ("techniques", "ai_tampered", "domain")
@@ -135,7 +136,7 @@ async def test_an_oversize_result_is_rejected_once_and_the_aggregator_stays_up(
     apply a session's results."""
     settings = await world()
     names = Names(settings.topology_prefix)
-    reconnects = spy_connections(monkeypatch, aggregator.service)
+    reconnects = spy_connections(monkeypatch, shared.resources)
     counting = CountingAggregator(settings, explain=explain)
     counting.deliveries = Counter()
     async with publisher_for(settings) as publisher, running(counting.run):
@@ -236,3 +237,29 @@ async def test_a_full_dlq_parks_a_poison_result_until_there_is_room(world):
     assert filler.headers[REASON_HEADER] == "filler"
     assert parked.body == poison.body
     assert parked.headers[ORIGIN_HEADER] == names.result_key("claims")
+
+
+async def test_a_full_dlq_parks_an_exhausted_task_and_its_letter_still_arrives(world, pool):
+    """A task out of attempts reports its failure result, then is dead-lettered; with the DLQ
+    full it is parked, and when it returns it is dead-lettered (not skipped as already done
+    because its failure result is recorded): nothing we dead-letter is lost."""
+    settings = await world(dlq_max_length=1, max_attempts=2)
+    names = Names(settings.topology_prefix)
+
+    async def broken_claims(task, ctx):
+        if task.component == "claims":
+            raise RetryableAnalysisError("still down")
+        return Analysis(30)
+
+    async with (
+        publisher_for(settings) as publisher,
+        running(*workers_for(settings, broken_claims), Aggregator(settings, explain=explain).run),
+    ):
+        await publisher.dead_letter(b"{}", {}, "filler", names.task_queue("claims", 1))
+        sid = await submit(pool, publisher)
+        view = await final_view(pool, sid)
+        filler, parked = await dead_letters(settings, 2)
+    assert view.status == "partial" and "2 attempts" in view.results["claims"]["error"]
+    assert filler.headers[REASON_HEADER] == "filler"
+    assert json.loads(parked.body)["sessionId"] == sid
+    assert "still down" in parked.headers[REASON_HEADER]

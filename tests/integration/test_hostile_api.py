@@ -27,6 +27,7 @@ from fastapi import FastAPI
 
 from dispatcher.serving import server_config
 from shared import live
+from shared.api_keys import hashed
 from shared.broker import connect
 from shared.names import Names
 from shared.settings import Settings
@@ -85,7 +86,7 @@ async def api(world: World, tmp_path: Path) -> AsyncIterator[Served]:
     tenant = svc.unique("tenant-")
     keys = {KEY: {"tenant": tenant, "plan": 6}, OTHER_KEY: {"tenant": "someone-else", "plan": 6}}
     settings = await world(
-        api_keys=keys,
+        api_keys=hashed(keys),
         media_root=str(tmp_path),
         api_body_timeout_s=2,
         api_header_timeout_s=3,
@@ -424,7 +425,9 @@ async def test_an_idle_keep_alive_connection_is_closed(world):
     API_KEEP_ALIVE_S (1 s here; the header deadline is far longer)."""
     tenant = svc.unique("tenant-")
     settings = await world(
-        api_keys={KEY: {"tenant": tenant, "plan": 6}}, api_keep_alive_s=1, api_header_timeout_s=60
+        api_keys=hashed({KEY: {"tenant": tenant, "plan": 6}}),
+        api_keep_alive_s=1,
+        api_header_timeout_s=60,
     )
     async with serving(settings, tenant) as served:
         loop = asyncio.get_running_loop()
@@ -441,7 +444,9 @@ async def test_an_idle_keep_alive_connection_is_closed(world):
 async def test_connections_past_the_limit_get_503(world):
     """With API_MAX_CONNECTIONS=2 and two connections held open, a third request is 503."""
     tenant = svc.unique("tenant-")
-    settings = await world(api_keys={KEY: {"tenant": tenant, "plan": 6}}, api_max_connections=2)
+    settings = await world(
+        api_keys=hashed({KEY: {"tenant": tenant, "plan": 6}}), api_max_connections=2
+    )
     async with serving(settings, tenant) as served:
         loop = asyncio.get_running_loop()
         held = [await loop.create_connection(_RawClient, "127.0.0.1", served.port) for _ in "ab"]
@@ -463,7 +468,7 @@ def test_verdict_api_serves_metrics_on_their_own_port(services, database_url, ru
         "REDIS_URL": services.redis_url,
         "DATABASE_URL": database_url,
         "TOPOLOGY_PREFIX": run_prefix,
-        "API_KEYS": json.dumps({KEY: {"tenant": "t", "plan": 6}}),
+        "API_KEYS": json.dumps(hashed({KEY: {"tenant": "t", "plan": 6}})),
         "API_METRICS_PORT": str(metrics_port),
         "LOG_JSON": "true",
     }
@@ -728,7 +733,7 @@ async def test_a_replay_finds_its_session_after_its_media_file_is_gone(api, pool
 async def test_media_input_without_a_media_root_is_422(world, pool):
     """A server with no MEDIA_ROOT refuses media input outright."""
     tenant = svc.unique("tenant-")
-    settings = await world(api_keys={KEY: {"tenant": tenant, "plan": 6}})
+    settings = await world(api_keys=hashed({KEY: {"tenant": tenant, "plan": 6}}))
     async with serving(settings, tenant) as served, served.client() as client:
         response = await client.post(
             f"{API}/analyze-async", json={"input_type": "audio", "media_path": "a.wav"}
@@ -812,7 +817,7 @@ async def test_replaying_a_finished_session_returns_its_verdict(world, pool):
     """Analysed in-process (no broker), then replayed with the same key: 200 with the verdict
     and the links, as GET result shows it."""
     tenant = svc.unique("tenant-")
-    settings = await world(api_keys={KEY: {"tenant": tenant, "plan": 6}})
+    settings = await world(api_keys=hashed({KEY: {"tenant": tenant, "plan": 6}}))
     offline = settings.model_copy(update={"amqp_url": "amqp://guest:guest@127.0.0.1:1/"})
     headers = {"Idempotency-Key": "once"}
     async with serving(offline, tenant, broker=False) as served, served.client() as client:

@@ -12,6 +12,7 @@ from structlog.testing import capture_logs
 
 from dispatcher.app import create_app
 from dispatcher.quotas import UNCHECKED
+from shared.api_keys import hashed
 from tests.integration.conftest import eventually, queue_depths
 from tests.proxy import Proxy
 
@@ -30,7 +31,7 @@ def keys(**plans):
 
 
 def api_keys(granted):
-    return {key: {"tenant": tenant, "plan": plan} for key, tenant, plan in granted.values()}
+    return hashed({key: {"tenant": tenant, "plan": plan} for key, tenant, plan in granted.values()})
 
 
 def auth(granted, name):

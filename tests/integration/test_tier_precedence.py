@@ -21,7 +21,7 @@ from shared.messages import Task, TaskInput, now_ms, priority_of
 from shared.names import Names
 from shared.sessions import NewSession
 from shared.settings import Settings
-from shared.urgency import UrgentSignals, follow_precedence, gate_for
+from shared.urgency import UrgentSignals, gate_for, precedence_followed
 from tests.integration.conftest import eventually, publisher_for, queue_depths, running
 from tests.integration.test_api import API, client_for
 from tests.integration.test_api import ENTERPRISE as ENTERPRISE_KEY
@@ -234,8 +234,7 @@ async def test_an_urgent_session_holds_lower_tiers_everywhere_until_it_is_final(
     settings = await world(urgent_hold_ms=10_000, urgent_cpu_busy=0)
     gate = gate_for(settings)
     signals = UrgentSignals(redis, settings.key_prefix)
-    followers = follow_precedence(gate, signals)
-    try:
+    async with precedence_followed(gate, signals):
         await eventually(lambda: _subscribed(redis, signals.channel), timeout=5)
         async with client_for(settings) as api:
 
@@ -248,18 +247,15 @@ async def test_an_urgent_session_holds_lower_tiers_everywhere_until_it_is_final(
 
             await submit(FREEMIUM)
             await asyncio.sleep(0.2)
-            assert gate.clear()
+            assert gate.is_clear()
             top = await submit(ENTERPRISE)
-            await eventually(lambda: _true(not gate.clear()), timeout=5)
+            await eventually(lambda: _true(not gate.is_clear()), timeout=5)
             services = [Worker(settings, WorkerOptions(c, 1, 1), Recorder()).run for c in ALL]
             aggregator = Aggregator(settings, explain=lambda v, r: {"en": v.label})
             async with running(*services, aggregator.run):
-                await eventually(lambda: _true(gate.clear()), timeout=10)
+                await eventually(lambda: _true(gate.is_clear()), timeout=10)
                 result = await api.get(f"{API}/{top}/result", headers=ENTERPRISE_KEY)
         assert result.status_code == 200 and result.json()["status"] == "completed"
-    finally:
-        for follower in followers:
-            follower.cancel()
 
 
 async def _subscribed(redis, channel: str) -> bool:

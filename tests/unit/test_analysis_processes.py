@@ -1,5 +1,6 @@
 """How many analysis processes a worker runs, and the content bound a task must fit."""
 
+from shared.api_keys import hashed
 from shared.settings import Settings
 from tests.conftest import TEST_API_KEYS
 
@@ -9,7 +10,9 @@ def test_a_process_per_task_slot_unless_set():
     base = {"amqp_url": "amqp://x", "redis_url": "redis://x", "database_url": "postgresql://x"}
     assert Settings(**base).analysis_processes_for(9) == 9
     assert Settings(**base, analysis_processes=2).analysis_processes_for(9) == 2
-    assert Settings(**base, api_keys=TEST_API_KEYS).analysis_processes_for(0) == 1  # never none
+    assert (
+        Settings(**base, api_keys=hashed(TEST_API_KEYS)).analysis_processes_for(0) == 1
+    )  # never none
 
 
 def test_the_content_limit_cannot_outgrow_the_message_bound():

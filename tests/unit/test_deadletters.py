@@ -77,3 +77,16 @@ def test_oversize_names_the_bound_a_delivery_breaks_and_passes_the_rest():
     too_wide = oversize(b"{}", {"pad": "x" * 2000}, 10, 1024)
     assert too_wide is not None and too_wide.startswith("headers of about 20")
     assert oversize(b"{}", TASK_HEADERS, 10, 1024) is None
+
+
+def test_a_parked_copy_says_how_to_dead_letter_it_when_it_returns():
+    """Parking keeps the original headers and adds the reason (bounded) and kind; a message
+    without them, or with a kind we do not use, is no parked letter."""
+    from shared.deadletters import parked_letter, parking_headers
+
+    headers = parking_headers({"sessionId": "s"}, "gave up " + "x" * 900, "failed")
+    assert headers["sessionId"] == "s"
+    reason, kind = parked_letter(headers)
+    assert kind == "failed" and reason.startswith("gave up") and len(reason) == 500
+    assert parked_letter({"sessionId": "s"}) is None
+    assert parked_letter({**headers, "x-verdict-parked-kind": "made-up"}) is None

@@ -5,21 +5,22 @@ import asyncio
 import structlog
 from prometheus_client import REGISTRY
 
-from aggregator import service
-from aggregator.service import Aggregator, janitor_delay_s
+from aggregator import applier
+from aggregator.applier import Applier, Storage, janitor_delay_s
+from aggregator.explanation import explain
 from shared.settings import Settings
+from shared.urgency import gate_for
 
 
-def aggregator(interval_s: float) -> Aggregator:
+def aggregator(interval_s: float) -> Applier:
     settings = Settings(
         amqp_url="amqp://unused",
         redis_url="redis://unused",
         database_url="postgresql://unused",
         janitor_interval_s=interval_s,
     )
-    janitor = Aggregator(settings)
-    janitor.pool = janitor.redis = None  # type: ignore[assignment]  # the fake needs neither
-    return janitor
+    storage = Storage(None, None, None, None)  # type: ignore[arg-type]  # the fake needs none
+    return Applier(settings, storage, gate_for(settings), explain)
 
 
 def janitor_errors() -> float:
@@ -39,11 +40,11 @@ async def test_a_failing_janitor_pass_is_logged_counted_and_the_loop_goes_on(mon
         third.set()
         return []
 
-    monkeypatch.setattr(service, "finalize_overdue", finalize_overdue)
+    monkeypatch.setattr(applier, "finalize_overdue", finalize_overdue)
     before = janitor_errors()
     stop = asyncio.Event()
     with structlog.testing.capture_logs() as logs:
-        janitor = asyncio.create_task(aggregator(0.01)._janitor(stop))
+        janitor = asyncio.create_task(aggregator(0.01).janitor(stop))
         third_pass = asyncio.create_task(third.wait())
         await asyncio.wait({janitor, third_pass}, timeout=10, return_when=asyncio.FIRST_COMPLETED)
         assert third_pass.done() and not janitor.done()

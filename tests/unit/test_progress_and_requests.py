@@ -7,6 +7,7 @@ from pydantic import ValidationError
 from dispatcher.auth import Caller, authenticate, effective_plan
 from dispatcher.schemas import AnalyzeRequest
 from ops.supervisor import plan_from_document
+from shared.api_keys import hashed
 from shared.sessions import progress_of
 from shared.settings import ApiKey, Settings
 
@@ -72,7 +73,7 @@ def test_unknown_or_missing_keys_are_unauthorised():
         amqp_url="a",
         redis_url="r",
         database_url="d",
-        api_keys={"good": ApiKey(tenant="acme", plan=3)},
+        api_keys=hashed({"good": ApiKey(tenant="acme", plan=3)}),
     )
     assert authenticate(settings, "good") == Caller("acme", 3)
     for key in (None, "", "bad"):
@@ -119,3 +120,19 @@ def test_deadlines_can_differ_per_plan():
         session_deadline_by_plan={6: 120},
     )
     assert (settings.deadline_s(6), settings.deadline_s(1)) == (120, 900)
+
+
+def test_api_keys_are_configured_as_hashes_only():
+    """A plain key in API_KEYS is refused at start-up with what to do instead; a hash of the
+    key authenticates it."""
+    from shared.api_keys import key_hash, new_key
+
+    base = {"amqp_url": "amqp://h/", "redis_url": "redis://h/", "database_url": "postgresql://h/d"}
+    with pytest.raises(ValidationError, match="verdict keys hash"):
+        Settings(**base, api_keys={"plain-key": {"tenant": "t", "plan": 1}})
+    key = new_key()
+    settings = Settings(**base, api_keys=hashed({key: {"tenant": "t", "plan": 2}}))
+    assert authenticate(settings, key) == Caller("t", 2)
+    assert key not in settings.model_dump_json() and key_hash(key) in settings.api_keys
+    with pytest.raises(HTTPException):
+        authenticate(settings, key_hash(key))  # the hash is no key

@@ -37,7 +37,7 @@ async def test_a_gate_with_nothing_urgent_in_flight_admits_everyone():
     await asyncio.wait_for(gate.admit(fixed(1)), 0.1)
     gate.started(9)
     gate.hold("s1")
-    gate.open()
+    gate.release_all()
     await asyncio.wait_for(gate.admit(fixed(1)), 0.1)
 
 
@@ -87,11 +87,11 @@ def test_a_hold_whose_end_was_never_announced_lapses():
     clock = Clock()
     gate = UrgentGate(threshold=8, max_hold_s=5, clock=clock)
     gate.hold("lost", ttl_s=2)
-    assert not gate.clear()
+    assert not gate.is_clear()
     clock.now = 1.9
-    assert not gate.clear()
+    assert not gate.is_clear()
     clock.now = 2.0
-    assert gate.clear()
+    assert gate.is_clear()
 
 
 def test_an_urgent_session_holds_others_for_at_most_the_head_start():
@@ -100,9 +100,9 @@ def test_an_urgent_session_holds_others_for_at_most_the_head_start():
     gate = UrgentGate(threshold=8, max_hold_s=0.03, clock=clock)
     gate.hold("long-session")
     clock.now = 0.029
-    assert not gate.clear()
+    assert not gate.is_clear()
     clock.now = 0.03
-    assert gate.clear()
+    assert gate.is_clear()
 
 
 def test_holds_expire_one_by_one():
@@ -129,21 +129,21 @@ async def test_with_spare_cpu_nothing_is_held_back():
     gate = UrgentGate(threshold=8, max_hold_s=5, busy_threshold=0.9)
     gate.started(10)
     gate.hold("in-flight")
-    gate.load(0.6)
+    gate.cpu_measured(0.6)
     await asyncio.wait_for(gate.admit(fixed(1)), 0.1)
-    gate.load(0.95)
-    assert not gate.clear()
+    gate.cpu_measured(0.95)
+    assert not gate.is_clear()
 
 
 async def test_a_start_held_on_a_saturated_machine_goes_once_cpu_frees_up():
     """The load falling below the threshold wakes a start held back by an urgent session."""
     gate = UrgentGate(threshold=8, max_hold_s=5, busy_threshold=0.9)
     gate.hold("in-flight")
-    gate.load(0.97)
+    gate.cpu_measured(0.97)
     waiting = asyncio.ensure_future(gate.admit(fixed(1)))
     await asyncio.sleep(0.01)
     assert not waiting.done()
-    gate.load(0.5)
+    gate.cpu_measured(0.5)
     await asyncio.wait_for(waiting, 0.1)
 
 
@@ -151,8 +151,8 @@ def test_an_unknown_load_counts_as_saturated():
     """Where /proc/stat cannot be read, urgent work is held for as before: always."""
     gate = UrgentGate(threshold=8, max_hold_s=5, busy_threshold=0.9)
     gate.hold("in-flight")
-    assert not gate.clear()  # no reading yet
-    gate.load(0.1)
-    assert gate.clear()
-    gate.load(None)
-    assert not gate.clear()
+    assert not gate.is_clear()  # no reading yet
+    gate.cpu_measured(0.1)
+    assert gate.is_clear()
+    gate.cpu_measured(None)
+    assert not gate.is_clear()

@@ -1,0 +1,232 @@
+"""Results applied exactly once: batches through the fan-in, live state, verdict follow-ups."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable
+from dataclasses import dataclass
+
+import asyncpg
+import httpx
+import structlog
+from aio_pika.abc import AbstractIncomingMessage
+from redis.asyncio import Redis
+
+from aggregator.explanation import explain_by_llm
+from aggregator.fanin import Explain, Recorded, finalize_overdue, live_states, record_results
+from aggregator.lanes import Lanes
+from shared import db as database
+from shared import live, metrics
+from shared.broker import Publisher, send_to_dlq
+from shared.deadletters import DeadLetterKind
+from shared.messages import Result
+from shared.names import Names
+from shared.sessions import store_explanation
+from shared.settings import Settings
+from shared.urgency import UrgentGate, UrgentSignals
+
+log = structlog.get_logger(__name__)
+
+_DB_DOWN = database.UNAVAILABLE
+# Back-off while Postgres is away; the result stays unacked meanwhile, so nothing is lost.
+DB_RETRY_S = 1.0
+# A janitor failing pass after pass waits at most this long between passes.
+JANITOR_MAX_DELAY_S = 60.0
+
+Delivered = tuple[AbstractIncomingMessage, Result]
+
+
+@dataclass(frozen=True)
+class Storage:
+    """What the aggregator holds open: its connections and its publisher."""
+
+    pool: asyncpg.Pool
+    redis: Redis
+    http: httpx.AsyncClient
+    publisher: Publisher
+
+
+class Applier:
+    """Applies the lanes' batches and finalizes overdue sessions; every resource it uses is
+    handed to it open (shared.resources), so it can be built around fakes."""
+
+    def __init__(
+        self, settings: Settings, storage: Storage, gate: UrgentGate, explain: Explain
+    ) -> None:
+        self.settings = settings
+        self.storage = storage
+        self.names = Names(settings.topology_prefix)
+        self._gate = gate
+        self._explain = explain
+        self._signals = UrgentSignals(storage.redis, settings.key_prefix)
+        self._background: set[asyncio.Task[None]] = set()  # explanations being rewritten
+        self._ending: set[asyncio.Task[None]] = set()  # urgent-session ends being announced
+
+    async def apply_lane(self, lanes: Lanes[Delivered], urgent: bool) -> None:
+        """Apply whatever a lane received meanwhile as one batch, for as long as it comes.
+
+        New lower-tier batches wait at the gate while urgent ones are applied."""
+        priority = self._gate.threshold if urgent else 0
+        while True:
+            batch = await lanes.take(urgent=urgent)
+            await self._gate.admit(lambda: priority)
+            self._gate.started(priority)
+            try:
+                finished = await self.apply_safely(batch)
+            finally:
+                self._gate.finished(priority)
+            if urgent and finished:  # in the background: the next batch need not wait for it
+                self._spawn(self._end_urgent(finished), self._ending)
+            lanes.done(batch)
+
+    async def apply_safely(self, batch: list[Delivered]) -> list[str]:
+        """Apply a batch and return the sessions it finalized; a result Postgres refuses is
+        found and dead-lettered, and a batch interrupted otherwise (the broker gone mid-ack)
+        is handed back, never lost."""
+        try:
+            return await self._apply(batch)
+        except asyncpg.PostgresError as exc:
+            if len(batch) == 1:
+                await self.dead_letter(batch[0][0], f"refused by postgres: {exc}")
+                return []
+            return [s for item in batch for s in await self.apply_safely([item])]
+        except Exception as exc:
+            log.error("batch interrupted", error=repr(exc), size=len(batch))
+            for delivery, _ in batch:
+                with contextlib.suppress(Exception):
+                    await delivery.nack(requeue=True)
+            return []
+
+    async def _apply(self, batch: list[Delivered]) -> list[str]:
+        results = [result for _, result in batch]
+        while True:
+            try:
+                applied = await record_results(
+                    self.storage.pool, results, self.settings.verdict_weights, self._explain
+                )
+                break
+            except _DB_DOWN as exc:  # hold the batch unacked until Postgres is back
+                log.warning("postgres unavailable, holding results", error=repr(exc))
+                await asyncio.sleep(DB_RETRY_S)
+        for result in applied.unknown:
+            log.warning(
+                "result for an unknown or withdrawn session dropped",
+                session_id=result.session_id,
+                component=result.component,
+            )
+        metrics.RESULTS.labels("applied").inc(len(results) - len(applied.unknown))
+        await self._announce(applied.sessions)
+        for delivery, _ in batch:
+            await delivery.ack()
+        return [r.session_id for r in applied.sessions if r.verdict is not None]
+
+    async def _end_urgent(self, session_ids: list[str]) -> None:
+        """Urgent sessions are final: lower tiers everywhere need not wait for them now."""
+        try:
+            await self._signals.end(session_ids)
+        except Exception as exc:  # their holds lapse by themselves
+            log.warning("urgent session ends not announced", error=repr(exc))
+
+    async def ends_announced(self, timeout_s: float) -> None:
+        """Wait (at most `timeout_s`) for the ends of urgent sessions being announced."""
+        if self._ending:
+            await asyncio.wait(self._ending, timeout=timeout_s)
+
+    async def _announce(self, sessions: list[Recorded]) -> None:
+        """Live state for pollers; Postgres already holds the truth, so Redis may fail."""
+        try:
+            await live.publish_states(
+                self.storage.redis, self.settings.key_prefix, live_states(sessions)
+            )
+        except Exception as exc:
+            log.warning("live state not updated", error=repr(exc))
+        for recorded in sessions:
+            if recorded.verdict is None:
+                continue
+            log.info(
+                "session finalized",
+                session_id=recorded.session_id,
+                status=recorded.verdict.session_status,
+                label=recorded.verdict.label,
+            )
+            if self.settings.llm_url:  # in the background: a slow gateway must not hold results
+                self._spawn(self._rewrite_explanation(recorded), self._background)
+
+    async def _rewrite_explanation(self, recorded: Recorded) -> None:
+        """Replace the template with the LLM's explanation, outside the fan-in transaction."""
+        assert recorded.verdict is not None
+        text = await explain_by_llm(
+            self.storage.http, self.settings, recorded.verdict, recorded.results
+        )
+        try:
+            await store_explanation(self.storage.pool, recorded.session_id, text)
+        except _DB_DOWN as exc:  # the template explanation already stands
+            log.warning("llm explanation not stored", error=repr(exc))
+
+    async def dead_letter(
+        self, delivery: AbstractIncomingMessage, reason: str, kind: DeadLetterKind = "refused"
+    ) -> None:
+        """To the DLQ; a full DLQ parks it in the longest retry tier, from which it returns
+        to the results queue it came from."""
+        await send_to_dlq(
+            self.storage.publisher,
+            delivery,
+            reason,
+            source="aggregator",
+            kind=kind,
+            park_ms=max(self.settings.retry_delays_ms()),
+            returns_to=home_key(self.names, delivery.routing_key or ""),
+        )
+
+    async def janitor(self, stop: asyncio.Event) -> None:
+        """Every session ends: finalize those past their deadline from what they have.
+
+        A failed pass never ends the loop: it is logged with its traceback, counted, and the
+        next pass waits longer while failures persist; only the stop (or a cancel) ends it.
+        """
+        failures = 0
+        while not stop.is_set():
+            try:
+                finished = await finalize_overdue(
+                    self.storage.pool, self.settings.verdict_weights, self._explain
+                )
+                for recorded in finished:
+                    log.warning("session finalized at its deadline", session_id=recorded.session_id)
+                await self._announce(finished)
+                failures = 0
+            except _DB_DOWN as exc:
+                log.warning("janitor: postgres unavailable", error=repr(exc))
+            except Exception:
+                failures += 1
+                metrics.JANITOR_ERRORS.inc()
+                log.exception("janitor pass failed", failures=failures)
+            delay = janitor_delay_s(self.settings.janitor_interval_s, failures)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+
+    async def close(self) -> None:
+        """Cancel what still runs in the background (explanations, urgent ends)."""
+        pending = [*self._background, *self._ending]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+    @staticmethod
+    def _spawn(work: Awaitable[None], into: set[asyncio.Task[None]]) -> None:
+        task: asyncio.Task[None] = asyncio.ensure_future(work)
+        into.add(task)
+        task.add_done_callback(into.discard)
+
+
+def home_key(names: Names, routing_key: str) -> str:
+    """A routing key that brings a parked result back to a results queue: its own when it
+    matches a results binding (`{results}.*`, `{results}.urgent.*`), else the shared one."""
+    if routing_key.rpartition(".")[0] in (names.results, names.urgent_results):
+        return routing_key
+    return names.result_key("returned")
+
+
+def janitor_delay_s(interval_s: float, failures: int) -> float:
+    """The wait before the next janitor pass: the interval, doubled per failure in a row."""
+    return min(interval_s * 2 ** min(failures, 16), max(interval_s, JANITOR_MAX_DELAY_S))

@@ -1,0 +1,66 @@
+"""The connections a process holds: opened in order, closed in reverse, even when opening
+stops halfway (Postgres refusing the pool still closes the broker connection and Redis)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Any, TypeVar
+
+import asyncpg
+import httpx
+from aio_pika.abc import AbstractRobustConnection
+from redis.asyncio import Redis
+
+from shared import db as database
+from shared.broker import connect
+
+T = TypeVar("T")
+
+# Outgoing HTTP (media fetches, the LLM gateway): a slow answer is waited for, a dead host not.
+HTTP_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+
+
+class Resources:
+    """Opens what a process asks for, in the order asked; `async with` closes it all, last
+    opened first. Every process (worker, aggregator, API) starts through one of these."""
+
+    def __init__(self) -> None:
+        self._stack = contextlib.AsyncExitStack()
+
+    async def __aenter__(self) -> Resources:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        # Never swallows the block's error: whatever closing does, the process sees it.
+        await self._stack.__aexit__(kind, error, traceback)
+
+    async def broker(self, url: str, name: str) -> AbstractRobustConnection:
+        """A robust RabbitMQ connection named `name` in the management UI."""
+        return self.closes(await connect(url, name), lambda c: c.close())
+
+    def redis(self, url: str) -> Redis:
+        return self.closes(Redis.from_url(url), lambda r: r.aclose())
+
+    async def pool(self, url: str, max_size: int) -> asyncpg.Pool:
+        """A Postgres pool that opens no connection up front (see shared.db)."""
+        pool = await database.create_pool(url, max_size=max_size)
+        return self.closes(pool, lambda p: p.close())
+
+    def http(self) -> httpx.AsyncClient:
+        return self.closes(httpx.AsyncClient(timeout=HTTP_TIMEOUT), lambda c: c.aclose())
+
+    def closes(self, resource: T, close: Callable[[T], Awaitable[Any]]) -> T:
+        """Hold any other resource: `close(resource)` runs in its turn on exit."""
+        self._stack.push_async_callback(close, resource)
+        return resource
+
+    async def enter(self, context: contextlib.AbstractAsyncContextManager[T]) -> T:
+        """Enter an async context (a background task, a process pool) until the exit."""
+        return await self._stack.enter_async_context(context)

@@ -1,0 +1,148 @@
+"""The aggregator's lanes and batches (aggregator.lanes, aggregator.applier) with fake
+deliveries and a fake fan-in: what is applied together, what is acked, dead-lettered or
+handed back, and when a stopping aggregator may leave."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import asyncpg
+import pytest
+
+from aggregator import applier as applying
+from aggregator.applier import Applier, Delivered, Storage, home_key
+from aggregator.explanation import explain
+from aggregator.fanin import Applied, Recorded
+from aggregator.lanes import Lanes
+from shared.messages import Result
+from shared.settings import Settings
+from shared.urgency import UrgentGate
+from tests.unit.fakes import NAMES, FakeDelivery, FakePublisher
+
+SIDS = [f"00000000-0000-4000-8000-00000000000{n}" for n in range(4)]
+
+
+async def settled() -> None:
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+async def test_what_arrives_while_a_batch_is_applied_comes_out_as_the_next_batch():
+    """A lane hands out everything put since the last take, in arrival order."""
+    lanes: Lanes[str] = Lanes()
+    lanes.put("a", urgent=False)
+    assert await lanes.take(urgent=False) == ["a"]
+    for item in "bcd":
+        lanes.put(item, urgent=False)
+    assert await lanes.take(urgent=False) == ["b", "c", "d"]
+
+
+async def test_urgent_results_have_a_lane_of_their_own():
+    """An urgent result is taken from its own lane, never batched behind lower tiers."""
+    lanes: Lanes[str] = Lanes()
+    lanes.put("low", urgent=False)
+    lanes.put("top", urgent=True)
+    assert await asyncio.wait_for(lanes.take(urgent=True), 1) == ["top"]
+    assert await asyncio.wait_for(lanes.take(urgent=False), 1) == ["low"]
+
+
+async def test_a_stopping_aggregator_waits_until_every_batch_taken_is_done():
+    """`idle` returns only once each item put is done, whichever lane it went through."""
+    lanes: Lanes[str] = Lanes()
+    await asyncio.wait_for(lanes.idle(), 1)  # nothing put: idle at once
+    lanes.put("low", urgent=False)
+    lanes.put("top", urgent=True)
+    idle = asyncio.create_task(lanes.idle())
+    urgent = await lanes.take(urgent=True)
+    lanes.done(urgent)
+    await settled()
+    assert not idle.done() and lanes.pending == 1
+    lanes.done(await lanes.take(urgent=False))
+    await asyncio.wait_for(idle, 1)
+
+
+def result(sid: str, component: str = "claims") -> Result:
+    return Result(session_id=sid, component=component, success=True, score=5, timestamp=1)
+
+
+def delivered(sid: str, events: list[Any]) -> Delivered:
+    key = NAMES.result_key("claims")
+    return FakeDelivery(b"{}", routing_key=key, message_id=sid, events=events), result(sid)  # type: ignore[return-value]
+
+
+def an_applier(events: list[Any]) -> Applier:
+    settings = Settings(
+        amqp_url="amqp://unused",
+        redis_url="redis://unused",
+        database_url="postgresql://unused",
+        topology_prefix="unit",
+    )
+    storage = Storage(None, None, None, FakePublisher(events))  # type: ignore[arg-type]
+    return Applier(settings, storage, UrgentGate(8, 0.0), explain)
+
+
+def fan_in(refused: set[str], calls: list[list[str]]) -> Any:
+    """A fan-in that refuses (as Postgres would) any batch holding a session in `refused`."""
+
+    async def record_results(pool, results, weights, explain) -> Applied:
+        sids = [r.session_id for r in results]
+        calls.append(sids)
+        if refused & set(sids):
+            raise asyncpg.exceptions.CheckViolationError("refused")
+        return Applied([Recorded(s, "t", {}, None, False, {}) for s in sids])
+
+    return record_results
+
+
+async def test_a_batch_is_applied_in_one_call_and_every_delivery_acked(monkeypatch):
+    """Three results, one fan-in call, three acks."""
+    events: list[Any] = []
+    calls: list[list[str]] = []
+    monkeypatch.setattr(applying, "record_results", fan_in(set(), calls))
+    batch = [delivered(s, events) for s in SIDS[:3]]
+    await an_applier(events).apply_safely(batch)
+    assert calls == [SIDS[:3]] and events == ["ack"] * 3
+
+
+async def test_a_result_postgres_refuses_is_dead_lettered_and_the_rest_of_its_batch_applied(
+    monkeypatch,
+):
+    """The batch is split until the refused result is alone: it is dead-lettered (and
+    acked), every other one is applied and acked."""
+    events: list[Any] = []
+    calls: list[list[str]] = []
+    monkeypatch.setattr(applying, "record_results", fan_in({SIDS[1]}, calls))
+    batch = [delivered(s, events) for s in SIDS[:3]]
+    await an_applier(events).apply_safely(batch)
+    dead = [e for e in events if isinstance(e, tuple) and e[0] == "dead_letter"]
+    assert len(dead) == 1 and "refused by postgres" in dead[0][1]
+    assert events.count("ack") == 3 and [SIDS[0]] in calls and [SIDS[2]] in calls
+
+
+async def test_a_batch_interrupted_otherwise_is_handed_back_whole(monkeypatch):
+    """Not Postgres refusing but the broker gone mid-ack: every delivery of the batch is
+    nacked to its queue (the applied ones come back as duplicates, which change nothing)."""
+    events: list[Any] = []
+
+    class ChannelGone(FakeDelivery):
+        async def ack(self) -> None:
+            raise RuntimeError("channel has no transport")
+
+    monkeypatch.setattr(applying, "record_results", fan_in(set(), []))
+    batch = [(ChannelGone(b"{}", events=events), result(s)) for s in SIDS[:2]]
+    await an_applier(events).apply_safely(batch)  # type: ignore[arg-type]
+    assert events == [("nack", True)] * 2
+
+
+@pytest.mark.parametrize(
+    ("key", "home"),
+    [
+        (NAMES.result_key("claims"), NAMES.result_key("claims")),
+        (NAMES.result_key("claims", True), NAMES.result_key("claims", True)),
+        ("elsewhere.claims", NAMES.result_key("returned")),
+    ],
+)
+def test_a_parked_result_returns_to_a_results_queue(key, home):
+    """Its own routing key when it is a results binding, else the shared one."""
+    assert home_key(NAMES, key) == home

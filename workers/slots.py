@@ -1,0 +1,97 @@
+"""The worker's task slots: each runs one delivery at a time from the intake."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+
+import structlog
+from aio_pika.abc import AbstractIncomingMessage
+
+from shared.urgency import UrgentGate
+from workers.intake import Intake
+
+log = structlog.get_logger(__name__)
+
+Handle = Callable[[AbstractIncomingMessage], Awaitable[None]]
+
+
+class Slots:
+    """`concurrency` slots that take any delivery, plus `urgent` slots that take urgent ones
+    only: an urgent task starts at once even while lower-tier tasks fill every other slot.
+    At most `concurrency + urgent` deliveries are ever being handled."""
+
+    def __init__(
+        self,
+        intake: Intake[AbstractIncomingMessage],
+        gate: UrgentGate,
+        handle: Handle,
+        *,
+        concurrency: int,
+        urgent: int = 0,
+        grace_s: float,
+    ) -> None:
+        self._intake = intake
+        self._gate = gate
+        self._handle = handle
+        self._sizes = (concurrency, urgent)
+        self._grace_s = grace_s
+        self._tasks: list[asyncio.Task[None]] = []
+        self._running: set[asyncio.Task[None]] = set()  # slots handling a delivery now
+
+    def start(self) -> None:
+        concurrency, urgent = self._sizes
+        self._tasks = [asyncio.create_task(self._slot()) for _ in range(concurrency)]
+        self._tasks += [asyncio.create_task(self._urgent_slot()) for _ in range(urgent)]
+
+    @property
+    def busy(self) -> int:
+        """Slots handling a delivery now."""
+        return len(self._running)
+
+    async def stop(self) -> None:
+        """Re-queue what never started, give running tasks the grace period, then end."""
+        self._intake.close()
+        for delivery in self._intake.drain():
+            with contextlib.suppress(Exception):
+                await delivery.nack(requeue=True)
+        for slot in self._tasks:
+            if slot not in self._running:
+                slot.cancel()
+        busy = [s for s in self._tasks if s in self._running]
+        if busy:
+            log.info("waiting for running tasks", count=len(busy), grace_s=self._grace_s)
+            _, late = await asyncio.wait(busy, timeout=self._grace_s)
+            for slot in late:  # their deliveries stay unacked and return to the queue on close
+                slot.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _slot(self) -> None:
+        # A slot whose task ends after the stop leaves, never waits for another.
+        while (delivery := await self._intake.claim()) is not None:
+            await self._run(delivery)
+
+    async def _urgent_slot(self) -> None:
+        while (delivery := await self._intake.claim_urgent()) is not None:
+            await self._run(delivery)
+
+    async def _run(self, delivery: AbstractIncomingMessage) -> None:
+        """Handle one delivery; whatever goes wrong, it is acked, re-queued or handed back."""
+        self._gate.started(delivery.priority or 0)
+        job = asyncio.current_task()
+        assert job is not None
+        self._running.add(job)
+        try:
+            if delivery.channel.is_closed:
+                return  # its channel died with a broker restart: the broker redelivers it
+            await self._handle(delivery)
+        except Exception as exc:
+            # Broker or storage gone mid-task: hand the delivery back. If its channel is
+            # gone the nack fails, and the broker redelivers it anyway.
+            log.error("task interrupted", error=repr(exc), routing_key=delivery.routing_key)
+            with contextlib.suppress(Exception):
+                await delivery.nack(requeue=True)
+        finally:
+            self._gate.finished(delivery.priority or 0)
+            self._running.discard(job)
