@@ -335,6 +335,50 @@ async def test_claims_executor_raises_risk_for_a_false_claim(
     json.dumps(analysis.data)
 
 
+async def test_claims_executor_reports_risky_claims_the_store_cannot_verify(
+    fact_pool: asyncpg.Pool,
+    redis_client: Redis,
+    http: httpx.AsyncClient,
+    analysis_pool: AnalysisPool,
+) -> None:
+    """An unmatched miracle cure shared on WhatsApp scores high and is listed as unverified;
+    a text without a check-worthy claim is not applicable."""
+    ctx, _ = context(settings_for(), redis_client, fact_pool, http, analysis_pool)
+    text = "Un mesaj de pe WhatsApp spune că ceaiul de pătrunjel vindecă leucemia în doar 3 zile."
+    analysis = await executor_for("claims")(task_for("claims", text), ctx)
+    assert analysis.score >= 50
+    assert analysis.data["applicable"] is True
+    assert analysis.data["evidence_count"] == 1
+    assert analysis.data["unverified"][0]["text"] == text
+    calm = await executor_for("claims")(task_for("claims", "Vremea a fost frumoasă azi."), ctx)
+    assert (calm.score, calm.data["applicable"], calm.data["evidence_count"]) == (0.0, False, 0)
+
+
+async def test_ai_tampered_executor_says_whether_the_text_could_be_judged(
+    fact_pool: asyncpg.Pool,
+    redis_client: Redis,
+    http: httpx.AsyncClient,
+    analysis_pool: AnalysisPool,
+) -> None:
+    """Generic assistant prose is judged with its evidence counted; a short text is not
+    applicable and scores low."""
+    ctx, _ = context(settings_for(), redis_client, fact_pool, http, analysis_pool)
+    prose = (
+        "Regular exercise offers numerous benefits for physical and mental health. It "
+        "strengthens the heart, improves flexibility and supports healthy weight management. "
+        "In addition, physical activity can reduce stress and enhance mood. Establishing a "
+        "consistent routine is essential for long-term success. By incorporating movement "
+        "into daily life, individuals can significantly improve their overall well-being."
+    )
+    judged = await executor_for("ai_tampered")(task_for("ai_tampered", prose), ctx)
+    assert judged.score >= 50
+    assert judged.data["applicable"] is True and judged.data["evidence_count"] >= 2
+    short = "Furthermore, it is essential to note this."
+    brief = await executor_for("ai_tampered")(task_for("ai_tampered", short), ctx)
+    assert brief.score <= 10
+    assert (brief.data["applicable"], brief.data["text"]["applicable"]) == (False, False)
+
+
 async def test_evidence_provider_rates_claims_the_store_does_not_know(
     fact_pool: asyncpg.Pool,
     redis_client: Redis,

@@ -1,56 +1,55 @@
 """Check-worthy claims: extraction (text in, claims out) and the risk of verified claims.
 
-Cue lists and risk levels live in `data/claims.yaml`. Verification (the fact-check
-store, an evidence provider) happens elsewhere; this module scores its outcome.
+The forms and register of a claim are read by `claim_forms` (lexicons and weights in
+`data/claims.yaml`). Verification (the fact-check store, an evidence provider) happens
+elsewhere; this module scores its outcome: a claim a fact check rated false is high, an
+unverified claim is as risky as its forms and register say.
 """
 
 from __future__ import annotations
 
-import itertools
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal
 
-from workers.analysis.datafiles import load
+from workers.analysis.claim_forms import (
+    ClaimsSpec,
+    checkworthiness,
+    claims_spec,
+    is_claim,
+    sentence_forms,
+    sentence_register,
+    text_registers,
+    unverified_risk,
+)
 from workers.analysis.findings import combine_probabilities, evidence_quote
 from workers.analysis.normalise import NormalisedText, normalise
-from workers.analysis.techniques import term_pattern
 from workers.analysis.text import Sentence, clip, comparison_form, fold, sentences
 
 MAX_CLAIMS = 10
 # Claims are looked up as sentences; a run-on paragraph is cut to a comparable length.
 MAX_CLAIM_CHARS = 300
-STRONG_CUES = frozenset({"superlative", "causal"})
 
 # At most this many sentences are read: more than any article has, and the bound on
 # the work a text of short sentences can ask for.
 MAX_SENTENCES = 1500
 
-# Each pattern starts only where a digit run starts and never backtracks into a run
-# (possessive quantifiers), so a run of digits is read once: linear on any input.
-_NUMBER = re.compile(r"(?<![\w.,])\d++(?:[.,]\d++)*+")
-_PERCENT = re.compile(r"(?<!\d)\d++(?:[.,]\d++)?\s?%")
-_YEAR = re.compile(r"\b(?:1[89]\d\d|20\d\d)\b")
-_NUMERIC_DATE = re.compile(r"\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b")
-# Romanian "mai" is both May and "more" ("cel mai"): only a day number makes it a date.
-_DAY_OF_MAY = re.compile(r"(?i)\b\d{1,2}\s{1,3}mai\b")
-
 
 @dataclass(frozen=True)
 class Claim:
-    """A sentence worth checking, where it is, and the cues that make it so."""
+    """A sentence worth checking, where it is, its forms and register, and how
+    check-worthy (0..1) and, unverified, how risky (0-100) it is."""
 
     text: str
     start: int
     end: int
     cues: tuple[str, ...]
     checkworthiness: float
+    register: tuple[str, ...] = ()
 
     @property
-    def strong(self) -> bool:
-        return bool(STRONG_CUES & set(self.cues))
+    def unverified_risk(self) -> float:
+        return unverified_risk(self.cues, self.register)
 
 
 @dataclass(frozen=True)
@@ -68,101 +67,32 @@ class Verification:
 UNVERIFIABLE = Verification("unverifiable")
 
 
-@dataclass(frozen=True)
-class _Cues:
-    weights: Mapping[str, float]
-    factual: frozenset[str]
-    minimum: float
-    patterns: Mapping[str, re.Pattern[str]]
-    not_names: frozenset[str]
-
-
-def _terms(groups: Mapping[str, list[str]]) -> re.Pattern[str]:
-    terms = sorted(
-        {term_pattern(t) for group in groups.values() for t in group}, key=len, reverse=True
-    )
-    return re.compile(rf"(?<!\w)(?:{'|'.join(terms)})(?!\w)")
-
-
-@lru_cache(maxsize=1)
-def _cues() -> _Cues:
-    spec = load("claims.yaml")
-    return _Cues(
-        weights=spec["cue_weights"],
-        factual=frozenset(spec["factual_cues"]),
-        minimum=float(spec["min_checkworthiness"]),
-        patterns={
-            "month": _terms(spec["months"]),
-            "percentage": _terms(spec["percentage_words"]),
-            "quantity": _terms(spec["quantity_words"]),
-            "superlative": _terms(spec["superlatives"]),
-            "causal": _terms(spec["causal"]),
-        },
-        not_names=frozenset(fold(w) for w in spec["not_names"]),
-    )
-
-
-def claim_policy() -> Mapping[str, Any]:
+def claim_policy() -> ClaimsSpec:
     """Risk levels and thresholds from `data/claims.yaml`."""
-    return load("claims.yaml")
-
-
-def sentence_cues(sentence: str) -> list[str]:
-    """The check-worthiness cues present in one sentence."""
-    cues = _cues()
-    folded = fold(sentence)
-    found = []
-    if _PERCENT.search(sentence) or cues.patterns["percentage"].search(folded):
-        found.append("percentage")
-    if _NUMBER.search(_YEAR.sub("", sentence)) or cues.patterns["quantity"].search(folded):
-        found.append("number")
-    dated = (_YEAR, _NUMERIC_DATE, _DAY_OF_MAY)
-    if any(p.search(sentence) for p in dated) or cues.patterns["month"].search(folded):
-        found.append("date")
-    if any(fold(w) not in cues.not_names for w in names(sentence)):
-        found.append("named_entity")
-    for cue in ("superlative", "causal"):
-        if cues.patterns[cue].search(folded):
-            found.append(cue)
-    return found
-
-
-def names(sentence: str) -> list[str]:
-    """Capitalised words that are not the first word of the sentence or of a quote."""
-    tokens = sentence.split()
-    found = []
-    for previous, token in itertools.pairwise(tokens):
-        word = token.strip("\"'„“”«»()[],;")
-        if (
-            word[:1].isupper()
-            and not previous.endswith((".", "!", "?", ":"))
-            and token[:1].isalpha()
-        ):
-            found.append(word)
-    return found
+    return claims_spec()
 
 
 def extract_claims(text: str) -> list[Claim]:
     """Check-worthy sentences of `text`, the most check-worthy first, at most MAX_CLAIMS.
 
-    Cues are read in the normalised text; each claim's span and text are the original's.
+    Forms are read in the normalised text; each claim's span and text are the original's.
     """
-    cues = _cues()
     clean = normalise(text)
     found = sentences(clean.text)[:MAX_SENTENCES]
-    claims = [c for s in found if (c := _as_claim(s, cues, clean))]
-    claims.sort(key=lambda c: (-c.checkworthiness, c.start))
+    registers = text_registers([s.text for s in found])
+    claims = [c for s, r in zip(found, registers, strict=True) if (c := _as_claim(s, r, clean))]
+    # Risky claims first among equally check-worthy ones: they are the ones to report.
+    claims.sort(key=lambda c: (-c.checkworthiness, -c.unverified_risk, c.start))
     return claims[:MAX_CLAIMS]
 
 
-def _as_claim(sentence: Sentence, cues: _Cues, clean: NormalisedText) -> Claim | None:
-    found = sentence_cues(sentence.text)
-    worth = min(1.0, sum(cues.weights[c] for c in found))
-    if worth < cues.minimum or not cues.factual & set(found):
+def _as_claim(sentence: Sentence, register: tuple[str, ...], clean: NormalisedText) -> Claim | None:
+    forms = sentence_forms(sentence.text)
+    if not is_claim(forms):
         return None
     start, end = clean.span(sentence.start, sentence.start + len(sentence.text[:MAX_CLAIM_CHARS]))
     text = evidence_quote(clean.original, start, end)
-    return Claim(text, start, start + len(text), tuple(found), round(worth, 2))
+    return Claim(text, start, start + len(text), tuple(forms), checkworthiness(forms), register)
 
 
 def with_model_claims(
@@ -180,47 +110,58 @@ def with_model_claims(
             continue
         start, end = clean.span(at, at + len(needle))
         if not any(c.start <= start < c.end for c in merged):
-            cues = (*sentence_cues(needle), "llm")
+            cues = (*sentence_forms(needle), "llm")
             quoted = evidence_quote(text, start, end)
-            merged.append(Claim(quoted, start, start + len(quoted), cues, 0.5))
+            register = tuple(sentence_register(needle))
+            merged.append(Claim(quoted, start, start + len(quoted), cues, 0.5, register))
     return merged
 
 
 def claim_risk(claim: Claim, verification: Verification) -> float:
-    """Risk 0-100 one claim contributes, given what is known of it."""
-    policy = claim_policy()
+    """Risk 0-100 one claim contributes: its rating's when a check or provider rated it,
+    else what its forms and register say (`Claim.unverified_risk`)."""
     if verification.status == "unverifiable" or verification.rating is None:
-        key = "unverifiable_strong_risk" if claim.strong else "unverifiable_risk"
-        return float(policy[key])
-    return float(policy["rating_risk"].get(verification.rating, policy["rating_risk"]["unproven"]))
+        return claim.unverified_risk
+    ratings = claim_policy().rating_risk
+    return float(ratings.get(verification.rating, ratings["unproven"]))  # type: ignore[call-overload]
+
+
+def is_risky(claim: Claim, verification: Verification) -> bool:
+    """Whether a claim raises the score on its own: rated (not true) by a check, or
+    unverified in a risky form and register."""
+    if verification.status != "unverifiable" and verification.rating is not None:
+        return claim_risk(claim, verification) > 0
+    return claim.unverified_risk >= 100 * claim_policy().risk.risky_from
 
 
 def score_claims(claims: Sequence[Claim], verifications: Sequence[Verification]) -> float:
-    """Component risk: verified claims combine as independent evidence; unverifiable ones
-    add a capped caution."""
-    policy = claim_policy()
-    checked = [
-        claim_risk(c, v)
-        for c, v in zip(claims, verifications, strict=True)
-        if v.status != "unverifiable"
-    ]
-    unverified = sum(
-        claim_risk(c, v)
-        for c, v in zip(claims, verifications, strict=True)
-        if v.status == "unverifiable"
-    )
-    caution = min(float(policy["unverifiable_cap"]), unverified)
-    return round(100.0 * combine_probabilities([r / 100 for r in [*checked, caution]]), 1)
+    """Component risk: rated claims and risky unverified ones combine as independent
+    evidence; the other unverified claims add a capped caution."""
+    rule = claim_policy().risk
+    pairs = list(zip(claims, verifications, strict=True))
+    evidence = [claim_risk(c, v) for c, v in pairs if is_risky(c, v)]
+    calm = sum(claim_risk(c, v) for c, v in pairs if not is_risky(c, v))
+    caution = min(rule.caution_cap, calm)
+    return round(100.0 * combine_probabilities([r / 100 for r in [*evidence, caution]]), 1)
 
 
 def report_data(claims: Sequence[Claim], verifications: Sequence[Verification]) -> dict[str, Any]:
-    """JSON-ready evidence: each claim with its cues and verification, and a summary."""
+    """JSON-ready evidence: each claim with its forms, register and verification; the
+    unverified ones again under `unverified`; whether there was anything to check."""
     rows = [_row(c, v) for c, v in zip(claims, verifications, strict=True)]
     ranked = sorted(rows, key=lambda r: -r["risk"])
+    unverified = [r for r in rows if r["status"] == "unverifiable"]
     return {
+        "applicable": bool(rows),
+        "evidence_count": sum(1 for r in rows if r["risky"]),
         "claims": rows,
         "claim_count": len(rows),
-        "unverifiable": sum(1 for r in rows if r["status"] == "unverifiable"),
+        "unverifiable": len(unverified),
+        "unverified": [
+            {k: r[k] for k in ("text", "start", "end", "cues", "register", "risk")}
+            for r in ranked
+            if r["status"] == "unverifiable"
+        ],
         "summary": [_summary(r, "en") for r in ranked[:5]],
         "summary_ro": [_summary(r, "ro") for r in ranked[:5]],
     }
@@ -232,6 +173,7 @@ def _row(claim: Claim, verification: Verification) -> dict[str, Any]:
         "start": claim.start,
         "end": claim.end,
         "cues": list(claim.cues),
+        "register": list(claim.register),
         "checkworthiness": claim.checkworthiness,
         "status": verification.status,
         "rating": verification.rating,
@@ -240,6 +182,7 @@ def _row(claim: Claim, verification: Verification) -> dict[str, Any]:
         "source": verification.source,
         "url": verification.url,
         "risk": claim_risk(claim, verification),
+        "risky": is_risky(claim, verification),
     }
 
 
@@ -253,15 +196,14 @@ _RATINGS_RO = {
 
 def _summary(row: Mapping[str, Any], language: str) -> str:
     quoted = clip(row["text"], 70)
+    en = language == "en"
+    if row["status"] == "unverifiable" and row["risky"]:
+        return f'"{quoted}": unverified, risky' if en else f"„{quoted}”: neverificat, riscant"
     if row["status"] == "unverifiable":
-        return f'"{quoted}": unverifiable' if language == "en" else f"„{quoted}”: neverificabil"
-    rating = row["rating"] if language == "en" else _RATINGS_RO.get(row["rating"], row["rating"])
+        return f'"{quoted}": unverifiable' if en else f"„{quoted}”: neverificabil"
+    rating = row["rating"] if en else _RATINGS_RO.get(row["rating"], row["rating"])
     via = row["source"] or "?"
-    return (
-        f'"{quoted}": rated {rating} ({via})'
-        if language == "en"
-        else f"„{quoted}”: evaluat {rating} ({via})"
-    )
+    return f'"{quoted}": rated {rating} ({via})' if en else f"„{quoted}”: evaluat {rating} ({via})"
 
 
 def match_locally(
@@ -270,7 +212,7 @@ def match_locally(
     """Verify claims against fact checks held in memory (evaluation, tests), ranked like pg_trgm."""
     from workers.analysis.similarity import claim_similarity
 
-    threshold = float(claim_policy()["match_threshold"]) if threshold is None else threshold
+    threshold = claim_policy().match_threshold if threshold is None else threshold
     folded = [(comparison_form(c["claim"]), c) for c in checks]
     results = []
     for claim in claims:

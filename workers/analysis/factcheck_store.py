@@ -11,11 +11,12 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import asyncpg
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from workers.analysis.claim_forms import Rating
 from workers.analysis.claims import Verification, claim_policy, verification_from
 from workers.analysis.datafiles import data_path
 from workers.analysis.errors import FactCheckFileInvalid, FactCheckStoreMissing
@@ -27,8 +28,6 @@ SAMPLE_FILE = data_path("fact_checks.jsonl")
 # measures afterwards.
 CANDIDATE_SIMILARITY = 0.2
 CANDIDATES = 3
-
-Rating = Literal["false", "misleading", "mixed", "unproven", "true"]
 
 
 class FactCheck(BaseModel):
@@ -110,7 +109,7 @@ LIMIT $2
 
 async def lookup(db: asyncpg.Pool | asyncpg.Connection, claim: str) -> Verification:
     """The best fact check for a claim, or UNVERIFIABLE when none is similar enough."""
-    threshold = float(claim_policy()["match_threshold"])
+    threshold = claim_policy().match_threshold
     try:
         async with _transaction(db) as conn:
             await conn.execute(_CANDIDATE_THRESHOLD, str(CANDIDATE_SIMILARITY))

@@ -15,9 +15,9 @@ from typing import Any
 
 from PIL import ExifTags, Image, UnidentifiedImageError
 
-from workers.analysis.datafiles import load
 from workers.analysis.errors import UnreadableMedia
 from workers.analysis.findings import combine_probabilities
+from workers.analysis.machine_text import ai_markers
 
 # Metadata sits in the first blocks of every common format; C2PA manifests in JPEG
 # APP11 segments also come before the pixel data. 4 MiB covers them without
@@ -83,7 +83,7 @@ class ImageReport:
 
 @lru_cache(maxsize=1)
 def _markers() -> Mapping[str, tuple[str, ...]]:
-    return {k: tuple(v) for k, v in load("ai_markers.yaml")["image"].items()}
+    return {k: tuple(v) for k, v in ai_markers().image.model_dump().items()}
 
 
 def inspect_image(path: Path) -> ImageReport:

@@ -1,22 +1,24 @@
 """Statistical signs that a text was machine-generated, combined into a probability.
 
-Each signal is mapped to 0..1 and fed to a logistic combination with fixed weights;
-assistant self-references are strong evidence on their own. These are weak,
-explainable heuristics, not a detector: they report signals for a human to weigh.
+Each signal is a documented measure mapped to 0..1 strength and fed, with a fixed
+weight, to a logistic combination; the marks of a human voice (first person, chat
+slang, emotive punctuation, lower-case sentence starts) weigh against. Assistant
+self-references are strong evidence on their own. These are explainable heuristics,
+not a detector: they report signals for a human to weigh.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import statistics
-from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from workers.analysis.datafiles import load
+from pydantic import BaseModel, ConfigDict, Field
+
+from workers.analysis.datafiles import load_validated
 from workers.analysis.findings import (
     MAX_FINDINGS,
     Finding,
@@ -24,25 +26,88 @@ from workers.analysis.findings import (
     evidence_quote,
 )
 from workers.analysis.normalise import NormalisedText, normalise
+from workers.analysis.stylometry import (
+    emotive_marks,
+    enumerations,
+    lowercase_starts,
+    mattr,
+    repeated_trigram_share,
+    sentence_length_variation,
+    specifics_per_100_words,
+)
 from workers.analysis.techniques import term_pattern
 from workers.analysis.text import clip, fold, sentences, word_count, words
 
-# Below this many words, sentence and vocabulary statistics are noise.
-MIN_WORDS_FOR_STATISTICS = 40
-# Moving-average type-token ratio window: long enough to be stable, short enough
-# to compare texts of different lengths.
-MATTR_WINDOW = 40
-# Logistic combination: bias and weight per signal. A text with no signal at all
-# gets ~10 %; every weight is the log-odds one full-strength signal adds.
-BIAS = -2.2
+# Below this many words a text is too short to judge by how it is written: the
+# statistics are noise, the report is not applicable and its score stays low (unless an
+# assistant names itself). Short generated answers of 30-40 words are common, so the
+# bar sits under them.
+MIN_WORDS_TO_JUDGE = 25
+# Burstiness needs a few sentences to mean anything.
+MIN_SENTENCES_FOR_UNIFORMITY = 3
+# Logistic combination: bias and weight per signal (log-odds one full-strength signal
+# adds). A text with no signal reads ~5 %; stock phrasing plus assistant vocabulary
+# alone crosses 50 %; a human voice at full strength takes 2.5 off.
+BIAS = -2.8
 WEIGHTS: Mapping[str, float] = {
-    "uniform_sentences": 1.6,
+    "stock_phrases": 2.4,
+    "assistant_vocabulary": 2.2,
+    "modals": 1.0,
+    "connective_openers": 1.4,
+    "uniform_sentences": 1.0,
+    "enumerations": 0.6,
+    "generic": 0.8,
+    "repetition": 1.0,
     "low_lexical_diversity": 1.0,
-    "repetition": 1.2,
-    "connective_openers": 1.5,
-    "stock_phrases": 2.2,
+    "human_voice": -2.5,
 }
 SELF_REFERENCE_PROBABILITY = 0.9
+# A text too short to judge never reads as more likely generated than this.
+SHORT_TEXT_CEILING = 0.1
+
+
+class Terms(BaseModel):
+    """One lexicon: its terms in each language."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    en: list[str] = Field(min_length=1)
+    ro: list[str] = Field(min_length=1)
+
+
+class TextMarkers(BaseModel):
+    """The text part of `data/ai_markers.yaml`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    self_reference: Terms
+    stock_phrases: Terms
+    connectives: Terms
+    vocabulary: Terms
+    modals: Terms
+    first_person: Terms
+    informal: Terms
+
+
+class ImageMarkers(BaseModel):
+    """The image part of `data/ai_markers.yaml` (read by image_forensics)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    generators: list[str] = Field(min_length=1)
+    generator_keys: list[str] = Field(min_length=1)
+    ai_source_types: list[str] = Field(min_length=1)
+    editors: list[str] = Field(min_length=1)
+
+
+class AiMarkers(BaseModel):
+    """The whole of `data/ai_markers.yaml`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: int
+    text: TextMarkers
+    image: ImageMarkers
 
 
 @dataclass(frozen=True)
@@ -63,10 +128,17 @@ class MachineTextReport:
     signals: tuple[Signal, ...]
     phrases: tuple[Finding, ...]
     word_count: int
+    applicable: bool = True
 
     @property
     def score(self) -> float:
         return round(100.0 * self.probability, 1)
+
+    @property
+    def evidence_count(self) -> int:
+        """Signals at half strength or more that raise the probability, plus phrases found."""
+        raising = [s for s in self.signals if s.weight > 0 and s.strength >= 0.5]
+        return len(raising) + len(self.phrases)
 
 
 @dataclass(frozen=True)
@@ -74,23 +146,36 @@ class _Markers:
     self_reference: re.Pattern[str]
     stock_phrases: re.Pattern[str]
     connectives: re.Pattern[str]
+    vocabulary: re.Pattern[str]
+    modals: re.Pattern[str]
+    first_person: re.Pattern[str]
+    informal: re.Pattern[str]
 
 
-def _alternation(groups: Mapping[str, list[str]]) -> re.Pattern[str]:
-    terms = sorted({term_pattern(t) for group in groups.values() for t in group}, key=len)
-    return re.compile(rf"(?<!\w)(?:{'|'.join(reversed(terms))})(?!\w)")
+def ai_markers() -> AiMarkers:
+    """`data/ai_markers.yaml`, validated (DataFileError naming the field when it is broken)."""
+    return load_validated("ai_markers.yaml", AiMarkers)
+
+
+def _alternation(terms: Terms) -> re.Pattern[str]:
+    found = sorted({term_pattern(t) for t in (*terms.en, *terms.ro)}, key=len, reverse=True)
+    return re.compile(rf"(?<!\w)(?:{'|'.join(found)})(?!\w)")
 
 
 @lru_cache(maxsize=1)
 def _markers() -> _Markers:
-    text = load("ai_markers.yaml")["text"]
+    text = ai_markers().text
     return _Markers(
-        _alternation(text["self_reference"]),
-        _alternation(text["stock_phrases"]),
+        _alternation(text.self_reference),
+        _alternation(text.stock_phrases),
         # A sentence opens with a connective after at most a few quotes or dashes.
         # Used with `match` at each sentence's start in the folded text (no `^`: that
         # would only match at the start of the whole text).
-        re.compile(rf"\W{{0,8}}+(?:{_alternation(text['connectives']).pattern})"),
+        re.compile(rf"\W{{0,8}}+(?:{_alternation(text.connectives).pattern})"),
+        _alternation(text.vocabulary),
+        _alternation(text.modals),
+        _alternation(text.first_person),
+        _alternation(text.informal),
     )
 
 
@@ -98,59 +183,93 @@ def _clamp(x: float) -> float:
     return min(max(x, 0.0), 1.0)
 
 
-def mattr(tokens: list[str], window: int = MATTR_WINDOW) -> float:
-    """Moving-average type-token ratio; the plain ratio when the text is shorter than a window."""
-    if len(tokens) <= window:
-        return len(set(tokens)) / len(tokens) if tokens else 1.0
-    counts = Counter(tokens[:window])
-    ratios = [len(counts) / window]
-    for i in range(window, len(tokens)):
-        counts[tokens[i]] += 1
-        leaving = tokens[i - window]
-        counts[leaving] -= 1
-        if not counts[leaving]:
-            del counts[leaving]
-        ratios.append(len(counts) / window)
-    return sum(ratios) / len(ratios)
+@dataclass(frozen=True)
+class _Measured:
+    """The text once: normalised, folded, its words and sentences."""
+
+    text: str
+    folded: str
+    tokens: list[str]
+    sentences: list[str]
+    lengths: list[int]
+    openers: int
 
 
-def repeated_trigram_share(tokens: list[str]) -> float:
-    """Share of word trigrams that occur more than once."""
-    trigrams = list(zip(tokens, tokens[1:], tokens[2:], strict=False))
-    if not trigrams:
-        return 0.0
-    counts = Counter(trigrams)
-    return sum(c for c in counts.values() if c > 1) / len(trigrams)
-
-
-def sentence_length_variation(lengths: list[int]) -> float:
-    """Coefficient of variation of sentence lengths ("burstiness"); humans vary more."""
-    if len(lengths) < 2 or not statistics.mean(lengths):
-        return 0.0
-    return statistics.pstdev(lengths) / statistics.mean(lengths)
-
-
-def _statistical_signals(text: str, folded: str, tokens: list[str]) -> list[Signal]:
+def _measure(text: str, folded: str, tokens: list[str]) -> _Measured:
     # Sentences are read in the text folded once, by offsets: no copy per sentence.
     pieces = sentences(text)
-    lengths = [word_count(folded, s.start, s.end) for s in pieces]
-    cv = sentence_length_variation(lengths)
-    diversity = mattr(tokens)
-    repetition = repeated_trigram_share(tokens)
     connectives = _markers().connectives
-    openers = sum(bool(connectives.match(folded, s.start, s.end)) for s in pieces)
-    opener_share = openers / len(pieces) if pieces else 0.0
-    return [
-        # Human prose mixes short and long sentences (CV ~0.5+); generated prose is even.
-        Signal("uniform_sentences", round(cv, 3), _clamp((0.55 - cv) / 0.35), 0.0),
-        Signal(
-            "low_lexical_diversity", round(diversity, 3), _clamp((0.85 - diversity) / 0.15), 0.0
-        ),
-        Signal("repetition", round(repetition, 3), _clamp(repetition / 0.15), 0.0),
-        Signal(
-            "connective_openers", round(opener_share, 3), _clamp((opener_share - 0.1) / 0.3), 0.0
-        ),
-    ]
+    return _Measured(
+        text,
+        folded,
+        tokens,
+        [p.text for p in pieces],
+        [word_count(folded, p.start, p.end) for p in pieces],
+        sum(bool(connectives.match(folded, p.start, p.end)) for p in pieces),
+    )
+
+
+def _rate(pattern: re.Pattern[str], m: _Measured, distinct: bool = False) -> float:
+    """Matches of `pattern` per 100 words (distinct matches when `distinct`)."""
+    found = pattern.findall(m.folded)
+    count = len(set(found)) if distinct else len(found)
+    return 100.0 * count / max(len(m.tokens), 1)
+
+
+def human_voice(m: _Measured) -> float:
+    """0..1: first person (weak: assistants write letters too), chat slang, emotive
+    punctuation, lower-case sentence starts."""
+    markers = _markers()
+    marks = (
+        _rate(markers.first_person, m) / 6
+        + _rate(markers.informal, m) / 3
+        + emotive_marks(m.text)
+        + lowercase_starts(m.sentences)
+    )
+    return _clamp(marks / 2)
+
+
+# Each statistical signal: its measure, and how the measure maps to strength.
+_SIGNALS: Mapping[str, tuple[Callable[[_Measured], float], Callable[[float], float]]] = {
+    # Several distinct assistant words per hundred (humans: ~0-2).
+    "assistant_vocabulary": (
+        lambda m: _rate(_markers().vocabulary, m, distinct=True),
+        lambda v: _clamp((v - 1.0) / 6.0),
+    ),
+    # What things "can", "may" or "help" do, per hundred words (reporting: ~0-3).
+    "modals": (lambda m: _rate(_markers().modals, m), lambda v: _clamp((v - 2.0) / 4.0)),
+    "connective_openers": (
+        lambda m: m.openers / len(m.sentences) if m.sentences else 0.0,
+        lambda v: _clamp((v - 0.1) / 0.3),
+    ),
+    # Human prose mixes short and long sentences (CV ~0.5+); generated prose is even.
+    "uniform_sentences": (
+        lambda m: sentence_length_variation(m.lengths),
+        lambda v: _clamp((0.55 - v) / 0.35),
+    ),
+    "enumerations": (
+        lambda m: enumerations(m.folded) / len(m.sentences) if m.sentences else 0.0,
+        lambda v: _clamp(v / 0.3),
+    ),
+    # No figures or names: reporting has ~4+ per hundred words, generic prose ~0.
+    "generic": (
+        lambda m: specifics_per_100_words(m.sentences, len(m.tokens)),
+        lambda v: _clamp((4.0 - v) / 4.0),
+    ),
+    "repetition": (lambda m: repeated_trigram_share(m.tokens), lambda v: _clamp(v / 0.15)),
+    "low_lexical_diversity": (lambda m: mattr(m.tokens), lambda v: _clamp((0.85 - v) / 0.15)),
+    "human_voice": (human_voice, lambda v: v),
+}
+
+
+def _statistical_signals(m: _Measured) -> list[Signal]:
+    found = []
+    for name, (measure, strength) in _SIGNALS.items():
+        if name == "uniform_sentences" and len(m.sentences) < MIN_SENTENCES_FOR_UNIFORMITY:
+            continue
+        value = measure(m)
+        found.append(Signal(name, round(value, 3), round(strength(value), 3), WEIGHTS[name]))
+    return found
 
 
 def assess_machine_text(text: str) -> MachineTextReport:
@@ -159,22 +278,27 @@ def assess_machine_text(text: str) -> MachineTextReport:
     Signals are measured on the normalised text; phrase findings point at the original.
     """
     clean = normalise(text)
-    text = clean.text
-    tokens = words(text)
-    folded = fold(text)
+    tokens = words(clean.text)
+    folded = fold(clean.text)
     own_words = _find(clean, folded, _markers().self_reference, "self_reference", 0.9)
     stock = _find(clean, folded, _markers().stock_phrases, "stock_phrase", 0.25)
-    stock_strength = _clamp(len({f.text.lower() for f in stock}) / 3)
-    signals = [Signal("stock_phrases", float(len(stock)), stock_strength, 0.0)]
-    if len(tokens) >= MIN_WORDS_FOR_STATISTICS:
-        signals += _statistical_signals(text, folded, tokens)
-    signals = [Signal(s.name, s.value, round(s.strength, 3), WEIGHTS[s.name]) for s in signals]
+    stock_strength = _clamp(len({f.text.lower() for f in stock}) / 2)
+    signals = [Signal("stock_phrases", float(len(stock)), stock_strength, WEIGHTS["stock_phrases"])]
+    applicable = len(tokens) >= MIN_WORDS_TO_JUDGE
+    if applicable:
+        signals += _statistical_signals(_measure(clean.text, folded, tokens))
     z = BIAS + sum(s.strength * s.weight for s in signals)
     probability = 1.0 / (1.0 + math.exp(-z))
+    if not applicable:
+        probability = min(probability, SHORT_TEXT_CEILING)
     if own_words:
         probability = combine_probabilities([probability, SELF_REFERENCE_PROBABILITY])
     return MachineTextReport(
-        round(probability, 3), tuple(signals), (*own_words, *stock), len(tokens)
+        round(probability, 3),
+        tuple(signals),
+        (*own_words, *stock),
+        len(tokens),
+        applicable or bool(own_words),
     )
 
 
@@ -190,13 +314,15 @@ def _find(
 
 def report_data(report: MachineTextReport) -> dict[str, Any]:
     """JSON-ready evidence: the probability, each signal, and the phrases found."""
-    strong = [s for s in report.signals if s.strength >= 0.5]
+    strong = [s for s in report.signals if s.strength >= 0.5 and s.weight > 0]
     summary = [f"{s.name.replace('_', ' ')} ({s.value:g})" for s in strong]
     summary += [f'{f.kind.replace("_", " ")}: "{clip(f.text, 50)}"' for f in report.phrases[:3]]
     return {
+        "applicable": report.applicable,
+        "evidence_count": report.evidence_count,
         "probability": report.probability,
         "word_count": report.word_count,
-        "statistics_used": report.word_count >= MIN_WORDS_FOR_STATISTICS,
+        "statistics_used": report.word_count >= MIN_WORDS_TO_JUDGE,
         "signals": {
             s.name: {"value": s.value, "strength": s.strength, "weight": s.weight}
             for s in report.signals
@@ -212,6 +338,10 @@ _RO_NAMES = {
     "low lexical diversity": "vocabular puțin variat",
     "repetition": "repetiții",
     "connective openers": "conectori la început de frază",
+    "assistant vocabulary": "vocabular de asistent AI",
+    "modals": "ce „poate” face ceva, la tot pasul",
+    "enumerations": "enumerări în trei",
+    "generic": "text generic, fără nume sau cifre",
     "self reference": "formulă de asistent AI",
     "stock phrase": "formulă șablon",
 }

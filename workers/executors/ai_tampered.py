@@ -25,11 +25,31 @@ async def run(task: Task, ctx: ExecutorContext) -> Analysis:
         parts["image"] = (image.score, image_forensics.report_data(image))
     if not parts:
         return Analysis(
-            0.0, {"summary": [], "summary_ro": [], "note": "no text or image to analyse"}
+            0.0,
+            {
+                "applicable": False,
+                "evidence_count": 0,
+                "summary": [],
+                "summary_ro": [],
+                "note": "no text or image to analyse",
+            },
         )
     # The strongest part decides: a genuine caption does not clear a generated image.
     score = max(score for score, _ in parts.values())
     summary = [s for _, data in parts.values() for s in data["summary"]]
     summary_ro = [s for _, data in parts.values() for s in data["summary_ro"]]
     data = {name: d for name, (_, d) in parts.items()}
-    return Analysis(score, {**data, "summary": summary[:5], "summary_ro": summary_ro[:5]})
+    return Analysis(
+        score, {**data, **_coverage(data), "summary": summary[:5], "summary_ro": summary_ro[:5]}
+    )
+
+
+def _coverage(parts: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Whether anything could be judged (a text long enough, an image) and how many signs
+    raised the score: the text's evidence plus the image's signs."""
+    text = parts.get("text", {})
+    image = parts.get("image", {})
+    return {
+        "applicable": bool(text.get("applicable")) or bool(image),
+        "evidence_count": int(text.get("evidence_count", 0)) + len(image.get("signs", [])),
+    }

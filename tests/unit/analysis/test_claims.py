@@ -5,6 +5,7 @@ import json
 import pytest
 
 from tests.unit.analysis.evasion import EVASIONS
+from workers.analysis.claim_forms import sentence_forms
 from workers.analysis.claims import (
     MAX_CLAIM_CHARS,
     MAX_SENTENCES,
@@ -14,7 +15,6 @@ from workers.analysis.claims import (
     match_locally,
     report_data,
     score_claims,
-    sentence_cues,
     with_model_claims,
 )
 from workers.analysis.factcheck_store import read_fact_checks
@@ -31,7 +31,7 @@ def sample() -> list[dict]:
     [
         ("Inflația a urcat la 6,6% în martie 2024.", {"percentage", "number", "date"}),
         ("This is the biggest drop on record.", {"superlative"}),
-        ("Vaccinurile provoacă autism.", {"causal"}),
+        ("Vaccinurile provoacă autism.", {"causal", "health"}),
         (
             "Guvernul a cheltuit 2 miliarde de lei, spune Marcel Popescu.",
             {"number", "named_entity"},
@@ -40,9 +40,9 @@ def sample() -> list[dict]:
         ("Este cel mai mare secret.", {"superlative"}),
     ],
 )
-def test_sentence_cues(sentence: str, cues: set[str]) -> None:
+def test_sentence_forms(sentence: str, cues: set[str]) -> None:
     """Numbers, percentages, dates, names, superlatives and causes are recognised in RO and EN."""
-    assert set(sentence_cues(sentence)) == cues
+    assert set(sentence_forms(sentence)) == cues
 
 
 def test_sentences_without_factual_cues_are_not_claims() -> None:
@@ -131,7 +131,7 @@ def test_a_run_of_digits_is_one_number_cue() -> None:
 )
 def test_percentages_are_read_from_where_the_number_starts(sentence: str, found: bool) -> None:
     """A percentage is a number (decimals allowed) followed by %, spaced or not."""
-    assert ("percentage" in sentence_cues(sentence)) is found
+    assert ("percentage" in sentence_forms(sentence)) is found
 
 
 def test_claims_are_read_from_the_first_sentences_only() -> None:
@@ -143,13 +143,13 @@ def test_claims_are_read_from_the_first_sentences_only() -> None:
 
 def test_model_claims_count_only_when_quoted_from_the_text() -> None:
     """A model's quote becomes a claim when it is in the text and overlaps no claim found."""
-    text = "Vaccinurile provoacă autism. UE va interzice plata cash."
+    text = "Vaccinurile provoacă autism. UE va schimba plata cash."
     found = extract_claims(text)
     merged = with_model_claims(
-        text, found, ["UE va interzice plata cash", "invented quote", "Vaccinurile provoacă"]
+        text, found, ["UE va schimba plata cash", "invented quote", "Vaccinurile provoacă"]
     )
     added = merged[len(found) :]
-    assert [(c.text, c.start) for c in added] == [("UE va interzice plata cash", 29)]
+    assert [(c.text, c.start) for c in added] == [("UE va schimba plata cash", 29)]
     assert "llm" in added[0].cues
 
 

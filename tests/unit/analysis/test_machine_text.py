@@ -1,10 +1,20 @@
-"""Signs of machine-generated text: boilerplate, uniformity, repetition, combined probability."""
+"""Signs of machine-generated text: boilerplate, vocabulary, structure, a human voice."""
+
+import copy
 
 import pytest
 
+from shared.errors import DataFileError
 from tests.unit.analysis.evasion import EVASIONS
-from workers.analysis.machine_text import assess_machine_text, mattr, report_data
+from workers.analysis.datafiles import load, validate
+from workers.analysis.machine_text import (
+    MIN_WORDS_TO_JUDGE,
+    AiMarkers,
+    assess_machine_text,
+    report_data,
+)
 from workers.analysis.normalise import normalise
+from workers.analysis.stylometry import mattr
 
 ASSISTANT_EN = (
     "Artificial intelligence plays a crucial role in modern healthcare. It is important to note "
@@ -75,12 +85,18 @@ def test_report_data_shows_every_signal() -> None:
     data = report_data(assess_machine_text(ASSISTANT_EN))
     assert set(data["signals"]) == {
         "stock_phrases",
-        "uniform_sentences",
-        "low_lexical_diversity",
-        "repetition",
+        "assistant_vocabulary",
+        "modals",
         "connective_openers",
+        "uniform_sentences",
+        "enumerations",
+        "generic",
+        "repetition",
+        "low_lexical_diversity",
+        "human_voice",
     }
     assert data["statistics_used"] is True
+    assert data["applicable"] is True and data["evidence_count"] >= 3
     assert data["summary"] and len(data["summary"]) == len(data["summary_ro"])
 
 
@@ -93,3 +109,185 @@ def test_disguised_assistant_text_scores_the_same(evasion: str) -> None:
     assert all(disguised[f.start : f.end] == f.text for f in report.phrases)
     plain = [f.text for f in assess_machine_text(ASSISTANT_RO).phrases]
     assert [normalise(f.text).text for f in report.phrases] == plain
+
+
+# Generated prose with none of the stock phrases: only its vocabulary and shape tell.
+GENERIC_EN = (
+    "Regular exercise offers numerous benefits for both physical and mental health. It "
+    "strengthens the heart, improves flexibility and supports healthy weight management. "
+    "Physical activity can also reduce stress and enhance mood by releasing endorphins. "
+    "Establishing a consistent routine is essential for long-term success. By incorporating "
+    "even small amounts of movement into daily life, individuals can significantly improve "
+    "their quality of life."
+)
+GENERIC_RO = (
+    "Exercițiile fizice regulate aduc numeroase beneficii pentru sănătatea fizică și mintală. "
+    "Acestea întăresc inima, îmbunătățesc flexibilitatea și sprijină menținerea unei greutăți "
+    "sănătoase. De asemenea, activitatea fizică poate reduce stresul și poate îmbunătăți "
+    "starea de spirit. Stabilirea unei rutine constante este esențială pentru succesul pe "
+    "termen lung. Prin integrarea mișcării în viața de zi cu zi, oricine își poate îmbunătăți "
+    "semnificativ calitatea vieții."
+)
+INFORMAL_EN = (
+    "ok so I finally tried the new ramen place on Baker street and honestly?? not worth the "
+    "hype. waited 40 min, the broth was lukewarm and they forgot my egg. my friend liked hers "
+    "tho. might go back for the gyoza but I'm not paying 18 quid for that bowl again lol"
+)
+INFORMAL_RO = (
+    "am fost aseară la concertul ăla din parc și sincer a fost haos... sunetul era varză, "
+    "n-am auzit nimic din primele trei piese. până la urmă ne-am mutat mai în spate și a fost "
+    "ok. data viitoare iau bilet la sală, nu mai stau în ploaie pentru nimic!!"
+)
+NEWS_RO = (
+    "Consiliul Județean Cluj a aprobat marți un buget de 14 milioane de lei pentru "
+    "modernizarea drumului dintre Gilău și Huedin. Lucrările vor începe în martie și vor dura "
+    "doi ani, a declarat președintele instituției, Alin Tișe. Locuitorii din Căpușu Mare spun "
+    "că drumul este impracticabil de peste zece ani. O parte din bani vine din fonduri europene."
+)
+OPINION_EN = (
+    "I have lived on this street for twenty years and I have never seen it this bad. The bins "
+    "are out for days. Nobody answers the phone at the council. Last week a rat ran across my "
+    "kitchen floor, and when I called, they told me to buy a trap. A trap! We pay our taxes "
+    "like everyone else."
+)
+
+
+def _signal(text: str, name: str) -> float:
+    return next(s.strength for s in assess_machine_text(text).signals if s.name == name)
+
+
+# Plain generated prose: no stock phrase, few assistant words; what things "can" do.
+PLAIN_EN = (
+    "Volunteering is a meaningful way to give back to the community. It allows individuals to "
+    "develop new skills, meet people from different backgrounds and gain a sense of purpose. "
+    "Even a few hours a month can make a real difference."
+)
+PLAIN_RO = (
+    "Voluntariatul este o modalitate valoroasă de a contribui la binele comunității. Le permite "
+    "oamenilor să dezvolte abilități noi, să cunoască persoane diferite și să găsească un sens. "
+    "Chiar și câteva ore pe lună pot face o diferență reală."
+)
+
+
+@pytest.mark.parametrize("text", [GENERIC_EN, GENERIC_RO, PLAIN_EN, PLAIN_RO])
+def test_generated_prose_without_stock_phrases_scores_high(text: str) -> None:
+    """Assistant vocabulary or modals, even sentences, lists of three and no specifics are
+    enough."""
+    report = assess_machine_text(text)
+    assert not report.phrases
+    assert report.score >= 50
+
+
+@pytest.mark.parametrize("text", [INFORMAL_EN, INFORMAL_RO, HUMAN_NEWS, NEWS_RO, OPINION_EN])
+def test_human_chat_news_and_opinion_score_low(text: str) -> None:
+    """Typos, slang, first person, emotive punctuation, names and figures keep a text low."""
+    assert assess_machine_text(text).score < 25
+
+
+@pytest.mark.parametrize(
+    ("text", "signal"),
+    [
+        (GENERIC_EN, "assistant_vocabulary"),
+        (GENERIC_RO, "assistant_vocabulary"),
+        (PLAIN_EN, "modals"),
+        (PLAIN_RO, "modals"),
+        (ASSISTANT_EN, "connective_openers"),
+        (ASSISTANT_RO, "connective_openers"),
+        (GENERIC_EN, "uniform_sentences"),
+        (GENERIC_RO, "uniform_sentences"),
+        (GENERIC_EN, "enumerations"),
+        (GENERIC_RO, "enumerations"),
+        (GENERIC_EN, "generic"),
+        (GENERIC_RO, "generic"),
+        (INFORMAL_EN, "human_voice"),
+        (INFORMAL_RO, "human_voice"),
+    ],
+)
+def test_each_feature_is_measured_in_both_languages(text: str, signal: str) -> None:
+    """Every stylometric feature reaches at least half strength on a text that has it."""
+    assert _signal(text, signal) >= 0.5
+
+
+@pytest.mark.parametrize(
+    ("text", "signal"),
+    [
+        (HUMAN_NEWS, "assistant_vocabulary"),
+        (NEWS_RO, "generic"),
+        (OPINION_EN, "uniform_sentences"),
+        (GENERIC_EN, "human_voice"),
+        (GENERIC_RO, "human_voice"),
+    ],
+)
+def test_features_stay_quiet_where_the_text_lacks_them(text: str, signal: str) -> None:
+    """News has names and figures and little assistant vocabulary; a human varies sentences;
+    generated prose has no human voice."""
+    assert _signal(text, signal) < 0.5
+
+
+def test_the_human_voice_weighs_against_generation() -> None:
+    """The same assistant prose ending in a first-person, slangy aside reads as less
+    generated than ending in a neutral sentence of the same length."""
+    neutral = " The local gym is closed on Sundays anyway."
+    human = " honestly my gym is closed lol, I'm gutted!!"
+    assert assess_machine_text(GENERIC_EN + neutral).score >= 50
+    assert assess_machine_text(GENERIC_EN + human).score < 25
+
+
+def test_a_short_text_is_not_judged_and_scores_low() -> None:
+    """Under MIN_WORDS_TO_JUDGE words even stock phrasing is not evidence: not applicable."""
+    short = "Furthermore, it is important to note that in conclusion this plays a crucial role."
+    report = assess_machine_text(short)
+    assert report.word_count < MIN_WORDS_TO_JUDGE
+    assert report.score <= 10
+    data = report_data(report)
+    assert data["applicable"] is False and data["statistics_used"] is False
+
+
+def test_an_assistant_naming_itself_is_judged_however_short() -> None:
+    """A self-reference is evidence enough: the short text is applicable and scores high."""
+    report = assess_machine_text("As an AI language model, I cannot share opinions.")
+    assert report.applicable is True
+    assert report.evidence_count == 1
+
+
+def _broken(mutate) -> dict:
+    spec = copy.deepcopy(load("ai_markers.yaml"))
+    mutate(spec)
+    return spec
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        (lambda s: s["text"].pop("vocabulary"), "text.vocabulary"),
+        (lambda s: s["text"]["informal"].update(fr=["ouais"]), "text.informal.fr"),
+        (lambda s: s["image"].update(editors="gimp"), "image.editors"),
+    ],
+)
+def test_a_broken_markers_file_names_the_field(mutate, field: str) -> None:
+    """A missing lexicon, an unknown language or a list given as a string fails with the
+    file and the field in the message."""
+    assert validate("ai_markers.yaml", load("ai_markers.yaml"), AiMarkers)
+    with pytest.raises(DataFileError, match=rf"ai_markers\.yaml.*{field}"):
+        validate("ai_markers.yaml", _broken(mutate), AiMarkers)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Dear colleagues, I am delighted to share that our team has achieved remarkable results "
+        "this quarter. Your dedication, creativity and collaboration have been essential to this "
+        "success. I am confident that together we will continue to reach new heights and deliver "
+        "meaningful value.",
+        "Dragi colegi, mă bucur să vă anunț că echipa noastră a obținut rezultate remarcabile în "
+        "acest trimestru. Dedicarea, creativitatea și colaborarea voastră au fost esențiale pentru "
+        "acest succes. Sunt convins că împreună vom continua să atingem noi performanțe și să "
+        "aducem o valoare semnificativă.",
+    ],
+)
+def test_an_assistant_letter_in_the_first_person_still_reads_as_generated(text: str) -> None:
+    """First person weighs only a little: assistants write letters as "I" too (no stock
+    phrase here: vocabulary, even sentences and lists of three carry it)."""
+    report = assess_machine_text(text)
+    assert not report.phrases
+    assert report.score >= 50

@@ -1,0 +1,340 @@
+"""The forms of a check-worthy claim and the register of a risky one, read from one sentence.
+
+`data/claims.yaml` holds the lexicons and weights, validated by `ClaimsSpec`. Forms say
+that a sentence asserts something a fact check could settle (a number, a cause, a cure,
+an insider's admission); the register says how it is put (passed around on WhatsApp,
+with a cover-up, calmly sourced, hedged). Both are pure functions of the sentence.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from workers.analysis.datafiles import load_validated
+from workers.analysis.techniques import term_pattern
+from workers.analysis.text import fold
+
+Form = Literal[
+    "number",
+    "percentage",
+    "date",
+    "named_entity",
+    "superlative",
+    "causal",
+    "absolute",
+    "admission",
+    "authority_claim",
+    "health",
+    "cure",
+    "drastic_measure",
+    "plot",
+    "group",
+    "absolute_causal",
+    "harm",
+]
+Register = Literal[
+    "conspiracy",
+    "viral_sources",
+    "unsourced",
+    "reported_claim",
+    "urgency",
+    "debunked",
+    "satire",
+    "revelation",
+    "sourced",
+    "hedges",
+    "emotive",
+]
+Rating = Literal["false", "misleading", "mixed", "unproven", "true"]
+
+FORMS: tuple[Form, ...] = Form.__args__  # type: ignore[attr-defined]
+REGISTERS: tuple[Register, ...] = Register.__args__  # type: ignore[attr-defined]
+
+# Each pattern starts only where a digit run starts and never backtracks into a run
+# (possessive quantifiers), so a run of digits is read once: linear on any input.
+_NUMBER = re.compile(r"(?<![\w.,])\d++(?:[.,]\d++)*+")
+_PERCENT = re.compile(r"(?<!\d)\d++(?:[.,]\d++)?\s?%")
+_ALL_OF_IT = re.compile(r"(?<![\d.,])100\s?%")
+_YEAR = re.compile(r"\b(?:1[89]\d\d|20\d\d)\b")
+_NUMERIC_DATE = re.compile(r"\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b")
+# Romanian "mai" is both May and "more" ("cel mai"): only a day number makes it a date.
+_DAY_OF_MAY = re.compile(r"(?i)\b\d{1,2}\s{1,3}mai\b")
+# Shouting: one long word in capitals ("INCREDIBIL") or two capitalised words in a row;
+# a single short acronym (NATO, COVID) is not shouting.
+_CAPS = "A-ZĂÂÎȘȚŞŢ"
+_SHOUTING = re.compile(
+    rf"(?<!\w)[{_CAPS}]{{7,}}+(?!\w)|(?<!\w)[{_CAPS}]{{3,}}+\s{{1,3}}+[{_CAPS}]{{3,}}+(?!\w)"
+)
+# A quotation: „…”, “…”, "…", or '…' opened after a non-letter (not an apostrophe), at
+# most 300 characters, no nesting (an opening mark inside ends the attempt, so a flood of
+# them is read once); its inside is reported speech, not the writer's.
+_QUOTED = re.compile(
+    r"„[^„”“\"]{0,300}+[”“\"]|“[^“”]{0,300}+”|\"[^\"]{0,300}+\"|(?<!\w)'[^']{0,300}+'"
+)
+# Register heard in the sentences around a claim (this many before and after) as well as
+# in its own: "Wake up!" two sentences on still frames the claim.
+CONTEXT_SENTENCES = 2
+CONTEXT_REGISTERS: frozenset[Register] = frozenset(
+    {"conspiracy", "viral_sources", "urgency", "debunked", "unsourced"}
+)
+# A source the sentence itself discredits sources nothing: one passed around, one that
+# cites nothing, one said to hide the truth or to have "finally" confessed it.
+_DISCREDITING = ("viral_sources", "unsourced", "conspiracy", "revelation")
+
+
+class Terms(BaseModel):
+    """One lexicon: its terms in each language."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    en: list[str] = Field(min_length=1)
+    ro: list[str] = Field(min_length=1)
+
+
+class Checkworthiness(BaseModel):
+    """When a sentence is a claim: the weight of each form, the minimum, the factual forms."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    minimum: float = Field(gt=0, le=1)
+    weights: dict[Form, float]
+    factual: list[Form] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _every_form_weighed(self) -> Checkworthiness:
+        missing = set(FORMS) - set(self.weights)
+        if missing:
+            raise ValueError(f"weights missing for {sorted(missing)}")
+        return self
+
+
+class FormLexicons(BaseModel):
+    """Terms behind the forms that are not read by a pattern."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    months: Terms
+    percentage_words: Terms
+    quantity_words: Terms
+    superlatives: Terms
+    causal: Terms
+    circumstances: Terms
+    absolutes: Terms
+    authorities: Terms
+    admissions: Terms
+    at_last: Terms
+    confirmations: Terms
+    secrecy: Terms
+    covertly: Terms
+    harm: Terms
+    health_topics: Terms
+    cures: Terms
+    drastic_measures: Terms
+    plot: Terms
+    groups: Terms
+
+
+class RegisterLexicons(BaseModel):
+    """Terms of each register feature."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    conspiracy: Terms
+    viral_sources: Terms
+    unsourced: Terms
+    reported_claim: Terms
+    urgency: Terms
+    debunked: Terms
+    satire: Terms
+    sourced: Terms
+    hedges: Terms
+    emotive: Terms
+
+
+class RiskRule(BaseModel):
+    """How an unverified claim's forms and register add up to its risk."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    weights: dict[Form | Register, float]
+    risky_from: float = Field(gt=0, le=1)
+    unverified_max: float = Field(ge=0, le=100)
+    unverified_floor: float = Field(ge=0, le=100)
+    caution_cap: float = Field(ge=0, le=100)
+
+
+class ClaimsSpec(BaseModel):
+    """The whole of `data/claims.yaml`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: Literal[2]
+    checkworthiness: Checkworthiness
+    forms: FormLexicons
+    registers: RegisterLexicons
+    risk: RiskRule
+    rating_risk: dict[Rating, float]
+    match_threshold: float = Field(gt=0, le=1)
+    not_names: list[str]
+
+
+@lru_cache(maxsize=1)
+def claims_spec() -> ClaimsSpec:
+    """`data/claims.yaml`, validated (DataFileError naming the field when it is broken)."""
+    return load_validated("claims.yaml", ClaimsSpec)
+
+
+def _alternation(terms: Terms | list[Terms]) -> re.Pattern[str]:
+    groups = terms if isinstance(terms, list) else [terms]
+    found = {term_pattern(t) for g in groups for t in (*g.en, *g.ro)}
+    # Longest first, so "cel mai mare nivel" wins over "cel mai".
+    return re.compile(rf"(?<!\w)(?:{'|'.join(sorted(found, key=len, reverse=True))})(?!\w)")
+
+
+@dataclass(frozen=True)
+class _Patterns:
+    lexicons: Mapping[str, re.Pattern[str]]
+    register: Mapping[str, re.Pattern[str]]
+    not_names: frozenset[str]
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> _Patterns:
+    spec = claims_spec()
+    forms = spec.forms
+    return _Patterns(
+        lexicons={name: _alternation(getattr(forms, name)) for name in FormLexicons.model_fields},
+        register={
+            # "Finally", "at last", "leaked": the words that make an admission a revelation.
+            **{
+                name: _alternation(getattr(spec.registers, name))
+                for name in RegisterLexicons.model_fields
+            },
+            "revelation": _alternation([forms.at_last, forms.secrecy]),
+        },
+        not_names=frozenset(fold(w) for w in spec.not_names),
+    )
+
+
+def sentence_forms(sentence: str) -> list[Form]:
+    """The forms of check-worthy claim present in one sentence."""
+    p = _patterns().lexicons
+    folded = fold(sentence)
+    has = {name: bool(pattern.search(folded)) for name, pattern in p.items()}
+    found: list[Form] = []
+    if _PERCENT.search(sentence) or has["percentage_words"]:
+        found.append("percentage")
+    if _NUMBER.search(_YEAR.sub("", sentence)) or has["quantity_words"]:
+        found.append("number")
+    dated = (_YEAR, _NUMERIC_DATE, _DAY_OF_MAY)
+    if any(d.search(sentence) for d in dated) or has["months"]:
+        found.append("date")
+    if any(fold(w) not in _patterns().not_names for w in names(sentence)):
+        found.append("named_entity")
+    found += _lexical_forms(has, sentence)
+    return found
+
+
+def _lexical_forms(has: Mapping[str, bool], sentence: str) -> list[Form]:
+    # An appeal to authority is an admission when an insider "admits" (or anyone "finally
+    # admits", or experts "finally confirm") or a secret study "shows"; a plain "studies
+    # show" is a weaker authority claim.
+    absolute = has["absolutes"] or bool(_ALL_OF_IT.search(sentence))
+    admission = (
+        (has["admissions"] and (has["authorities"] or has["at_last"]))
+        or (has["secrecy"] and (has["authorities"] or has["confirmations"]))
+        # "Scientists have finally confirmed": a confirmation long withheld.
+        or (has["at_last"] and has["authorities"] and has["confirmations"])
+    )
+    present: dict[Form, bool] = {
+        "superlative": has["superlatives"],
+        "causal": has["causal"] or has["circumstances"],
+        "absolute": absolute,
+        "admission": admission,
+        "authority_claim": not admission and has["authorities"] and has["confirmations"],
+        "health": has["health_topics"],
+        # A "miracle" mop is an advert; a miracle for the body is a cure.
+        "cure": has["cures"] and has["health_topics"],
+        "drastic_measure": has["drastic_measures"],
+        # "Caused by a secret experiment", "installed secretly near every school": a hidden
+        # cause, or a sweeping or harmful act done out of sight, is a plot too.
+        "plot": has["plot"]
+        or (has["secrecy"] and has["causal"])
+        or (has["covertly"] and (absolute or has["causal"] or has["drastic_measures"])),
+        "group": has["groups"],
+        # "Causes 100% of", "kills all": a mechanism stated without exception.
+        "absolute_causal": absolute and has["causal"],
+        "harm": has["harm"],
+    }
+    return [form for form, there in present.items() if there]
+
+
+def sentence_register(sentence: str) -> list[Register]:
+    """How the sentence itself puts what it says (viral, conspiratorial, sourced, hedged,
+    emotive...), quotations left out."""
+    folded = _QUOTED.sub(lambda m: " " * len(m[0]), fold(sentence))
+    found = [name for name in REGISTERS if _patterns().register[name].search(folded)]
+    if "emotive" not in found and ("!" in sentence or _SHOUTING.search(sentence)):
+        found.append("emotive")
+    return found
+
+
+def text_registers(sentences: list[str]) -> list[tuple[Register, ...]]:
+    """Each sentence's register with what it inherits: the context registers of its
+    neighbours, satire from anywhere; a source it discredits itself no longer counts."""
+    own = [sentence_register(s) for s in sentences]
+    satire = any("satire" in r for r in own)
+    found = []
+    for i, register in enumerate(own):
+        heard = set(register)
+        for near in own[max(i - CONTEXT_SENTENCES, 0) : i + CONTEXT_SENTENCES + 1]:
+            heard |= CONTEXT_REGISTERS & set(near)
+        if satire:
+            heard.add("satire")
+        if heard & set(_DISCREDITING):
+            heard.discard("sourced")
+        found.append(tuple(r for r in REGISTERS if r in heard))
+    return found
+
+
+def names(sentence: str) -> list[str]:
+    """Capitalised words that are not the first word of the sentence or of a quote."""
+    tokens = sentence.split()
+    found = []
+    for previous, token in itertools.pairwise(tokens):
+        word = token.strip("\"'„“”«»()[],;")
+        if (
+            word[:1].isupper()
+            and not previous.endswith((".", "!", "?", ":"))
+            and token[:1].isalpha()
+        ):
+            found.append(word)
+    return found
+
+
+def checkworthiness(forms: list[Form]) -> float:
+    """0..1: the sum of the forms' weights (`checkworthiness.weights`), at most 1."""
+    weights = claims_spec().checkworthiness.weights
+    return round(min(1.0, sum(weights[f] for f in forms)), 2)
+
+
+def is_claim(forms: list[Form]) -> bool:
+    """A sentence is a claim when it is check-worthy enough and asserts a factual form."""
+    rule = claims_spec().checkworthiness
+    return checkworthiness(forms) >= rule.minimum and bool(set(rule.factual) & set(forms))
+
+
+def unverified_risk(forms: tuple[str, ...], register: tuple[str, ...]) -> float:
+    """Risk 0-100 of a claim nobody could verify: its forms' and register's weights summed,
+    clamped to 0..1, with a floor (any unchecked claim is a little risky) and a ceiling."""
+    rule = claims_spec().risk
+    total = sum(rule.weights.get(f, 0.0) for f in (*forms, *register))  # type: ignore[call-overload]
+    risk = 100.0 * min(max(total, 0.0), 1.0)
+    return round(min(rule.unverified_max, max(rule.unverified_floor, risk)), 1)
