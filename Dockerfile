@@ -7,5 +7,6 @@ COPY workers workers
 COPY aggregator aggregator
 COPY shared shared
 COPY ops ops
-RUN pip install --no-cache-dir . && useradd --system verdict
+RUN pip install --no-cache-dir . && useradd --system verdict \
+    && mkdir /acl && chown verdict /acl  # the Redis ACL file the redis-acl job writes
 USER verdict

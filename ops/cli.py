@@ -21,7 +21,7 @@ import uvloop
 from shared.constants import AGGREGATOR_PREFETCH, QUEUE_COMPONENTS, WORKER_DEFAULTS
 from shared.errors import VerdictError
 from shared.logging import configure
-from shared.settings import Settings, load_settings
+from shared.settings import Settings, is_placeholder, load_settings
 from workers.analysis.cli import factchecks
 
 if TYPE_CHECKING:
@@ -122,6 +122,16 @@ def topology_declare(access: bool) -> None:
     click.echo(f"topology '{settings.topology_prefix}' declared")
 
 
+@topology.command("provision")
+def topology_provision() -> None:
+    """Create the vhost AMQP_URL names, one user per role and their permissions (management
+    API, as the administrator of RABBITMQ_MANAGEMENT_URL; passwords from RABBITMQ_PASSWORD_<ROLE>);
+    idempotent. `declare` then runs as the topology role."""
+    settings = _settings()
+    _or_fail(_provision(settings))
+    click.echo(f"vhost and roles of '{settings.topology_prefix}' provisioned")
+
+
 async def _provision(settings: Settings) -> str:
     """Provision the vhost, users and permissions; the AMQP URL of the topology role."""
     from topology.broker import management_url
@@ -144,7 +154,7 @@ def _access(settings: Settings) -> tuple[tuple[Role, ...], dict[str, str]]:
     return all_roles, passwords_from(os.environ, all_roles)
 
 
-def _or_fail(work: Coroutine[Any, Any, None]) -> None:
+def _or_fail(work: Coroutine[Any, Any, object]) -> None:
     """Run `work`; a project error becomes a one-line message and exit status 1."""
     try:
         asyncio.run(work)
@@ -264,7 +274,13 @@ def access() -> None:
 
 @access.command("redis")
 @click.option("--apply", "apply_", is_flag=True, help="ACL SETUSER on the Redis of REDIS_URL")
-def access_redis(apply_: bool) -> None:
+@click.option(
+    "--file",
+    "path",
+    type=click.Path(path_type=Path),
+    help="write an ACL file Redis loads at start (`--aclfile`), with the default user off",
+)
+def access_redis(apply_: bool, path: Path | None) -> None:
     """Print an ACL file of the Redis roles (passwords as SHA-256), or apply them live.
 
     Passwords come from REDIS_PASSWORD_API, REDIS_PASSWORD_WORKER, REDIS_PASSWORD_AGGREGATOR.
@@ -280,12 +296,21 @@ def access_redis(apply_: bool) -> None:
     settings = _settings()
     roles = redis_roles(Keys(settings.key_prefix))
     passwords = {r.role: os.environ.get(password_variable(r.role), "") for r in roles}
-    missing = [password_variable(role) for role, pw in passwords.items() if not pw]
+    missing = [
+        password_variable(role) for role, pw in passwords.items() if not pw or is_placeholder(pw)
+    ]
     if missing:
         raise click.ClickException(f"set {', '.join(missing)}")
+    lines = [acl_file_line(role, passwords[role.role]) for role in roles]
+    if path is not None:
+        # No anonymous access: the default user is off, every client logs in as its role.
+        path.write_text("\n".join(["user default off", *lines]) + "\n")
+        path.chmod(0o644)  # Redis runs as its own user and must read it
+        click.echo(f"{len(roles)} Redis users written to {path}")
+        return
     if not apply_:
-        for role in roles:
-            click.echo(acl_file_line(role, passwords[role.role]))
+        for line in lines:
+            click.echo(line)
         return
 
     async def go() -> None:
@@ -336,7 +361,7 @@ def db_provision(owner: str | None, app_role: str | None) -> None:
     passwords = [
         os.environ.get(v, "") for v in ("POSTGRES_OWNER_PASSWORD", "POSTGRES_APP_PASSWORD")
     ]
-    if not database or not all(passwords):
+    if not database or not all(passwords) or any(map(is_placeholder, passwords)):
         raise click.ClickException(
             "DATABASE_URL must name a database; "
             "set POSTGRES_OWNER_PASSWORD and POSTGRES_APP_PASSWORD"

@@ -15,6 +15,8 @@ from typing import IO, Any
 
 import yaml
 
+# Compose services with this label set to "skip" are not run by `verdict up`.
+SKIP_LABEL = "verdict.up"
 # A crashed process is restarted after this pause, like compose's `restart: unless-stopped`.
 RESTART_DELAY_S = 1.0
 # After SIGTERM a process gets this long before SIGKILL (the workers' grace period fits in it).
@@ -35,7 +37,8 @@ class Plan:
 
 
 def plan_from_compose(path: Path) -> Plan:
-    """Services whose command is `verdict …`; `restart: "no"` ones run once, first, in order."""
+    """Services whose command is `verdict …`; `restart: "no"` ones run once, first, in order.
+    Jobs labelled `verdict.up: skip` (provisioning a deployment's roles) are left out."""
     return plan_from_document(yaml.safe_load(path.read_text()))
 
 
@@ -46,6 +49,8 @@ def plan_from_document(doc: dict[str, Any]) -> Plan:
         command = spec.get("command") or []
         if not command or command[0] != "verdict":
             continue  # infrastructure (rabbitmq, redis, postgres) comes from the environment
+        if (spec.get("labels") or {}).get(SKIP_LABEL) == "skip":
+            continue
         argv = (sys.executable, "-m", "ops.cli", *map(str, command[1:]))
         replicas = int((spec.get("deploy") or {}).get("replicas", 1))
         service = Service(name, argv, replicas)

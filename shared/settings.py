@@ -12,6 +12,15 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from shared.api_keys import is_key_hash
 from shared.constants import ANALYSIS_COMPONENTS, PLANS, QUEUE_COMPONENTS
 
+# What .env.example puts where a deployment must choose a secret; refused wherever it is read.
+PLACEHOLDER = "change-me"
+
+
+def is_placeholder(secret: str) -> bool:
+    """True when `secret` (or a URL carrying one) still holds the .env.example placeholder."""
+    return PLACEHOLDER in secret.lower()
+
+
 # A result key shorter than this is refused: 32 characters of `secrets.token_urlsafe` carry
 # about 190 bits.
 MIN_SECRET_CHARS = 32
@@ -112,10 +121,29 @@ class Settings(BaseSettings):
         6: 20000,
     }
 
+    @field_validator(
+        "amqp_url",
+        "redis_url",
+        "database_url",
+        "rabbitmq_management_url",
+        "llm_api_key",
+        "transcription_api_key",
+        mode="after",
+    )
+    @classmethod
+    def _no_placeholder(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and is_placeholder(value):
+            raise ValueError(f"{(info.field_name or '').upper()} holds a `change-me` placeholder")
+        return value
+
     @field_validator("result_keys", mode="after")
     @classmethod
     def _strong_result_keys(cls, value: dict[str, SecretStr]) -> dict[str, SecretStr]:
-        weak = sorted(c for c, k in value.items() if len(k.get_secret_value()) < MIN_SECRET_CHARS)
+        weak = sorted(
+            c
+            for c, k in value.items()
+            if len(k.get_secret_value()) < MIN_SECRET_CHARS or is_placeholder(k.get_secret_value())
+        )
         unknown = sorted(set(value) - set(QUEUE_COMPONENTS))
         if weak or unknown:
             raise ValueError(

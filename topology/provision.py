@@ -15,6 +15,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 import httpx
 
 from shared.errors import TopologyError
+from shared.settings import is_placeholder
 from topology.access import Role, password_hash
 
 
@@ -37,8 +38,8 @@ def with_credentials(amqp_url: str, user: str, password: str) -> str:
 
 
 def missing_passwords(roles: Sequence[Role], passwords: Mapping[str, str]) -> list[str]:
-    """Roles that have no password to provision them with."""
-    return [r.role for r in roles if not passwords.get(r.role)]
+    """Roles that have no password to provision them with (or only a placeholder)."""
+    return [r.role for r in roles if not passwords.get(r.role) or is_placeholder(passwords[r.role])]
 
 
 def password_variable(role: str) -> str:
