@@ -31,7 +31,7 @@ LABELS: Mapping[str, tuple[str, str]] = {
     "high_risk": ("high risk", "risc ridicat"),
     "critical_risk": ("critical risk", "risc critic"),
     "inconclusive": ("inconclusive", "neconcludent"),
-    # older names used by the seed service
+    # older names, used by the original service
     "credible": ("credible", "credibil"),
     "questionable": ("questionable", "discutabil"),
     "misleading": ("misleading", "înșelător"),

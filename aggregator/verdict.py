@@ -1,4 +1,4 @@
-"""The verdict: a pure function of the component outcomes (SPEC §7).
+"""The verdict: a pure function of the component outcomes (docs/architecture.md §5).
 
 Each component's score is turned into a calibrated probability that it found a real risk,
 scaled by the component's weight and by the evidence behind it; the probabilities combine

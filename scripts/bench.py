@@ -1,4 +1,4 @@
-"""SPEC §11 in one run: this pipeline against the Celery chord peer and the raw broker ceiling.
+"""In one run: this pipeline against the Celery chord peer and the raw broker ceiling.
 
     flock /tmp/verdict-heavy.lock python scripts/bench.py [--sessions 2000] [--idle 200]
 
@@ -16,12 +16,13 @@ All on the loopback services, no-op executors everywhere, one after the other:
     session's `finished_at` in Postgres (same machine, same clock); beside it, POST to the
     final state's announcement on Redis (what /events streams), and a short pass where the
     client polls GET …/result every 2 ms instead.
-(b) the peer, run from ../shared/peer beside the project (read-only; no bytecode is written there):
-      cd ../shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/celery -A peer worker -c 2
-      cd ../shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python drive.py N
-      cd ../shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python latency.py M
+(b) the peer, a checkout of the Celery-chord baseline outside this repository, in the folder
+    VERDICT_PEER_DIR names (read-only; no bytecode is written there):
+      cd $VERDICT_PEER_DIR && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/celery -A peer worker -c 2
+      cd $VERDICT_PEER_DIR && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python drive.py N
+      cd $VERDICT_PEER_DIR && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python latency.py M
 (c) the ceiling of the message shape on RabbitMQ alone (its `rawlimit*` objects are deleted):
-      cd ../shared/peer && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python raw_limit.py N
+      cd $VERDICT_PEER_DIR && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python raw_limit.py N
 
 The peer venv: python3 -m venv ~/peer-venv && ~/peer-venv/bin/pip install celery redis \
 "psycopg[binary]" aio-pika. Prints a table and a JSON summary: our throughput over the
@@ -44,10 +45,15 @@ import benchlib as lib
 import click
 import httpx
 
-# The peer lives beside the project: ../shared/peer (VERDICT_PEER_DIR to place it elsewhere).
-PEER_DIR = Path(
-    os.environ.get("VERDICT_PEER_DIR", Path(__file__).resolve().parents[2] / "shared" / "peer")
-)
+
+
+def peer_dir() -> Path:
+    """The peer's checkout, which is not part of this project: wherever VERDICT_PEER_DIR says."""
+    folder = Path(os.environ.get("VERDICT_PEER_DIR", ""))
+    if not os.environ.get("VERDICT_PEER_DIR") or not (folder / "peer.py").is_file():
+        raise SystemExit("set VERDICT_PEER_DIR to a checkout of the peer (its peer.py, drive.py…)")
+    return folder
+
 PEER_VENV = Path.home() / "peer-venv"
 # How often the polling client re-reads GET …/result: fine enough to resolve a 10 ms target.
 RESULT_POLL_S = 0.002
@@ -160,7 +166,7 @@ def peer_python(script: str, n: int, timeout_s: float) -> dict[str, Any]:
     python = PEER_VENV / "bin" / "python"
     out = subprocess.run(
         [str(python), script, str(n)],
-        cwd=PEER_DIR,
+        cwd=peer_dir(),
         env=peer_env(),
         capture_output=True,
         text=True,
@@ -177,7 +183,7 @@ async def chord(n: int, latency_n: int) -> dict[str, Any]:
         raise SystemExit(f"no peer venv at {PEER_VENV}: see this script's docstring")
     with lib.ProcessGroup() as group:
         celery = [str(PEER_VENV / "bin" / "celery"), "-A", "peer", "worker", "-c", "2"]
-        group.start("celery", celery, peer_env(), cwd=PEER_DIR)
+        group.start("celery", celery, peer_env(), cwd=peer_dir())
         await _wait_for_celery(group)
         peer_python("latency.py", 20, 120)  # warm-up: connections, the Postgres table
         drive = await asyncio.to_thread(peer_python, "drive.py", n, 900)

@@ -66,7 +66,7 @@ def persistent_message(
 def task_message(
     task: Task, attempt: int = 1, headers: dict[str, Any] | None = None
 ) -> aio_pika.Message:
-    """The AMQP message of a task with the properties of SPEC §5."""
+    """The AMQP message of a task with its properties (docs/architecture.md §4.3)."""
     return persistent_message(
         encode(task),
         priority=task.priority,

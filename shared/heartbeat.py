@@ -1,4 +1,4 @@
-"""Worker heartbeats in Redis: capabilities every 30 s, gone after 90 s of silence (seed 004)."""
+"""Worker heartbeats in Redis: capabilities every 30 s, gone after 90 s of silence."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Wire messages (JSON, camelCase as in the seed) and their pure (de)serialization."""
+"""Wire messages (JSON, camelCase as the original Node.js services spoke it) and their pure
+(de)serialization."""
 
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ def now_ms() -> int:
 
 
 def priority_of(plan: int) -> int:
-    """Message priority of a plan tier (SPEC §3)."""
+    """Message priority of a plan tier (docs/architecture.md §3.2)."""
     return PLAN_PRIORITY[plan]
 
 

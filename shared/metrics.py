@@ -1,4 +1,4 @@
-"""Prometheus metrics shared by every process (SPEC §10)."""
+"""Prometheus metrics shared by every process (docs/architecture.md §1.3)."""
 
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 

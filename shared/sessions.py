@@ -48,7 +48,7 @@ class SessionView:
         return self.status != "processing"
 
     def progress(self) -> dict[str, Any]:
-        """The queue-status document (SPEC §6.7)."""
+        """The queue-status document (docs/architecture.md §4.5)."""
         return progress_of(self.status, self.components, self.results)
 
 

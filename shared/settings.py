@@ -224,7 +224,7 @@ class Settings(BaseSettings):
     # How long the API trusts a count of media_preprocess consumers before asking again.
     api_media_readers_ttl_s: float = Field(5.0, ge=0)
 
-    # Retries: delay for attempt n is base × 2^(n-1) (SPEC §6.4).
+    # Retries: delay for attempt n is base × 2^(n-1) (docs/architecture.md §3.4).
     retry_base_ms: int = Field(30_000, ge=1)
     max_attempts: int = Field(3, ge=1, le=10)
     # The shortest tier: a task whose lock is held elsewhere waits this long.

@@ -68,7 +68,7 @@ def executor_for(component: str) -> Executor:
 
 
 def task_timeout_s(task: Task, settings: Settings) -> float:
-    """Video gets the long timeout; everything else the default (SPEC §6.3)."""
+    """Video gets the long timeout; everything else the default (docs/architecture.md §2.2)."""
     long = task.input.input_type == "video"
     return settings.video_timeout_s if long else settings.task_timeout_s
 

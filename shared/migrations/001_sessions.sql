@@ -1,4 +1,4 @@
--- Sessions, their component results and their verdicts: the system of record (SPEC §8).
+-- Sessions, their component results and their verdicts: the system of record (docs/architecture.md §6.1).
 CREATE TABLE sessions (
     id              uuid PRIMARY KEY,
     tenant          text        NOT NULL,
