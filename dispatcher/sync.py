@@ -1,4 +1,5 @@
-"""Synchronous fallback: when the broker is unreachable, analyse in-process (docs/architecture.md §2.7)."""
+"""Synchronous fallback: when the broker is unreachable, analyse in-process
+(docs/architecture.md §2.7)."""
 
 from __future__ import annotations
 

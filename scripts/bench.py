@@ -46,7 +46,6 @@ import click
 import httpx
 
 
-
 def peer_dir() -> Path:
     """The peer's checkout, which is not part of this project: wherever VERDICT_PEER_DIR says."""
     folder = Path(os.environ.get("VERDICT_PEER_DIR", ""))

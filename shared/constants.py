@@ -9,7 +9,8 @@ MEDIA_PREPROCESS: Final = "media_preprocess"
 # Every component that owns a family of plan queues.
 QUEUE_COMPONENTS: Final = (MEDIA_PREPROCESS, *ANALYSIS_COMPONENTS)
 
-# Plan tiers 1..6 (freemium .. enterprise) and the message priority of each (docs/architecture.md §3.2).
+# Plan tiers 1..6 (freemium .. enterprise) and the message priority of each
+# (docs/architecture.md §3.2).
 PLAN_PRIORITY: Final = {1: 1, 2: 2, 3: 4, 4: 6, 5: 8, 6: 10}
 PLANS: Final = tuple(PLAN_PRIORITY)
 # Queues are declared with this ceiling; RabbitMQ allocates one sub-queue per level.
@@ -36,7 +37,8 @@ PARKED_HEADER: Final = "x-verdict-parked"
 PARKED_KIND_HEADER: Final = "x-verdict-parked-kind"
 
 # Worker defaults per component: (concurrency, prefetch per plan queue). Prefetch from the
-# original deployment (docs/architecture.md §1.1); media work is slow and heavy, so it takes one at a time.
+# original deployment (docs/architecture.md §1.1); media work is slow and heavy, so it takes
+# one at a time.
 WORKER_DEFAULTS: Final = {
     "media_preprocess": (2, 1),
     "techniques": (4, 5),

@@ -111,7 +111,8 @@ class Topology:
 
 
 def task_queue_arguments(names: Names, ttl_ms: int, max_length: int) -> QueueArguments:
-    """Arguments of every plan queue (docs/architecture.md §3.2). They cannot change after declaration."""
+    """Arguments of every plan queue (docs/architecture.md §3.2). They cannot change after
+    declaration."""
     return {
         "x-max-priority": MAX_PRIORITY,
         "x-message-ttl": ttl_ms,
