@@ -5,6 +5,7 @@ The lexicon lives in `data/techniques.yaml`; this module only compiles and appli
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -222,14 +223,18 @@ def _text_context(
 
 
 def _without_overlaps(found: Iterable[Finding]) -> list[Finding]:
-    """Drop a finding that sits inside a longer one of the same technique."""
-    kept: list[Finding] = []
-    for f in sorted(found, key=lambda f: (f.kind, f.start, -(f.end - f.start))):
-        last = kept[-1] if kept else None
-        if last and last.kind == f.kind and f.start < last.end:
-            continue
-        kept.append(f)
-    return sorted(kept, key=lambda f: (f.start, f.kind))
+    """Of findings of one technique that overlap, keep the weightiest (then the longest)."""
+    kept: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    result = []
+    for f in sorted(found, key=lambda f: (-f.weight, -(f.end - f.start), f.start)):
+        spans = kept[f.kind]
+        at = bisect_left(spans, (f.start, f.end))
+        before_overlaps = at > 0 and spans[at - 1][1] > f.start
+        after_overlaps = at < len(spans) and spans[at][0] < f.end
+        if not (before_overlaps or after_overlaps):
+            spans.insert(at, (f.start, f.end))
+            result.append(f)
+    return sorted(result, key=lambda f: (f.start, f.kind))
 
 
 def score_findings(findings: Iterable[Finding]) -> tuple[float, dict[str, float]]:
