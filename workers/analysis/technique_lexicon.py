@@ -46,6 +46,9 @@ class Cue(_Strict):
     within: int = Field(default=6, ge=1, le=MAX_WINDOW)
     ordered: bool = False
     weight: Weight | None = Field(default=None, ge=0, le=1)
+    # Overrides the family's `negatable` for a cue that holds its own negation
+    # ("nothing can protect you", "nimic nu vă mai poate proteja").
+    negatable: bool | None = None
 
 
 class Pattern(_Strict):
@@ -279,7 +282,7 @@ def _cue(
         near=tuple(_slot(group, sets, language) for group in cue.near),
         within=cue.within,
         ordered=cue.ordered,
-        negatable=entry.negatable,
+        negatable=entry.negatable if cue.negatable is None else cue.negatable,
     )
 
 

@@ -5,7 +5,7 @@ The lexicon lives in `data/techniques.yaml`; this module only compiles and appli
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right, insort
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +55,8 @@ __all__ = [
     "with_model_findings",
 ]
 
+# Larger than any offset: (start, _AFTER_ANY) sorts after every span that starts at start.
+_AFTER_ANY = 1 << 62
 # How many words before a cue a "not" / "nu" cancels it ("they are not parasites").
 NEGATION_REACH = 3
 # How close to a speaking verb a word makes the speaker anonymous ("surse din ... spun").
@@ -140,9 +142,10 @@ def _cue_matches(
             others = _cue_words(cue, tokens, sentence, i, accepts)
             if others is None:
                 continue
-            if cue.negatable and _negated(tokens, sentence, i, is_negation, accepts):
-                continue
             first, last = min([i, *others]), max([i, *others])
+            words = {i, *others}
+            if cue.negatable and _negated(tokens, sentence, words, is_negation, accepts):
+                continue
             found.append(_Match(cue.technique, tokens[first].start, tokens[last].end, cue.weight))
     return found
 
@@ -188,10 +191,19 @@ def _cue_words(
 
 
 def _negated(
-    tokens: Sequence[Token], sentence: Sequence[int], i: int, negation: Slot, accepts: _Accepts
+    tokens: Sequence[Token],
+    sentence: Sequence[int],
+    words: set[int],
+    negation: Slot,
+    accepts: _Accepts,
 ) -> bool:
-    before = range(max(0, i - NEGATION_REACH), i)
-    return any(sentence[j] == sentence[i] and accepts(negation, tokens[j].keys) for j in before)
+    """Whether a "not" stands just before or among the cue's words ("they are not vermin")."""
+    first, last = min(words), max(words)
+    around = range(max(0, first - NEGATION_REACH), last)
+    return any(
+        j not in words and sentence[j] == sentence[first] and accepts(negation, tokens[j].keys)
+        for j in around
+    )
 
 
 def _speakers(tokens: Sequence[Token], lexicon: Lexicon, lang: Language) -> list[int]:
@@ -223,16 +235,18 @@ def _text_context(
 
 
 def _without_overlaps(found: Iterable[Finding]) -> list[Finding]:
-    """Of findings of one technique that overlap, keep the weightiest (then the longest)."""
+    """Drop a finding nested in (or around) a weightier one of the same technique: the same
+    words are one piece of evidence. Findings that merely overlap both count."""
     kept: dict[str, list[tuple[int, int]]] = defaultdict(list)
     result = []
     for f in sorted(found, key=lambda f: (-f.weight, -(f.end - f.start), f.start)):
-        spans = kept[f.kind]
-        at = bisect_left(spans, (f.start, f.end))
-        before_overlaps = at > 0 and spans[at - 1][1] > f.start
-        after_overlaps = at < len(spans) and spans[at][0] < f.end
-        if not (before_overlaps or after_overlaps):
-            spans.insert(at, (f.start, f.end))
+        spans = kept[f.kind]  # never nested, so sorted by start and by end alike
+        at = bisect_right(spans, (f.start, _AFTER_ANY))
+        inside = at > 0 and spans[at - 1][1] >= f.end
+        later = bisect_left(spans, (f.start, -1))
+        around = later < len(spans) and spans[later][1] <= f.end
+        if not (inside or around):
+            insort(spans, (f.start, f.end))
             result.append(f)
     return sorted(result, key=lambda f: (f.start, f.kind))
 
