@@ -178,5 +178,28 @@ def _keys(
         return frozenset((NUMBER,))
     if len(word) > _MAX_WORD:
         return frozenset((folded,))
-    lemma = fold(lemmatizer().lemmatize(word, language))
-    return frozenset(k for k in (folded, lemma, inflections.get(folded)) if k)
+    lemma = lemmatizer().lemmatize(word, language)
+    if lemma == word and language == "ro":
+        lemma = _without_article(word)
+    return frozenset(k for k in (folded, fold(lemma), inflections.get(folded)) if k)
+
+
+# Romanian definite endings, longest first: the dictionary lacks some articled plurals
+# ("refugiații"), whose bare form it knows ("refugiați" → "refugiat").
+_ARTICLES = (("ilor", "i"), ("lor", ""), ("lui", ""), ("ii", "i"), ("ul", ""), ("le", ""))
+# Masculine plurals and their singulars, for words it lacks altogether ("pesediști").
+_PLURALS = (("ști", "st"), ("ți", "t"), ("și", "s"), ("zi", "d"), ("i", ""))
+
+
+def _without_article(word: str) -> str:
+    """The lemma of a Romanian word the dictionary does not know, through its bare form,
+    or through the singular of that form if the dictionary lacks it too."""
+    bare = next((word[: -len(end)] + rest for end, rest in _ARTICLES if _strips(word, end)), word)
+    lemma = lemmatizer().lemmatize(bare, "ro")
+    if lemma != bare:
+        return lemma
+    return next((bare[: -len(end)] + rest for end, rest in _PLURALS if _strips(bare, end)), word)
+
+
+def _strips(word: str, ending: str) -> bool:
+    return word.endswith(ending) and len(word) > len(ending) + 2

@@ -60,9 +60,9 @@ class TextContext:
         if quote is not None:
             attributed = self._attribution_near(*quote)
             return share * (QUOTED_ATTRIBUTED if attributed else QUOTED)
-        if self._earlier_in_sentence(self.denials, start):
+        if self._introduced(self.denials, start, end):
             return share * DENIED
-        if self._earlier_in_sentence(self.attributions, start):
+        if self._introduced(self.attributions, start, end):
             return share * REPORTED
         return share
 
@@ -79,9 +79,14 @@ class TextContext:
         i = bisect_left(self.attributions, start - ATTRIBUTION_REACH)
         return i < len(self.attributions) and self.attributions[i] <= end + ATTRIBUTION_REACH
 
-    def _earlier_in_sentence(self, positions: Sequence[int], at: int) -> bool:
-        i = bisect_left(positions, at) - 1
-        return i >= 0 and self.sentence_of(positions[i]) == self.sentence_of(at)
+    def _introduced(self, positions: Sequence[int], start: int, end: int) -> bool:
+        """Whether one of `positions` is before the finding in its sentence, or inside it past
+        its first word ("the senator said those refugees are …" is one cue that starts at
+        "senator"); a finding that starts with the word ("call your MP") is not introduced."""
+        i = bisect_left(positions, end) - 1
+        while i >= 0 and positions[i] == start:
+            i -= 1
+        return i >= 0 and self.sentence_of(positions[i]) == self.sentence_of(start)
 
 
 def quotes(folded: str) -> list[tuple[int, int]]:

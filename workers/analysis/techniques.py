@@ -60,7 +60,7 @@ _AFTER_ANY = 1 << 62
 # How many words before a cue a "not" / "nu" cancels it ("they are not parasites").
 NEGATION_REACH = 3
 # How close to a speaking verb a word makes the speaker anonymous ("surse din ... spun").
-ANONYMOUS_REACH = 2
+ANONYMOUS_REACH = 3
 
 
 @dataclass(frozen=True)

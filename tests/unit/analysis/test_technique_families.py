@@ -118,6 +118,14 @@ def test_every_inflection_of_a_lemma_matches_it(words: tuple[str, ...]) -> None:
     assert kinds[0] and all(k == kinds[0] for k in kinds)
 
 
+@pytest.mark.parametrize("group", ["Refugiații", "Pesediștii", "Feminiștii"])
+def test_articled_plurals_missing_from_the_dictionary_find_their_lemma(group: str) -> None:
+    """A Romanian articled plural the dictionary lacks is read through its bare form, so the
+    group is the one called vermin."""
+    found = assess_techniques(f"{group} sunt paraziți.").findings
+    assert any(f.kind == "dehumanisation" and f.text.startswith(group) for f in found)
+
+
 def test_a_cue_quoted_from_a_named_speaker_counts_nothing() -> None:
     """The same words score high as a post and nothing inside a reported quote."""
     slogan = "Migrants are vermin, throw them out"
@@ -139,11 +147,50 @@ def test_a_negated_dehumanising_cue_does_not_count() -> None:
     assert assess_techniques("Refugiații nu sunt paraziți, sunt oameni.").score < FLAGGED
 
 
+def _weight(text: str, kind: str) -> float:
+    return sum(f.weight for f in assess_techniques(text).findings if f.kind == kind)
+
+
 def test_anonymous_sources_do_not_make_a_claim_reported_speech() -> None:
-    """ "Sources say" is vague authority, not a named speaker: the cue after it still counts."""
-    named = assess_techniques("The minister said the globalists hide the truth.")
-    anonymous = assess_techniques("Sources say the globalists hide the truth.")
-    assert sum(f.weight for f in anonymous.findings) > sum(f.weight for f in named.findings)
+    """"Sources say" is vague authority, not a named speaker: the cue after it still counts."""
+    named = _weight("The minister said the globalists hide the truth.", "conspiracy")
+    anonymous = _weight("Sources say the globalists hide the truth.", "conspiracy")
+    assert anonymous > 2 * named > 0
+
+
+@pytest.mark.parametrize(
+    ("plain", "reported"),
+    [
+        ("Those refugees are parasites.", "The senator said those refugees are parasites."),
+        ("Refugiații ăștia sunt paraziți.", "Deputatul a declarat că refugiații sunt paraziți."),
+    ],
+)
+def test_reported_speech_counts_less_than_saying_it(plain: str, reported: str) -> None:
+    """A cue after a named speaker's verb in its sentence is reporting: it stays under 50."""
+    assert assess_techniques(plain).score >= FLAGGED
+    assert 0 < _weight(reported, "dehumanisation") < _weight(plain, "dehumanisation")
+    assert assess_techniques(reported).score < FLAGGED
+
+
+@pytest.mark.parametrize(
+    ("claim", "denied"),
+    [
+        ("Those refugees are parasites.", "It is not true that those refugees are parasites."),
+        ("Refugiații ăștia sunt paraziți.", "Nu este adevărat că refugiații sunt paraziți."),
+    ],
+)
+def test_a_claim_introduced_as_false_counts_nothing(claim: str, denied: str) -> None:
+    """"It is not true that …" / "nu este adevărat că …" cancels the cue that follows."""
+    assert _weight(claim, "dehumanisation") > 0
+    assert _weight(denied, "dehumanisation") == 0
+
+
+@pytest.mark.parametrize("label", ["SATIRE:", "(satiră)", "Pamflet."])
+def test_labelled_satire_counts_a_quarter(label: str) -> None:
+    """The same post under a satire label keeps a quarter of its weight and stays low."""
+    post = "Those refugees are parasites! Share before they delete it!"
+    assert assess_techniques(post).score >= FLAGGED
+    assert assess_techniques(f"{label} {post}").score < FLAGGED
 
 
 def test_report_data_says_applicable_and_how_much_evidence() -> None:
