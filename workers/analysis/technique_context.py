@@ -46,8 +46,8 @@ class TextContext:
 
     quotes: Sequence[tuple[int, int]]
     sentence_ends: Sequence[int]
-    attributions: Sequence[int]
-    denials: Sequence[int]
+    attributions: Sequence[tuple[int, int]]
+    denials: Sequence[tuple[int, int]]
     satire: bool
 
     def sentence_of(self, at: int) -> int:
@@ -76,17 +76,21 @@ class TextContext:
         return None
 
     def _attribution_near(self, start: int, end: int) -> bool:
-        i = bisect_left(self.attributions, start - ATTRIBUTION_REACH)
-        return i < len(self.attributions) and self.attributions[i] <= end + ATTRIBUTION_REACH
+        i = bisect_left(self.attributions, (start - ATTRIBUTION_REACH, -1))
+        return i < len(self.attributions) and self.attributions[i][0] <= end + ATTRIBUTION_REACH
 
-    def _introduced(self, positions: Sequence[int], start: int, end: int) -> bool:
-        """Whether one of `positions` is before the finding in its sentence, or inside it past
-        its first word ("the senator said those refugees are …" is one cue that starts at
-        "senator"); a finding that starts with the word ("call your MP") is not introduced."""
-        i = bisect_left(positions, end) - 1
-        while i >= 0 and positions[i] == start:
+    def _introduced(self, spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
+        """Whether one of `spans` (speakers' verbs, denials) introduces the finding: before
+        it in its sentence, or inside it between its first and last words ("the senator said
+        those refugees are …" is one cue from "senator"). A finding that starts or ends with
+        the word ("call your MP", "the media will not tell") is not introduced by it."""
+        sentence = self.sentence_of(start)
+        i = bisect_left(spans, (end, -1)) - 1
+        while i >= 0 and self.sentence_of(spans[i][0]) == sentence:
+            if spans[i][0] != start and spans[i][1] < end:
+                return True
             i -= 1
-        return i >= 0 and self.sentence_of(positions[i]) == self.sentence_of(start)
+        return False
 
 
 def quotes(folded: str) -> list[tuple[int, int]]:

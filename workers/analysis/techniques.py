@@ -206,7 +206,7 @@ def _negated(
     )
 
 
-def _speakers(tokens: Sequence[Token], lexicon: Lexicon, lang: Language) -> list[int]:
+def _speakers(tokens: Sequence[Token], lexicon: Lexicon, lang: Language) -> list[tuple[int, int]]:
     """Where a named speaker's verb is: "the minister said", not "sources say"."""
     speaking, anonymous = lexicon.context.attribution[lang], lexicon.context.anonymous[lang]
     accepts = _Accepts()
@@ -215,7 +215,7 @@ def _speakers(tokens: Sequence[Token], lexicon: Lexicon, lang: Language) -> list
         if accepts(speaking, token.keys):
             around = tokens[max(0, i - ANONYMOUS_REACH) : i + ANONYMOUS_REACH + 1]
             if not any(accepts(anonymous, t.keys) for t in around):
-                found.append(token.start)
+                found.append((token.start, token.end))
     return found
 
 
@@ -229,7 +229,7 @@ def _text_context(
         quotes=quotes(folded),
         sentence_ends=sentence_ends(folded),
         attributions=speaking,
-        denials=[m.start() for m in denial.finditer(folded)] if denial else [],
+        denials=[m.span() for m in denial.finditer(folded)] if denial else [],
         satire=labelled_satire(folded, lexicon.context.satire),
     )
 

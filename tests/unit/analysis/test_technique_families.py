@@ -87,6 +87,7 @@ NEUTRAL = [
     "Rats were found in the kitchen of a restaurant, and inspectors closed it for a week.",
     "Parcel deliveries will be delayed by a day because of the storm, the postal service said.",
     "Either the council approves the budget this week or the works will start in spring.",
+    "Biologists showed that the parasite behind sleeping sickness hides from the immune system.",
 ]
 
 
@@ -105,16 +106,16 @@ def test_neutral_texts_stay_low(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "words",
+    ("frame", "words"),
     [
-        ("trădătorii", "trădători", "tradatorii", "TRĂDĂTORUL"),
-        ("parasites", "parasite", "Parasites"),
-        ("paraziții", "paraziti", "parazitul"),
+        ("Oamenii ăștia sunt {}.", ("trădătorii", "trădători", "tradatorii", "TRĂDĂTORUL")),
+        ("Those people are {}.", ("parasites", "parasite", "Parasites")),
+        ("Oamenii ăștia sunt {}.", ("paraziții", "paraziti", "parazitul")),
     ],
 )
-def test_every_inflection_of_a_lemma_matches_it(words: tuple[str, ...]) -> None:
+def test_every_inflection_of_a_lemma_matches_it(frame: str, words: tuple[str, ...]) -> None:
     """Inflected forms, with or without diacritics, find the same technique as the lemma."""
-    kinds = [{f.kind for f in assess_techniques(f"Those people are {w}.").findings} for w in words]
+    kinds = [{f.kind for f in assess_techniques(frame.format(w)).findings} for w in words]
     assert kinds[0] and all(k == kinds[0] for k in kinds)
 
 
@@ -152,7 +153,7 @@ def _weight(text: str, kind: str) -> float:
 
 
 def test_anonymous_sources_do_not_make_a_claim_reported_speech() -> None:
-    """"Sources say" is vague authority, not a named speaker: the cue after it still counts."""
+    """ "Sources say" is vague authority, not a named speaker: the cue after it still counts."""
     named = _weight("The minister said the globalists hide the truth.", "conspiracy")
     anonymous = _weight("Sources say the globalists hide the truth.", "conspiracy")
     assert anonymous > 2 * named > 0
@@ -173,6 +174,18 @@ def test_reported_speech_counts_less_than_saying_it(plain: str, reported: str) -
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "The newspapers will never tell you this.",
+        "Televiziunile nu vă vor spune niciodată asta.",
+    ],
+)
+def test_a_cue_that_ends_with_a_speaking_verb_is_not_reported_speech(text: str) -> None:
+    """ "The media will never tell you" is the claim itself, not a report of someone's words."""
+    assert _weight(text, "conspiracy") == pytest.approx(0.35)
+
+
+@pytest.mark.parametrize(
     ("claim", "denied"),
     [
         ("Those refugees are parasites.", "It is not true that those refugees are parasites."),
@@ -180,7 +193,7 @@ def test_reported_speech_counts_less_than_saying_it(plain: str, reported: str) -
     ],
 )
 def test_a_claim_introduced_as_false_counts_nothing(claim: str, denied: str) -> None:
-    """"It is not true that …" / "nu este adevărat că …" cancels the cue that follows."""
+    """ "It is not true that …" / "nu este adevărat că …" cancels the cue that follows."""
     assert _weight(claim, "dehumanisation") > 0
     assert _weight(denied, "dehumanisation") == 0
 
