@@ -7,6 +7,7 @@ import copy
 import pytest
 
 from shared.errors import DataFileError
+from tests.unit.analysis.evasion import EVASIONS
 from workers.analysis.datafiles import load
 from workers.analysis.techniques import assess_techniques, compile_lexicon, report_data
 
@@ -213,6 +214,24 @@ def test_report_data_says_applicable_and_how_much_evidence() -> None:
     assert data["applicable"] is True
     assert data["evidence_count"] == len(report.findings) > 0
     assert report_data(assess_techniques("Bread is sold here."))["evidence_count"] == 0
+
+
+@pytest.mark.parametrize("evasion", EVASIONS)
+@pytest.mark.parametrize(
+    "plain",
+    [
+        "Those refugees are parasites. They will take your pensions!",
+        "Refugiații sunt paraziți. Vor să vă fure pensiile!",
+    ],
+)
+def test_lemma_cues_survive_unicode_evasion(plain: str, evasion: str) -> None:
+    """Zero-width, bidi, fullwidth or Cyrillic rewrites find the same cues, with spans that
+    slice the text as sent."""
+    disguised = EVASIONS[evasion](plain)
+    found, baseline = assess_techniques(disguised), assess_techniques(plain)
+    assert [f.kind for f in found.findings] == [f.kind for f in baseline.findings]
+    assert found.score == baseline.score >= FLAGGED
+    assert all(disguised[f.start : f.end] == f.text for f in found.findings)
 
 
 def _broken(edit: str) -> dict:
