@@ -187,8 +187,8 @@ def _keys(
 # Romanian definite endings, longest first: the dictionary lacks some articled plurals
 # ("refugiații"), whose bare form it knows ("refugiați" → "refugiat").
 _ARTICLES = (("ilor", "i"), ("lor", ""), ("lui", ""), ("ii", "i"), ("ul", ""), ("le", ""))
-# Masculine plurals and their singulars, for words it lacks altogether ("pesediști").
-_PLURALS = (("ști", "st"), ("ți", "t"), ("și", "s"), ("zi", "d"), ("i", ""))
+# Plurals and their singulars, for words it lacks altogether ("pesediști", "feministe").
+_PLURALS = (("ști", "st"), ("ți", "t"), ("și", "s"), ("zi", "d"), ("i", ""), ("e", "ă"))
 
 
 def _without_article(word: str) -> str:

@@ -53,16 +53,18 @@ class TextContext:
     def sentence_of(self, at: int) -> int:
         return bisect_right(self.sentence_ends, at)
 
-    def factor(self, start: int, end: int) -> float:
-        """The share of a finding's weight that counts at [start, end)."""
+    def factor(self, start: int, end: int, spread: bool = False) -> float:
+        """The share of a finding's weight that counts at [start, end); a `spread` finding
+        (a cue's words with others between them) can be introduced from inside."""
         share = SATIRE if self.satire else 1.0
         quote = self._quote_around(start, end)
         if quote is not None:
             attributed = self._attribution_near(*quote)
             return share * (QUOTED_ATTRIBUTED if attributed else QUOTED)
-        if self._introduced(self.denials, start, end):
+        last = end if spread else start + 1
+        if self._introduced(self.denials, start, last):
             return share * DENIED
-        if self._introduced(self.attributions, start, end):
+        if self._introduced(self.attributions, start, last):
             return share * REPORTED
         return share
 

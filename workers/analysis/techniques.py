@@ -80,6 +80,8 @@ class _Match:
     start: int
     end: int
     weight: float
+    # Words of several slots: a speaker's verb between them can introduce the cue's end.
+    spread: bool = False
 
 
 @lru_cache(maxsize=1)
@@ -107,7 +109,7 @@ def find_techniques(text: str, lexicon: Lexicon | None = None) -> list[Finding]:
         matches += _cue_matches(tokens, lexicon, lang, context)
     found = []
     for m in matches:
-        weight = round(m.weight * context.factor(m.start, m.end), 3)
+        weight = round(m.weight * context.factor(m.start, m.end, m.spread), 3)
         if weight > 0:
             start, end = clean.span(m.start, m.end)
             found.append(Finding(m.technique, start, end, evidence_quote(text, start, end), weight))
@@ -146,7 +148,8 @@ def _cue_matches(
             words = {i, *others}
             if cue.negatable and _negated(tokens, sentence, words, is_negation, accepts):
                 continue
-            found.append(_Match(cue.technique, tokens[first].start, tokens[last].end, cue.weight))
+            start, end = tokens[first].start, tokens[last].end
+            found.append(_Match(cue.technique, start, end, cue.weight, spread=bool(others)))
     return found
 
 

@@ -187,6 +187,18 @@ def test_a_cue_that_ends_with_a_speaking_verb_is_not_reported_speech(text: str) 
 
 
 @pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Dar ce ziceți de miliardele lor.", "whataboutism"),
+        ("Nobody says a word about the missing files.", "insinuation"),
+    ],
+)
+def test_a_phrase_that_holds_a_speaking_verb_is_not_reported_speech(text: str, kind: str) -> None:
+    """A term or pattern is introduced only by a speaker's verb before it, not by its own."""
+    assert _weight(text, kind) >= 0.25
+
+
+@pytest.mark.parametrize(
     ("claim", "denied"),
     [
         ("Those refugees are parasites.", "It is not true that those refugees are parasites."),
