@@ -89,6 +89,9 @@ NEUTRAL = [
     "Parcel deliveries will be delayed by a day because of the storm, the postal service said.",
     "Either the council approves the budget this week or the works will start in spring.",
     "Biologists showed that the parasite behind sleeping sickness hides from the immune system.",
+    # folded, "că" (that) reads like "ca" (like): no simile here
+    "Studenții au aflat la laborator că parazitul găsit în apă nu este periculos.",
+    "Roiuri de lăcuste au distrus culturile de porumb din sudul țării.",
 ]
 
 
