@@ -179,9 +179,22 @@ def _keys(
     if len(word) > _MAX_WORD:
         return frozenset((folded,))
     lemma = lemmatizer().lemmatize(word, language)
+    guesses: tuple[str, ...] = ()
     if lemma == word and language == "ro":
         lemma = _without_article(word)
-    return frozenset(k for k in (folded, fold(lemma), inflections.get(folded)) if k)
+    elif lemma == word:
+        guesses = _english_stems(folded)
+    keys = (folded, fold(lemma), inflections.get(folded), *guesses)
+    return frozenset(k for k in keys if k)
+
+
+# English endings the dictionary sometimes keeps as a word of their own ("feeding" is a
+# noun to it): an unknown word also offers its bare forms as keys.
+_ENGLISH_ENDINGS = (("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("ies", "y"), ("s", ""))
+
+
+def _english_stems(word: str) -> tuple[str, ...]:
+    return tuple(word[: -len(end)] + rest for end, rest in _ENGLISH_ENDINGS if _strips(word, end))
 
 
 # Romanian definite endings, longest first: the dictionary lacks some articled plurals

@@ -49,6 +49,9 @@ class Cue(_Strict):
     # Overrides the family's `negatable` for a cue that holds its own negation
     # ("nothing can protect you", "nimic nu vă mai poate proteja").
     negatable: bool | None = None
+    # The only words allowed between an ordered cue's last two words ("are [a] plague", not
+    # "are reporting on the plague"); None allows any.
+    last_gap: list[str] | None = None
 
 
 class Pattern(_Strict):
@@ -86,6 +89,7 @@ class Context(_Strict):
 
     attribution: dict[Language, list[str]] = Field(default_factory=dict)
     anonymous: dict[Language, list[str]] = Field(default_factory=dict)
+    restrictive: dict[Language, list[str]] = Field(default_factory=dict)
     negation: dict[Language, list[str]] = Field(default_factory=dict)
     denial: dict[Language, list[str]] = Field(default_factory=dict)
     satire: dict[Language, list[str]] = Field(default_factory=dict)
@@ -104,7 +108,8 @@ class TechniquesFile(_Strict):
         for name, technique in self.techniques.items():
             for language, cues in technique.cues.items():
                 for cue in cues:
-                    for word in [*cue.lemmas, *(w for group in cue.near for w in group)]:
+                    gap = cue.last_gap or []
+                    for word in [*cue.lemmas, *(w for group in cue.near for w in group), *gap]:
                         if word.startswith("@") and language not in self.sets.get(word[1:], {}):
                             raise ValueError(f"{name}.cues.{language}: unknown word set {word}")
         return self
@@ -132,6 +137,7 @@ class CompiledCue:
     within: int
     ordered: bool
     negatable: bool
+    last_gap: Slot | None = None
 
 
 @dataclass(frozen=True)
@@ -186,6 +192,7 @@ class ContextWords:
 
     attribution: Mapping[Language, Slot]
     anonymous: Mapping[Language, Slot]
+    restrictive: Mapping[Language, Slot]
     negation: Mapping[Language, Slot]
     denial: re.Pattern[str] | None
     satire: re.Pattern[str] | None
@@ -283,6 +290,7 @@ def _cue(
         within=cue.within,
         ordered=cue.ordered,
         negatable=entry.negatable if cue.negatable is None else cue.negatable,
+        last_gap=None if cue.last_gap is None else _slot(cue.last_gap, sets, language),
     )
 
 
@@ -304,6 +312,9 @@ def _context(context: Context) -> ContextWords:
             lang: _slot(context.attribution.get(lang, []), {}, lang) for lang in LANGUAGES
         },
         anonymous={lang: _slot(context.anonymous.get(lang, []), {}, lang) for lang in LANGUAGES},
+        restrictive={
+            lang: _slot(context.restrictive.get(lang, []), {}, lang) for lang in LANGUAGES
+        },
         negation={lang: _slot(context.negation.get(lang, []), {}, lang) for lang in LANGUAGES},
         denial=terms_regex(every(context.denial)),
         satire=terms_regex(every(context.satire)),

@@ -133,6 +133,7 @@ def _cue_matches(
     index = lexicon.cues[lang]
     accepts = _Accepts()
     is_negation = lexicon.context.negation[lang]
+    restrictive = lexicon.context.restrictive[lang]
     sentence = [context.sentence_of(t.start) for t in tokens]
     starting: dict[frozenset[str], list[CompiledCue]] = {}
     found = []
@@ -142,15 +143,33 @@ def _cue_matches(
             cues = starting[token.keys] = index.starting_with(token.keys)
         for cue in cues:
             others = _cue_words(cue, tokens, sentence, i, accepts)
-            if others is None:
+            if others is None or not _gap_allowed(cue, tokens, [i, *others], accepts):
                 continue
             first, last = min([i, *others]), max([i, *others])
             words = {i, *others}
-            if cue.negatable and _negated(tokens, sentence, words, is_negation, accepts):
+            negated = cue.negatable and _negated(tokens, sentence, words, is_negation, accepts)
+            if negated and not _restricted(tokens, words, restrictive, accepts):
                 continue
             start, end = tokens[first].start, tokens[last].end
             found.append(_Match(cue.technique, start, end, cue.weight, spread=bool(others)))
     return found
+
+
+def _gap_allowed(
+    cue: CompiledCue, tokens: Sequence[Token], words: list[int], accepts: _Accepts
+) -> bool:
+    """Whether every word between the cue's last two words is one its `last_gap` allows."""
+    if cue.last_gap is None or len(words) < 2:
+        return True
+    gap = cue.last_gap
+    return all(accepts(gap, tokens[j].keys) for j in range(words[-2] + 1, words[-1]))
+
+
+def _restricted(
+    tokens: Sequence[Token], words: set[int], restrictive: Slot, accepts: _Accepts
+) -> bool:
+    """Whether a word like "decât" among the cue's words makes its "nu" a restriction."""
+    return any(accepts(restrictive, tokens[j].keys) for j in range(min(words), max(words)))
 
 
 class _Accepts:

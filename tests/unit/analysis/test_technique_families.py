@@ -19,6 +19,8 @@ MANIPULATIVE = [
     ("dehumanisation", "Politicienii ăștia sunt o ciumă pentru țară."),
     ("dehumanisation", "Journalists are cockroaches, and cockroaches get stepped on."),
     ("dehumanisation", "Trebuie să-i stârpim pe trădători înainte să fie prea târziu."),
+    # "nu … decât" restricts rather than negates: "are nothing but a plague"
+    ("dehumanisation", "Refugiații nu sunt decât o plagă pentru orașele noastre."),
     ("collective_blame", "All immigrants are criminals and they are to blame for everything."),
     (
         "collective_blame",
@@ -92,6 +94,9 @@ NEUTRAL = [
     # folded, "că" (that) reads like "ca" (like): no simile here
     "Studenții au aflat la laborator că parazitul găsit în apă nu este periculos.",
     "Roiuri de lăcuste au distrus culturile de porumb din sudul țării.",
+    # "are" as an auxiliary, the metaphor's word used plainly a few words later
+    "Reporters are covering the plague outbreak in the mountain villages.",
+    "Politicienii sunt îngrijorați de virusul gripal care se răspândește.",
 ]
 
 
@@ -129,6 +134,12 @@ def test_articled_plurals_missing_from_the_dictionary_find_their_lemma(group: st
     group is the one called vermin."""
     found = assess_techniques(f"{group} sunt paraziți.").findings
     assert any(f.kind == "dehumanisation" and f.text.startswith(group) for f in found)
+
+
+def test_english_words_the_dictionary_keeps_whole_also_offer_their_stems() -> None:
+    """ "feeding" is a noun to the dictionary; it still matches the verb "feed"."""
+    found = assess_techniques("They keep feeding on us.").findings
+    assert [f.text for f in found if f.kind == "dehumanisation"] == ["feeding on us"]
 
 
 def test_a_cue_quoted_from_a_named_speaker_counts_nothing() -> None:
