@@ -5,14 +5,15 @@ The lexicon lives in `data/techniques.yaml`; this module only compiles and appli
 
 from __future__ import annotations
 
-import re
+from bisect import bisect_left, bisect_right, insort
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from workers.analysis.datafiles import load
+from workers.analysis import lemmas
+from workers.analysis.datafiles import load_validated
 from workers.analysis.findings import (
     MAX_FINDINGS,
     MAX_SUMMARY,
@@ -21,29 +22,45 @@ from workers.analysis.findings import (
     evidence_quote,
     saturating_score,
 )
+from workers.analysis.lemmas import Language, Token
 from workers.analysis.normalise import normalise
+from workers.analysis.technique_context import (
+    TextContext,
+    labelled_satire,
+    quotes,
+    sentence_ends,
+)
+from workers.analysis.technique_lexicon import (
+    CompiledCue,
+    Lexicon,
+    Rule,
+    Slot,
+    TechniquesFile,
+    compile_file,
+    compile_lexicon,
+    term_pattern,
+)
 from workers.analysis.text import clip, fold
 
+__all__ = [
+    "Lexicon",
+    "Rule",
+    "TechniqueReport",
+    "assess_techniques",
+    "compile_lexicon",
+    "default_lexicon",
+    "find_techniques",
+    "report_data",
+    "term_pattern",
+    "with_model_findings",
+]
 
-@dataclass(frozen=True)
-class Rule:
-    """One compiled matcher of a technique."""
-
-    technique: str
-    weight: float
-    pattern: re.Pattern[str]
-    case_sensitive: bool = False
-
-
-@dataclass(frozen=True)
-class Lexicon:
-    """The compiled rules and the human names ({en, ro}) of each technique."""
-
-    rules: tuple[Rule, ...]
-    labels: Mapping[str, Mapping[str, str]]
-
-    def label(self, technique: str, language: str) -> str:
-        return self.labels.get(technique, {}).get(language, technique.replace("_", " "))
+# Larger than any offset: (start, _AFTER_ANY) sorts after every span that starts at start.
+_AFTER_ANY = 1 << 62
+# How many words before a cue a "not" / "nu" cancels it ("they are not parasites").
+NEGATION_REACH = 3
+# How close to a speaking verb a word makes the speaker anonymous ("surse din ... spun").
+ANONYMOUS_REACH = 3
 
 
 @dataclass(frozen=True)
@@ -55,48 +72,28 @@ class TechniqueReport:
     totals: Mapping[str, float] = field(default_factory=dict)
 
 
-def term_pattern(term: str) -> str:
-    """Regex source of one lexicon term, matched on folded text at word boundaries."""
-    source = re.escape(fold(term.strip()))
-    # Possessive and bounded: a wildcard takes the rest of its word and never gives it
-    # back, and the words of a term are a few spaces apart at most.
-    source = source.replace(r"\*", r"\w*+").replace(r"\ ", r"\s{1,8}+").replace("'", "['’]")
-    return source
+@dataclass(frozen=True)
+class _Match:
+    """Evidence on the normalised text, before its context is weighed."""
 
-
-def compile_lexicon(spec: Mapping[str, Any]) -> Lexicon:
-    """Compile the YAML structure of `data/techniques.yaml`."""
-    rules: list[Rule] = []
-    labels: dict[str, Mapping[str, str]] = {}
-    for name, entry in spec["techniques"].items():
-        labels[name] = entry.get("label", {})
-        weight = float(entry["weight"])
-        terms = [t for group in entry.get("terms", {}).values() for t in group]
-        if terms:
-            # Longest first, so "nu vor să știți" wins over a shorter overlapping term.
-            alternation = "|".join(sorted({term_pattern(t) for t in terms}, key=len, reverse=True))
-            rules.append(Rule(name, weight, re.compile(rf"(?<!\w)(?:{alternation})(?!\w)")))
-        for pattern in entry.get("patterns", []):
-            sensitive = bool(pattern.get("case_sensitive", False))
-            rules.append(
-                Rule(
-                    name,
-                    float(pattern.get("weight", weight)),
-                    re.compile(pattern["regex"], 0 if sensitive else re.IGNORECASE),
-                    sensitive,
-                )
-            )
-    return Lexicon(tuple(rules), labels)
+    technique: str
+    start: int
+    end: int
+    weight: float
+    # Words of several slots: a speaker's verb between them can introduce the cue's end.
+    spread: bool = False
 
 
 @lru_cache(maxsize=1)
 def default_lexicon() -> Lexicon:
-    """The shipped lexicon, compiled once per process."""
-    return compile_lexicon(load("techniques.yaml"))
+    """The shipped lexicon, validated and compiled once per process."""
+    return compile_file(load_validated("techniques.yaml", TechniquesFile))
 
 
 def find_techniques(text: str, lexicon: Lexicon | None = None) -> list[Finding]:
-    """Every lexicon and pattern match in `text`, one finding per technique and span.
+    """Every lexicon, cue and pattern match in `text`, one finding per technique and span,
+    weighted by its context (quoted, reported, denied, satire); those that count for
+    nothing are left out.
 
     Matching runs on the normalised text (no invisible characters, look-alikes folded);
     each finding's span and quote are the original text's.
@@ -104,26 +101,176 @@ def find_techniques(text: str, lexicon: Lexicon | None = None) -> list[Finding]:
     lexicon = lexicon or default_lexicon()
     clean = normalise(text)
     folded = fold(clean.text)
-    found: list[Finding] = []
-    for rule in lexicon.rules:
-        haystack = clean.text if rule.case_sensitive else folded
-        for match in rule.pattern.finditer(haystack):
-            if match.end() > match.start():
-                start, end = clean.span(*match.span())
-                quote = evidence_quote(text, start, end)
-                found.append(Finding(rule.technique, start, end, quote, rule.weight))
+    languages = lemmas.languages_of(lemmas.words(folded))
+    words = {lang: lemmas.tokens(clean.text, folded, lexicon.words[lang]) for lang in languages}
+    context = _text_context(folded, words, lexicon)
+    matches = _rule_matches(clean.text, folded, lexicon.rules)
+    for lang, tokens in words.items():
+        matches += _cue_matches(tokens, lexicon, lang, context)
+    found = []
+    for m in matches:
+        weight = round(m.weight * context.factor(m.start, m.end, m.spread), 3)
+        if weight > 0:
+            start, end = clean.span(m.start, m.end)
+            found.append(Finding(m.technique, start, end, evidence_quote(text, start, end), weight))
     return _without_overlaps(found)
 
 
+def _rule_matches(normalised: str, folded: str, rules: Iterable[Rule]) -> list[_Match]:
+    found = []
+    for rule in rules:
+        haystack = normalised if rule.case_sensitive else folded
+        for match in rule.pattern.finditer(haystack):
+            if match.end() > match.start():
+                found.append(_Match(rule.technique, match.start(), match.end(), rule.weight))
+    return found
+
+
+def _cue_matches(
+    tokens: Sequence[Token], lexicon: Lexicon, lang: Language, context: TextContext
+) -> list[_Match]:
+    """Cues whose words all occur close together in one sentence, not negated."""
+    index = lexicon.cues[lang]
+    accepts = _Accepts()
+    is_negation = lexicon.context.negation[lang]
+    restrictive = lexicon.context.restrictive[lang]
+    sentence = [context.sentence_of(t.start) for t in tokens]
+    starting: dict[frozenset[str], list[CompiledCue]] = {}
+    found = []
+    for i, token in enumerate(tokens):
+        cues = starting.get(token.keys)
+        if cues is None:
+            cues = starting[token.keys] = index.starting_with(token.keys)
+        for cue in cues:
+            others = _cue_words(cue, tokens, sentence, i, accepts)
+            if others is None or not _gap_allowed(cue, tokens, [i, *others], accepts):
+                continue
+            first, last = min([i, *others]), max([i, *others])
+            words = {i, *others}
+            negated = cue.negatable and _negated(tokens, sentence, words, is_negation, accepts)
+            if negated and not _restricted(tokens, words, restrictive, accepts):
+                continue
+            start, end = tokens[first].start, tokens[last].end
+            found.append(_Match(cue.technique, start, end, cue.weight, spread=bool(others)))
+    return found
+
+
+def _gap_allowed(
+    cue: CompiledCue, tokens: Sequence[Token], words: list[int], accepts: _Accepts
+) -> bool:
+    """Whether every word between the cue's last two words is one its `last_gap` allows."""
+    if cue.last_gap is None or len(words) < 2:
+        return True
+    gap = cue.last_gap
+    return all(accepts(gap, tokens[j].keys) for j in range(words[-2] + 1, words[-1]))
+
+
+def _restricted(
+    tokens: Sequence[Token], words: set[int], restrictive: Slot, accepts: _Accepts
+) -> bool:
+    """Whether a word like "decât" among the cue's words makes its "nu" a restriction."""
+    return any(accepts(restrictive, tokens[j].keys) for j in range(min(words), max(words)))
+
+
+class _Accepts:
+    """`slot.accepts(keys)`, remembered per slot and word for the length of one text."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[int, frozenset[str]], bool] = {}
+
+    def __call__(self, slot: Slot, keys: frozenset[str]) -> bool:
+        key = (id(slot), keys)
+        found = self._seen.get(key)
+        if found is None:
+            found = self._seen[key] = slot.accepts(keys)
+        return found
+
+
+def _cue_words(
+    cue: CompiledCue, tokens: Sequence[Token], sentence: Sequence[int], i: int, accepts: _Accepts
+) -> list[int] | None:
+    """Positions of the cue's other words found around word i, or None if one is missing."""
+    found = []
+    at = i
+    for slot in cue.near:
+        if cue.ordered:
+            window = range(at + 1, min(len(tokens), i + cue.within + 1))
+        else:
+            window = range(max(0, i - cue.within), min(len(tokens), i + cue.within + 1))
+        hit = next(
+            (
+                j
+                for j in window
+                if j != i and sentence[j] == sentence[i] and accepts(slot, tokens[j].keys)
+            ),
+            None,
+        )
+        if hit is None:
+            return None
+        found.append(hit)
+        at = hit
+    return found
+
+
+def _negated(
+    tokens: Sequence[Token],
+    sentence: Sequence[int],
+    words: set[int],
+    negation: Slot,
+    accepts: _Accepts,
+) -> bool:
+    """Whether a "not" stands just before or among the cue's words ("they are not vermin")."""
+    first, last = min(words), max(words)
+    around = range(max(0, first - NEGATION_REACH), last)
+    return any(
+        j not in words and sentence[j] == sentence[first] and accepts(negation, tokens[j].keys)
+        for j in around
+    )
+
+
+def _speakers(tokens: Sequence[Token], lexicon: Lexicon, lang: Language) -> list[tuple[int, int]]:
+    """Where a named speaker's verb is: "the minister said", not "sources say"."""
+    speaking, anonymous = lexicon.context.attribution[lang], lexicon.context.anonymous[lang]
+    accepts = _Accepts()
+    found = []
+    for i, token in enumerate(tokens):
+        if accepts(speaking, token.keys):
+            around = tokens[max(0, i - ANONYMOUS_REACH) : i + ANONYMOUS_REACH + 1]
+            if not any(accepts(anonymous, t.keys) for t in around):
+                found.append((token.start, token.end))
+    return found
+
+
+def _text_context(
+    folded: str, words: Mapping[Language, Sequence[Token]], lexicon: Lexicon
+) -> TextContext:
+    """Quotes, sentence ends, speakers' verbs, denials and a satire label of one text."""
+    speaking = sorted({at for lang, ts in words.items() for at in _speakers(ts, lexicon, lang)})
+    denial = lexicon.context.denial
+    return TextContext(
+        quotes=quotes(folded),
+        sentence_ends=sentence_ends(folded),
+        attributions=speaking,
+        denials=[m.span() for m in denial.finditer(folded)] if denial else [],
+        satire=labelled_satire(folded, lexicon.context.satire),
+    )
+
+
 def _without_overlaps(found: Iterable[Finding]) -> list[Finding]:
-    """Drop a finding that sits inside a longer one of the same technique."""
-    kept: list[Finding] = []
-    for f in sorted(found, key=lambda f: (f.kind, f.start, -(f.end - f.start))):
-        last = kept[-1] if kept else None
-        if last and last.kind == f.kind and f.start < last.end:
-            continue
-        kept.append(f)
-    return sorted(kept, key=lambda f: (f.start, f.kind))
+    """Drop a finding nested in (or around) a weightier one of the same technique: the same
+    words are one piece of evidence. Findings that merely overlap both count."""
+    kept: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    result = []
+    for f in sorted(found, key=lambda f: (-f.weight, -(f.end - f.start), f.start)):
+        spans = kept[f.kind]  # never nested, so sorted by start and by end alike
+        at = bisect_right(spans, (f.start, _AFTER_ANY))
+        inside = at > 0 and spans[at - 1][1] >= f.end
+        later = bisect_left(spans, (f.start, -1))
+        around = later < len(spans) and spans[later][1] <= f.end
+        if not (inside or around):
+            insort(spans, (f.start, f.end))
+            result.append(f)
+    return sorted(result, key=lambda f: (f.start, f.kind))
 
 
 def score_findings(findings: Iterable[Finding]) -> tuple[float, dict[str, float]]:
@@ -154,7 +301,7 @@ def with_model_findings(
     so a model cannot invent evidence; it gets the technique's lexicon weight.
     """
     lexicon = lexicon or default_lexicon()
-    weights = {r.technique: r.weight for r in lexicon.rules}
+    weights = lexicon.weights
     clean = normalise(text)
     folded = fold(clean.text)
     extra = []
@@ -171,11 +318,15 @@ def with_model_findings(
 
 
 def report_data(report: TechniqueReport, lexicon: Lexicon | None = None) -> dict[str, Any]:
-    """The JSON-ready evidence of a report: capped findings and a summary in EN and RO."""
+    """The JSON-ready evidence of a report: capped findings, a summary in EN and RO, and
+    `evidence_count`, how many findings are behind the score."""
     lexicon = lexicon or default_lexicon()
     strongest = sorted(report.findings, key=lambda f: -f.weight)
     top = _one_per_technique(strongest)[:MAX_SUMMARY]
     return {
+        # Every text can be read for techniques; the verdict weighs a component that says so.
+        "applicable": True,
+        "evidence_count": len(report.findings),
         "techniques": dict(sorted(report.totals.items(), key=lambda kv: -kv[1])),
         "findings": [f.as_dict() for f in report.findings[:MAX_FINDINGS]],
         "finding_count": len(report.findings),

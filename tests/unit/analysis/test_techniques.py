@@ -87,7 +87,11 @@ def test_single_acronyms_are_not_shouting() -> None:
 def test_lexicon_comes_from_data() -> None:
     """A lexicon compiled from another spec matches its own terms, with its weights."""
     lexicon = compile_lexicon(
-        {"techniques": {"flattery": {"weight": 0.5, "terms": {"en": ["dear friend*"]}}}}
+        {
+            "techniques": {
+                "flattery": {"about": "praise", "weight": 0.5, "terms": {"en": ["dear friend*"]}}
+            }
+        }
     )
     report = assess_techniques("Hello dear friends of ours", lexicon)
     assert [(f.kind, f.text, f.weight) for f in report.findings] == [

@@ -1,0 +1,218 @@
+"""Words of a text with their lemmas, for lexicons written as lemmas ("trădător", "parasite").
+
+Lemmas come from simplemma's Romanian and English dictionaries, shipped in its wheel. A
+lexicon lemma then matches every inflection ("trădătorii", "parasites"), and, through the
+folded inflections of the lexicon's own lemmas, text typed without diacritics too
+("tradatorii": simplemma only knows the spelling with them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from simplemma import Lemmatizer
+from simplemma.strategies import DefaultStrategy
+from simplemma.strategies.dictionaries import DefaultDictionaryFactory
+
+from workers.analysis.text import fold
+
+Language = Literal["en", "ro"]
+LANGUAGES: tuple[Language, ...] = ("en", "ro")
+
+# Letters or digits; hyphens and apostrophes split ("treziți-vă", "don't"), so a clitic
+# never hides the word it is attached to. Possessive: linear on any input.
+_TOKEN = re.compile(r"[^\W_]++")
+# A token that is a number stands for this lemma ("only 24 hours left").
+NUMBER = "#number"
+# Frequent function words that tell the two languages apart, folded.
+_FUNCTION_WORDS: Mapping[Language, frozenset[str]] = {
+    "en": frozenset(
+        [
+            "the",
+            "and",
+            "of",
+            "to",
+            "is",
+            "are",
+            "that",
+            "this",
+            "it",
+            "you",
+            "they",
+            "we",
+            "with",
+            "for",
+            "was",
+            "be",
+            "not",
+        ]
+    ),
+    "ro": frozenset(
+        [
+            "si",
+            "in",
+            "de",
+            "la",
+            "ca",
+            "nu",
+            "este",
+            "sunt",
+            "sa",
+            "pe",
+            "cu",
+            "din",
+            "un",
+            "o",
+            "ei",
+            "noi",
+            "vor",
+            "care",
+        ]
+    ),
+}
+# One language is the text's when it has this many times the other's function words.
+_LANGUAGE_MARGIN = 2.0
+# Words longer than this are no dictionary's: not worth a lookup (a 100k-letter "word").
+_MAX_WORD = 40
+# Distinct words whose lemma keys a process remembers (about 10 MB at most).
+MEMO_LIMIT = 50_000
+
+
+@dataclass(frozen=True)
+class Token:
+    """A word's span in the text and the lemma keys it matches (folded lemmas, the word)."""
+
+    start: int
+    end: int
+    keys: frozenset[str]
+
+
+@cache
+def _dictionaries() -> DefaultDictionaryFactory:
+    """One loaded copy of each language's dictionary per process, shared by every lookup."""
+    return DefaultDictionaryFactory(cache_max_size=len(LANGUAGES))
+
+
+@cache
+def lemmatizer() -> Lemmatizer:
+    """The process's lemmatiser: its dictionaries load on first use of each language."""
+    strategy = DefaultStrategy(dictionary_factory=_dictionaries())
+    return Lemmatizer(cache_max_size=65536, lemmatization_strategy=strategy)
+
+
+def folded_inflections(language: Language, lemmas: Collection[str]) -> dict[str, str]:
+    """Folded inflection → folded lemma, for the dictionary's forms of `lemmas` (folded).
+
+    Built once per lexicon: it lets a word typed without diacritics find its lemma.
+    """
+    found = {lemma: lemma for lemma in lemmas}
+    for form, lemma in _dictionaries().get_dictionary(language).items():
+        key = fold(lemma)
+        if key in lemmas:
+            found.setdefault(fold(form), key)
+    return found
+
+
+def prepare() -> None:
+    """Load both dictionaries now (the fork server's warm-up), not in the first task."""
+    for language in LANGUAGES:
+        lemmatizer().lemmatize("a", language)
+
+
+def languages_of(folded_words: Iterable[str]) -> tuple[Language, ...]:
+    """The language(s) a text is in, from its function words; both when unclear."""
+    counts = dict.fromkeys(LANGUAGES, 0)
+    for word in folded_words:
+        for language in LANGUAGES:
+            counts[language] += word in _FUNCTION_WORDS[language]
+    if counts["ro"] > _LANGUAGE_MARGIN * counts["en"]:
+        return ("ro",)
+    if counts["en"] > _LANGUAGE_MARGIN * counts["ro"]:
+        return ("en",)
+    return LANGUAGES
+
+
+def words(folded: str) -> list[str]:
+    """The words of a folded text, as `tokens` splits them."""
+    return _TOKEN.findall(folded)
+
+
+class WordKeys:
+    """Lemma keys of words in one language for one lexicon, remembered across texts (up to
+    MEMO_LIMIT words, so a text of random words cannot grow it forever)."""
+
+    def __init__(self, language: Language, inflections: Mapping[str, str]) -> None:
+        self.language = language
+        self.inflections = inflections
+        self._memo: dict[str, frozenset[str]] = {}
+
+    def __call__(self, word: str, folded: str) -> frozenset[str]:
+        keys = self._memo.get(word)
+        if keys is None:
+            keys = _keys(word.lower(), folded, self.language, self.inflections)
+            if len(self._memo) < MEMO_LIMIT:
+                self._memo[word] = keys
+        return keys
+
+
+def tokens(text: str, folded: str, keys_of: WordKeys) -> list[Token]:
+    """The words of `text` (normalised) with their lemma keys.
+
+    `folded` is `fold(text)` (same offsets); `keys_of` lemmatises each distinct word once.
+    """
+    found = []
+    for match in _TOKEN.finditer(folded):
+        start, end = match.span()
+        found.append(Token(start, end, keys_of(text[start:end], match.group())))
+    return found
+
+
+def _keys(
+    word: str, folded: str, language: Language, inflections: Mapping[str, str]
+) -> frozenset[str]:
+    if folded.isdigit():
+        return frozenset((NUMBER,))
+    if len(word) > _MAX_WORD:
+        return frozenset((folded,))
+    lemma = lemmatizer().lemmatize(word, language)
+    guesses: tuple[str, ...] = ()
+    if lemma == word and language == "ro":
+        lemma = _without_article(word)
+    elif lemma == word:
+        guesses = _english_stems(folded)
+    keys = (folded, fold(lemma), inflections.get(folded), *guesses)
+    return frozenset(k for k in keys if k)
+
+
+# English endings the dictionary sometimes keeps as a word of their own ("feeding" is a
+# noun to it): an unknown word also offers its bare forms as keys.
+_ENGLISH_ENDINGS = (("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("ies", "y"), ("s", ""))
+
+
+def _english_stems(word: str) -> tuple[str, ...]:
+    return tuple(word[: -len(end)] + rest for end, rest in _ENGLISH_ENDINGS if _strips(word, end))
+
+
+# Romanian definite endings, longest first: the dictionary lacks some articled plurals
+# ("refugiații"), whose bare form it knows ("refugiați" → "refugiat").
+_ARTICLES = (("ilor", "i"), ("lor", ""), ("lui", ""), ("ii", "i"), ("ul", ""), ("le", ""))
+# Plurals and their singulars, for words it lacks altogether ("pesediști", "feministe").
+_PLURALS = (("ști", "st"), ("ți", "t"), ("și", "s"), ("zi", "d"), ("i", ""), ("e", "ă"))
+
+
+def _without_article(word: str) -> str:
+    """The lemma of a Romanian word the dictionary does not know, through its bare form,
+    or through the singular of that form if the dictionary lacks it too."""
+    bare = next((word[: -len(end)] + rest for end, rest in _ARTICLES if _strips(word, end)), word)
+    lemma = lemmatizer().lemmatize(bare, "ro")
+    if lemma != bare:
+        return lemma
+    return next((bare[: -len(end)] + rest for end, rest in _PLURALS if _strips(bare, end)), word)
+
+
+def _strips(word: str, ending: str) -> bool:
+    return word.endswith(ending) and len(word) > len(ending) + 2

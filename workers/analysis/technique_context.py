@@ -1,0 +1,112 @@
+"""What the words around a cue do to it: a slogan quoted in a news report is not the
+slogan, a claim introduced by "it is not true that" is not the claim, satire says so.
+
+Pure functions of the normalised, folded text and its words; the result is a factor
+(0..1) that a finding's weight is multiplied by.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# Quoted passages: „…” and "…" (Romanian and English), «…», “…”, ‘…’ and '…' between
+# non-letters. Bounded and possessive: each opening mark scans at most 400 characters.
+_QUOTED = re.compile(
+    r"„[^”“\"\n]{1,400}+[”“\"]|«[^»\n]{1,400}+»|“[^”\n]{1,400}+”|\"[^\"\n]{1,400}+\""
+    r"|‘[^’\n]{1,400}+’|(?<!\w)'[^'\n]{1,400}+'(?!\w)"
+)
+# Sentence ends; a quote's inner "." also ends one, which only makes sentences shorter.
+_SENTENCE_END = re.compile(r"[.!?…\n]++")
+# A satire label counts near the start or the end of a text, where sites put it.
+SATIRE_LABEL_REACH = 300
+# How far (characters) from a quote its speaker's verb may be: "X said:" / "…, he said."
+ATTRIBUTION_REACH = 80
+
+# Factors, each the share of a cue's weight that still counts.
+# Quoted and attributed ("the protesters chanted «…»"): the report is not the slogan.
+QUOTED_ATTRIBUTED = 0.0
+# Quoted without a speaker: often scare quotes, which are a technique of their own.
+QUOTED = 0.5
+# Reported speech without quotes ("the minister said that …"): mostly reporting.
+REPORTED = 0.3
+# Introduced as false ("it is not true that …", "nu este adevărat că …").
+DENIED = 0.0
+# Labelled satire: the reader is told it is not meant.
+SATIRE = 0.25
+# Larger than any offset: (start, _AFTER_ANY) sorts after every span that starts at start.
+_AFTER_ANY = 1 << 62
+
+
+@dataclass(frozen=True)
+class TextContext:
+    """Where the quotes, sentence ends, speakers' verbs and denials of one text are."""
+
+    quotes: Sequence[tuple[int, int]]
+    sentence_ends: Sequence[int]
+    attributions: Sequence[tuple[int, int]]
+    denials: Sequence[tuple[int, int]]
+    satire: bool
+
+    def sentence_of(self, at: int) -> int:
+        return bisect_right(self.sentence_ends, at)
+
+    def factor(self, start: int, end: int, spread: bool = False) -> float:
+        """The share of a finding's weight that counts at [start, end); a `spread` finding
+        (a cue's words with others between them) can be introduced from inside."""
+        share = SATIRE if self.satire else 1.0
+        quote = self._quote_around(start, end)
+        if quote is not None:
+            attributed = self._attribution_near(*quote)
+            return share * (QUOTED_ATTRIBUTED if attributed else QUOTED)
+        last = end if spread else start + 1
+        if self._introduced(self.denials, start, last):
+            return share * DENIED
+        if self._introduced(self.attributions, start, last):
+            return share * REPORTED
+        return share
+
+    def _quote_around(self, start: int, end: int) -> tuple[int, int] | None:
+        """The quote that holds the start or the end of [start, end): a cue whose words run
+        into a quote ("they chanted «…»") is the quote's."""
+        for at in (start, end - 1):
+            i = bisect_right(self.quotes, (at, _AFTER_ANY)) - 1
+            if i >= 0 and self.quotes[i][0] <= at < self.quotes[i][1]:
+                return self.quotes[i]
+        return None
+
+    def _attribution_near(self, start: int, end: int) -> bool:
+        i = bisect_left(self.attributions, (start - ATTRIBUTION_REACH, -1))
+        return i < len(self.attributions) and self.attributions[i][0] <= end + ATTRIBUTION_REACH
+
+    def _introduced(self, spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
+        """Whether one of `spans` (speakers' verbs, denials) introduces the finding: before
+        it in its sentence, or inside it between its first and last words ("the senator said
+        those refugees are …" is one cue from "senator"). A finding that starts or ends with
+        the word ("call your MP", "the media will not tell") is not introduced by it."""
+        sentence = self.sentence_of(start)
+        i = bisect_left(spans, (end, -1)) - 1
+        while i >= 0 and self.sentence_of(spans[i][0]) == sentence:
+            if spans[i][0] != start and spans[i][1] < end:
+                return True
+            i -= 1
+        return False
+
+
+def quotes(folded: str) -> list[tuple[int, int]]:
+    """Spans of the quoted passages, marks included, in order."""
+    return [m.span() for m in _QUOTED.finditer(folded)]
+
+
+def sentence_ends(folded: str) -> list[int]:
+    return [m.end() for m in _SENTENCE_END.finditer(folded)]
+
+
+def labelled_satire(folded: str, label: re.Pattern[str] | None) -> bool:
+    """Whether a satire label ("satiră", "pamflet", "satire") opens or closes the text."""
+    if label is None:
+        return False
+    head = label.search(folded, 0, SATIRE_LABEL_REACH)
+    return bool(head or label.search(folded, max(0, len(folded) - SATIRE_LABEL_REACH)))
