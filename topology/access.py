@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from shared.constants import ANALYSIS_COMPONENTS, MEDIA_PREPROCESS, PLANS, QUEUE_COMPONENTS
 from shared.names import Names
+from topology.spec import build
 
 NOTHING = "^$"
 # User tags: `management` lets the topology role read its vhost's objects from the HTTP API
@@ -100,7 +101,10 @@ def worker_role(names: Names, component: str, retry_delays_ms: Iterable[int]) ->
 def roles(names: Names, retry_delays_ms: Iterable[int]) -> tuple[Role, ...]:
     """Every role of one deployment."""
     delays = tuple(retry_delays_ms)
-    own = "^" + re.escape(names.prefix) + r"([._].*)?$"
+    # Exactly this deployment's objects, by name: a pattern on the prefix would also match
+    # another deployment's whose prefix extends it (`analysis` and `analysis.x`).
+    spec = build(names.prefix, retry_delays_ms=delays)
+    own = _any_of([*(e.name for e in spec.exchanges), *(q.name for q in spec.queues)])
     api = Role(
         role="api",
         user=f"{names.prefix}-api",
@@ -117,7 +121,9 @@ def roles(names: Names, retry_delays_ms: Iterable[int]) -> tuple[Role, ...]:
         read=_any_of([names.results, names.urgent_results]),
     )
     # Declaring a queue whose dead-letter exchange is the default one takes write on it.
-    declares = "^(" + re.escape(names.prefix) + r"([._].*)?|amq\.default)$"
+    declares = _any_of(
+        [*(e.name for e in spec.exchanges), *(q.name for q in spec.queues), "amq.default"]
+    )
     topology = Role("topology", f"{names.prefix}-topology", own, declares, own, tags=TOPOLOGY_TAGS)
     workers = tuple(worker_role(names, c, delays) for c in QUEUE_COMPONENTS)
     return (topology, api, aggregator, *workers)

@@ -93,15 +93,22 @@ def test_aggregators_read_the_results_queues_only():
     ]
 
 
-def test_only_the_topology_role_configures_and_only_its_own_prefix():
-    """No other role can declare, bind or delete; the topology role not another prefix's."""
+def test_only_the_topology_role_configures_and_only_its_own_objects():
+    """No other role can declare, bind or delete; the topology role only the objects of its
+    deployment, by name — not those of a deployment whose prefix extends its own."""
     everyone = roles(NAMES, DELAYS)
     assert [r.role for r in everyone if r.configure != "^$"] == ["topology"]
     topology = role("topology")
-    assert allows(topology.configure, "analysis_dlq") and allows(topology.configure, "analysis.x")
-    assert not allows(topology.configure, "analysis2.claims.1") and not allows(
-        topology.configure, "amq.gen-x"
-    )
+    own = ["analysis", "analysis_dlq", "analysis.claims.6", "analysis.retry.30s", "analysis.dead"]
+    assert all(allows(topology.configure, name) for name in own)
+    others = [
+        "analysis.x",
+        "analysis.x.claims.6",
+        "analysis_x_dlq",
+        "analysis2.claims.1",
+        "amq.gen-x",
+    ]
+    assert not any(allows(topology.configure, name) for name in others)
     assert len({r.user for r in everyone}) == len(everyone) == 3 + len(QUEUE_COMPONENTS)
 
 
