@@ -283,7 +283,7 @@ def access() -> None:
 def access_redis(apply_: bool, path: Path | None) -> None:
     """Print an ACL file of the Redis roles (passwords as SHA-256), or apply them live.
 
-    Passwords come from REDIS_PASSWORD_API, REDIS_PASSWORD_WORKER, REDIS_PASSWORD_AGGREGATOR.
+    Passwords come from REDIS_PASSWORD_<ROLE>: API, AGGREGATOR, WORKER_<COMPONENT>.
     """
     from shared.keys import Keys
     from shared.redis_roles import (

@@ -2,14 +2,18 @@
 code runs (Lua scripts included: Redis checks the commands and keys a script calls against
 the user that runs it).
 
-    role        keys (R read, W write)                          channels
-    api         RW session state, RW rate-limit counters        events (subscribe), urgent
-    worker      RW locks, RW media text cache, RW heartbeats    urgent (subscribe)
-    aggregator  RW session state, RW heartbeats                 events (publish), urgent
+    role                keys (R read, W write)                       channels
+    api                 RW session state, rate-limit counters,        events, urgent
+                        media text (analysis while the broker is down)
+    worker-{component}  RW its own component's locks, heartbeats;     urgent (subscribe)
+                        media workers also the media text cache
+    aggregator          RW session state, heartbeats                  events, urgent
 
 No role may run administrative or dangerous commands (FLUSHALL, CONFIG, KEYS, ACL, DEBUG…),
-touch another deployment's keys, or read what it does not use: a worker cannot read a
-session's state, the API cannot take or break a lock.
+touch another deployment's keys, or what it does not use: a worker cannot read a session's
+state, take another component's lock or plant a media text; the API cannot take a lock.
+Workers and aggregators may SCAN (their health check lists heartbeats): SCAN is not limited
+by key patterns, so they can see key names (session ids), never values.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from shared.constants import MEDIA_PREPROCESS, QUEUE_COMPONENTS
 from shared.keys import Keys
 
 # What a redis-py client sends on its own: connection set-up, health checks, pub/sub (its
@@ -44,22 +49,16 @@ class RedisRole:
 
 
 def redis_roles(keys: Keys) -> tuple[RedisRole, ...]:
-    """The three roles of a deployment under `keys.prefix`."""
-    p = keys.prefix
+    """The roles of a deployment under `keys.prefix`: the API, a worker role per component,
+    the aggregator."""
     state, events = keys.session_state("*"), keys.session_events("*")
     api = (
         *("+get", "+set", "+del", "+incr", "+incrby", "+expire", "+ttl", "+publish"),
         f"%RW~{state}",
         f"%RW~{events}",  # the live-state script names the channel among its keys
         f"%RW~{keys.rate_limits}*",
-        f"&{events}",
-        f"&{keys.urgent}",
-    )
-    worker = (
-        *("+get", "+mget", "+set", "+del", "+pexpire", "+scan"),
-        f"%RW~{keys.lock('*', '*')}",
         f"%RW~{keys.media_text('*')}",
-        f"%RW~{keys.workers}",
+        f"&{events}",
         f"&{keys.urgent}",
     )
     aggregator = (
@@ -70,9 +69,22 @@ def redis_roles(keys: Keys) -> tuple[RedisRole, ...]:
         f"&{events}",
         f"&{keys.urgent}",
     )
+    rules = {"api": api, **{f"worker-{c}": _worker(keys, c) for c in QUEUE_COMPONENTS}}
+    rules["aggregator"] = aggregator
     return tuple(
-        RedisRole(role, f"{p}-{role}", ("-@all", *CLIENT, *SCRIPTS, *rules))
-        for role, rules in (("api", api), ("worker", worker), ("aggregator", aggregator))
+        RedisRole(role, f"{keys.prefix}-{role}", ("-@all", *CLIENT, *SCRIPTS, *granted))
+        for role, granted in rules.items()
+    )
+
+
+def _worker(keys: Keys, component: str) -> tuple[str, ...]:
+    media = (f"%RW~{keys.media_text('*')}",) if component == MEDIA_PREPROCESS else ()
+    return (
+        *("+get", "+mget", "+set", "+del", "+pexpire", "+scan"),
+        f"%RW~{keys.lock('*', component)}",
+        *media,
+        f"%RW~{keys.workers}",
+        f"&{keys.urgent}",
     )
 
 
@@ -88,5 +100,6 @@ def acl_file_line(role: RedisRole, password: str) -> str:
 
 
 def password_variable(role: str) -> str:
-    """Environment variable holding a Redis role's password: `api` → `REDIS_PASSWORD_API`."""
-    return f"REDIS_PASSWORD_{role.upper()}"
+    """Environment variable holding a Redis role's password: `worker-claims` →
+    `REDIS_PASSWORD_WORKER_CLAIMS`."""
+    return "REDIS_PASSWORD_" + role.upper().replace("-", "_")

@@ -46,7 +46,7 @@ class Settings(BaseSettings):
     # Every broker object name derives from this, so test runs are isolated on one broker.
     topology_prefix: str = Field("analysis", pattern=r"^[a-z][a-z0-9_.-]{0,60}$")
     # Redis key namespace; defaults to the topology prefix.
-    redis_prefix: str | None = None
+    redis_prefix: str | None = Field(None, pattern=r"^[a-z][a-z0-9_.-]{0,60}$")
     queue_message_ttl_ms: int = Field(86_400_000, ge=1000)
     queue_max_length: int = Field(100_000, ge=1)
     # Dead letters and message bounds

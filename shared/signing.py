@@ -30,7 +30,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from shared.constants import MEDIA_PREPROCESS, QUEUE_COMPONENTS
 from shared.errors import MissingCredential
 from shared.messages import Result, Task
-from shared.settings import Settings
+from shared.settings import Settings, is_placeholder
 
 
 def _canonical(document: Mapping[str, Any]) -> bytes:
@@ -128,7 +128,9 @@ def result_is_authentic(keys: Mapping[str, bytes], result: Result) -> bool:
 
 def task_signer(settings: Settings) -> Ed25519PrivateKey:
     """The API's (and media workers') key for signing tasks."""
-    if settings.task_signing_key is None:
+    if settings.task_signing_key is None or is_placeholder(
+        settings.task_signing_key.get_secret_value()
+    ):
         raise MissingCredential("TASK_SIGNING_KEY is not set (`verdict keys signing` makes one)")
     try:
         return private_task_key(settings.task_signing_key.get_secret_value())
@@ -138,7 +140,7 @@ def task_signer(settings: Settings) -> Ed25519PrivateKey:
 
 def task_verifier(settings: Settings) -> Ed25519PublicKey:
     """A worker's key for checking tasks."""
-    if settings.task_verify_key is None:
+    if settings.task_verify_key is None or is_placeholder(settings.task_verify_key):
         raise MissingCredential("TASK_VERIFY_KEY is not set (`verdict keys signing` makes one)")
     try:
         return public_task_key(settings.task_verify_key)

@@ -19,7 +19,7 @@ from shared import live
 from shared.heartbeat import Heartbeat, live_workers
 from shared.keys import Keys
 from shared.locks import ComponentLock, lock_key
-from shared.redis_roles import redis_roles, setuser_arguments
+from shared.redis_roles import password_variable, redis_roles, setuser_arguments
 from shared.urgency import UrgentSignals
 from tests import services as svc
 from tests.cli import verdict
@@ -69,16 +69,19 @@ async def test_each_role_runs_its_own_code_as_its_user(clients) -> None:
     await live.publish_state(redis["api"], keys.prefix, sid, state)
     await live.publish_state(redis["aggregator"], keys.prefix, sid, {**state, "progress": 50})
     assert (await live.read_state(redis["api"], keys.prefix, sid))["progress"] == 50
-    lock = ComponentLock(redis["worker"], lock_key(keys.prefix, sid, "claims"), 5_000)
+    lock = ComponentLock(redis["worker-claims"], lock_key(keys.prefix, sid, "claims"), 5_000)
     assert await lock.acquire()
     assert await lock.renew() and await lock.still_held()
     await lock.finish()
-    other = ComponentLock(redis["worker"], lock_key(keys.prefix, sid, "domain"), 5_000)
+    other = ComponentLock(redis["worker-domain"], lock_key(keys.prefix, sid, "domain"), 5_000)
     assert await other.acquire()
     await other.release()
-    await Heartbeat(redis["worker"], keys.prefix, "w-1", "claims", 2).beat()
-    assert [w["worker_id"] for w in await live_workers(redis["worker"], keys.prefix)] == ["w-1"]
-    await redis["worker"].set(keys.media_text(sid), "text", ex=60)
+    await Heartbeat(redis["worker-claims"], keys.prefix, "w-1", "claims", 2).beat()
+    assert [w["worker_id"] for w in await live_workers(redis["worker-claims"], keys.prefix)] == [
+        "w-1"
+    ]
+    await redis["worker-media_preprocess"].set(keys.media_text(sid), "text", ex=60)
+    assert await redis["api"].get(keys.media_text(sid)) == b"text"  # the API's sync path
     await UrgentSignals(redis["api"], keys.prefix).begin(sid)
     await UrgentSignals(redis["aggregator"], keys.prefix).end([sid])
 
@@ -98,15 +101,17 @@ async def test_the_api_counts_rate_limits_as_its_user(clients, services, databas
 @pytest.mark.parametrize(
     ("role", "command"),
     [
-        ("worker", lambda k, r: r.get(k.session_state("s"))),  # a worker reads no session state
-        ("worker", lambda k, r: r.publish(k.session_events("s"), "forged")),
+        ("worker-claims", lambda k, r: r.get(k.session_state("s"))),  # no session state
+        ("worker-claims", lambda k, r: r.publish(k.session_events("s"), "forged")),
+        ("worker-claims", lambda k, r: r.set(k.lock("s", "domain"), "x")),  # not its lock
+        ("worker-domain", lambda k, r: r.set(k.media_text("s"), "planted")),  # media only
         ("api", lambda k, r: r.set(k.lock("s", "claims"), "mine")),  # the API takes no lock
         ("aggregator", lambda k, r: r.delete(k.lock("s", "claims"))),
         ("api", lambda k, r: r.get("other-deployment:session:s")),
-        ("worker", lambda k, r: r.flushall()),
+        ("worker-claims", lambda k, r: r.flushall()),
         ("aggregator", lambda k, r: r.keys("*")),
         ("api", lambda k, r: r.config_get("*")),
-        ("worker", lambda k, r: r.execute_command("ACL", "LIST")),
+        ("worker-media_preprocess", lambda k, r: r.execute_command("ACL", "LIST")),
     ],
 )
 async def test_what_a_role_must_not_do_is_refused(clients, role, command) -> None:
@@ -116,32 +121,35 @@ async def test_what_a_role_must_not_do_is_refused(clients, role, command) -> Non
         await command(keys, redis[role])
 
 
-def test_the_cli_prints_an_acl_file_and_applies_the_roles(services, database_url) -> None:
+def test_the_cli_prints_an_acl_file_and_applies_the_roles(services, database_url, tmp_path) -> None:
     """`verdict access redis` prints one ACL line per role with the password's SHA-256 (never
-    the password); `--apply` creates the users, who can then log in."""
+    the password); `--file` writes them after `user default off`; `--apply` creates the
+    users, who can then log in."""
     prefix = svc.unique("acl")
     settings = make_settings(services, database_url, prefix)
-    passwords = {
-        f"REDIS_PASSWORD_{r}": secrets.token_urlsafe(12) for r in ("API", "WORKER", "AGGREGATOR")
-    }
+    roles = [r.role for r in redis_roles(Keys(prefix))]
+    passwords = {password_variable(r): secrets.token_urlsafe(12) for r in roles}
     printed = verdict(settings, "access", "redis", **passwords)
     assert printed.returncode == 0, printed.stderr
     lines = printed.stdout.splitlines()
-    assert [line.split()[1] for line in lines] == [
-        f"{prefix}-{r}" for r in ("api", "worker", "aggregator")
-    ]
+    assert [line.split()[1] for line in lines] == [f"{prefix}-{r}" for r in roles]
     assert not any(pw in printed.stdout for pw in passwords.values())
+    acl = tmp_path / "users.acl"
+    written = verdict(settings, "access", "redis", "--file", str(acl), **passwords)
+    assert written.returncode == 0, written.stderr
+    assert acl.read_text().splitlines() == ["user default off", *lines]
     applied = verdict(settings, "access", "redis", "--apply", **passwords)
     try:
         assert applied.returncode == 0, applied.stderr
+        password = passwords[password_variable("worker-claims")]
         worker = redis_sync.Redis.from_url(
-            as_user(services.redis_url, f"{prefix}-worker", passwords["REDIS_PASSWORD_WORKER"])
+            as_user(services.redis_url, f"{prefix}-worker-claims", password)
         )
         assert worker.ping()
         worker.close()
     finally:
         admin = redis_sync.Redis.from_url(services.redis_url)
-        for role in ("api", "worker", "aggregator"):
+        for role in roles:
             admin.execute_command("ACL", "DELUSER", f"{prefix}-{role}")
         admin.close()
     missing = verdict(settings, "access", "redis")

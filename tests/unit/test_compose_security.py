@@ -45,7 +45,7 @@ def test_no_secret_on_a_command_line():
 @pytest.mark.parametrize(
     ("variable", "holders"),
     [
-        ("API_KEYS", {"api"}),
+        ("DEPLOY_API_KEYS", {"api"}),
         ("TASK_SIGNING_KEY", {"api", "worker-media-preprocess"}),
         ("TASK_VERIFY_KEY", set(WORKERS)),
         ("RABBITMQ_ADMIN_PASSWORD", {"rabbitmq", "broker-access"}),
@@ -54,6 +54,7 @@ def test_no_secret_on_a_command_line():
         ("RABBITMQ_PASSWORD_API", {"broker-access", "api"}),
         ("RABBITMQ_PASSWORD_AGGREGATOR", {"broker-access", "aggregator"}),
         ("REDIS_PASSWORD_AGGREGATOR", {"redis-acl", "aggregator"}),
+        ("REDIS_PASSWORD_WORKER_CLAIMS", {"redis-acl", "worker-claims"}),
     ],
 )
 def test_each_secret_reaches_only_the_services_of_its_role(variable, holders):
@@ -68,6 +69,7 @@ def test_a_worker_holds_its_own_component_s_credentials_only(service):
     component = WORKERS[service]
     variables = env(service)
     assert f"-worker-{component}:" in variables["AMQP_URL"]
+    assert f"-worker-{component}:" in variables["REDIS_URL"]
     assert re.findall(r'"([a-z_]+)":', variables["RESULT_KEYS"]) == [component]
     others = {c for c in WORKERS.values() if c != component}
     assert not any(c.upper() in " ".join(variables.values()) for c in others)
@@ -90,3 +92,22 @@ def test_verdict_up_leaves_the_provisioning_jobs_out():
     declaration, not the jobs that create roles with administrators' credentials."""
     plan = plan_from_document(COMPOSE)
     assert [s.name for s in plan.one_shots] == ["migrate", "factchecks", "topology"]
+
+
+def test_the_example_environment_shares_no_real_secret_with_a_deployment():
+    """What compose reads from a copied .env.example is a `change-me` placeholder (refused by
+    every process), never the development keys of the local section."""
+    example = (Path(__file__).resolve().parents[2] / ".env.example").read_text()
+    values = dict(
+        line.split("=", 1)
+        for line in example.splitlines()
+        if "=" in line and not line.startswith("#")
+    )
+    used = {
+        m
+        for spec in SERVICES.values()
+        for v in (spec.get("environment") or {}).values()
+        for m in re.findall(r"\$\{([A-Z0-9_]+)", str(v))
+    }
+    secrets = {name for name in used if re.search("PASSWORD|KEY", name)}
+    assert secrets and all(values.get(name, "").startswith("change-me") for name in secrets)
