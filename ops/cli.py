@@ -345,12 +345,17 @@ def db_migrate() -> None:
 @db.command("provision")
 @click.option("--owner", default=None, help="owner role (default: <database>_owner)")
 @click.option("--app", "app_role", default=None, help="application role (default: <database>_app)")
-def db_provision(owner: str | None, app_role: str | None) -> None:
-    """Create the owner and application roles, the database and the grants (idempotent).
+@click.option(
+    "--worker", "worker_role", default=None, help="worker role (default: <database>_worker)"
+)
+def db_provision(owner: str | None, app_role: str | None, worker_role: str | None) -> None:
+    """Create the owner, application and worker roles, the database and the grants
+    (idempotent).
 
     Run as an administrator: DATABASE_URL names the administrator and the application's
-    database. Passwords come from POSTGRES_OWNER_PASSWORD and POSTGRES_APP_PASSWORD and are
-    sent as SCRAM-SHA-256 verifiers.
+    database. Passwords come from POSTGRES_OWNER_PASSWORD, POSTGRES_APP_PASSWORD and
+    POSTGRES_WORKER_PASSWORD and are sent as SCRAM-SHA-256 verifiers. Run it again after the
+    migrations: the worker role's column grants need the tables.
     """
     from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -358,18 +363,22 @@ def db_provision(owner: str | None, app_role: str | None) -> None:
 
     url = _settings().database_url
     database = unquote(urlsplit(url).path.lstrip("/"))
-    passwords = [
-        os.environ.get(v, "") for v in ("POSTGRES_OWNER_PASSWORD", "POSTGRES_APP_PASSWORD")
-    ]
+    variables = ("POSTGRES_OWNER_PASSWORD", "POSTGRES_APP_PASSWORD", "POSTGRES_WORKER_PASSWORD")
+    passwords = [os.environ.get(v, "") for v in variables]
     if not database or not all(passwords) or any(map(is_placeholder, passwords)):
-        raise click.ClickException(
-            "DATABASE_URL must name a database; "
-            "set POSTGRES_OWNER_PASSWORD and POSTGRES_APP_PASSWORD"
-        )
-    roles = DatabaseRoles(database, owner or f"{database}_owner", app_role or f"{database}_app")
+        raise click.ClickException(f"DATABASE_URL must name a database; set {', '.join(variables)}")
+    roles = DatabaseRoles(
+        database,
+        owner or f"{database}_owner",
+        app_role or f"{database}_app",
+        worker_role or f"{database}_worker",
+    )
     admin_url = urlunsplit(urlsplit(url)._replace(path="/postgres"))
     _or_fail(provision(admin_url, url, roles, *passwords))
-    click.echo(f"database {database}: owner {roles.owner}, application role {roles.app}")
+    click.echo(
+        f"database {database}: owner {roles.owner}, application role {roles.app}, "
+        f"worker role {roles.worker}"
+    )
 
 
 @main.command()

@@ -1,10 +1,17 @@
-"""PostgreSQL roles: an owner that migrations run as, and an application role that is not a
-superuser, creates nothing and holds only row access to the tables and the functions.
+"""PostgreSQL roles: an owner that migrations run as, an application role for the API and the
+aggregators, and a worker role that may read only what a worker needs.
 
     role       login  owns                         may
     owner      yes    the database, every object   run migrations (DDL)
     app        yes    nothing                      SELECT/INSERT/UPDATE/DELETE rows, use
                                                    sequences, call functions
+    worker     yes    nothing                      read a session's status and which of its
+                                                   components have a result (not their
+                                                   content), read the fact checks
+
+A worker's credentials can therefore neither read other tenants' content or verdicts nor
+write anything: results reach the record only through the aggregators, which check their
+signatures.
 
 Provisioning runs once as an administrator (a superuser or a role with CREATEROLE) and is
 idempotent. Passwords are sent as SCRAM-SHA-256 verifiers computed here, so the server (and
@@ -34,6 +41,7 @@ class DatabaseRoles:
     database: str
     owner: str
     app: str
+    worker: str
 
 
 def scram_verifier(
@@ -63,10 +71,11 @@ def _literal(text: str) -> str:
 
 
 def provisioning_statements(
-    roles: DatabaseRoles, owner_password: str, app_password: str
+    roles: DatabaseRoles, owner_password: str, app_password: str, worker_password: str
 ) -> list[str]:
     """What the administrator runs, in order, after the roles exist (see `provision`)."""
     db, owner, app = _ident(roles.database), _ident(roles.owner), _ident(roles.app)
+    worker = _ident(roles.worker)
     return [
         f"ALTER ROLE {owner} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE "
         f"PASSWORD {_literal(scram_verifier(owner_password))}",
@@ -75,6 +84,9 @@ def provisioning_statements(
         f"ALTER DATABASE {db} OWNER TO {owner}",
         f"REVOKE ALL ON DATABASE {db} FROM PUBLIC",
         f"GRANT CONNECT, TEMPORARY ON DATABASE {db} TO {app}",
+        f"ALTER ROLE {worker} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT "
+        f"PASSWORD {_literal(scram_verifier(worker_password))}",
+        f"GRANT CONNECT ON DATABASE {db} TO {worker}",
     ]
 
 
@@ -103,11 +115,38 @@ def schema_statements(roles: DatabaseRoles) -> list[str]:
         f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {app}",
         f"GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO {app}",
         f"REVOKE ALL ON TABLE schema_migrations FROM {app}",
+        f"GRANT USAGE ON SCHEMA public TO {_ident(roles.worker)}",
     ]
 
 
+# What a worker reads, by table: the columns, or None for the whole row. Granted once the
+# tables exist (after the migrations), so `provision` runs again after `migrate`.
+WORKER_READS: dict[str, tuple[str, ...] | None] = {
+    "sessions": ("id", "status"),
+    "component_results": ("session_id", "component"),
+    "fact_checks": None,
+}
+
+
+def worker_statements(roles: DatabaseRoles, existing: set[str]) -> list[str]:
+    """The worker role's column grants on those of its tables that exist."""
+    worker = _ident(roles.worker)
+    statements = []
+    for table, columns in WORKER_READS.items():
+        if table not in existing:
+            continue
+        what = "SELECT" if columns is None else f"SELECT ({', '.join(map(_ident, columns))})"
+        statements.append(f"GRANT {what} ON TABLE {_ident(table)} TO {worker}")
+    return statements
+
+
 async def provision(
-    admin_url: str, database_url: str, roles: DatabaseRoles, owner_password: str, app_password: str
+    admin_url: str,
+    database_url: str,
+    roles: DatabaseRoles,
+    owner_password: str,
+    app_password: str,
+    worker_password: str,
 ) -> None:
     """Create (or bring up to date) both roles, the database and its ownership and grants.
 
@@ -115,20 +154,26 @@ async def provision(
     administrator on the application's database, created here when missing."""
     admin = await asyncpg.connect(admin_url)
     try:
-        for role in (roles.owner, roles.app):
+        for role in (roles.owner, roles.app, roles.worker):
             exists = await admin.fetchval("SELECT 1 FROM pg_roles WHERE rolname = $1", role)
             if not exists:
                 await admin.execute(f"CREATE ROLE {_ident(role)}")
         found = await admin.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", roles.database)
         if not found:
             await admin.execute(f"CREATE DATABASE {_ident(roles.database)}")
-        for statement in provisioning_statements(roles, owner_password, app_password):
+        statements = provisioning_statements(roles, owner_password, app_password, worker_password)
+        for statement in statements:
             await admin.execute(statement)
     finally:
         await admin.close()
     in_database = await asyncpg.connect(database_url)
     try:
         for statement in schema_statements(roles):
+            await in_database.execute(statement)
+        tables = await in_database.fetch(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+        )
+        for statement in worker_statements(roles, {t["tablename"] for t in tables}):
             await in_database.execute(statement)
     finally:
         await in_database.close()

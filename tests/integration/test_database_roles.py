@@ -12,14 +12,15 @@ from shared import sessions
 from shared.db import create_pool, migrate
 from shared.db_roles import DatabaseRoles, provision, scram_verifier
 from shared.messages import Result, now_ms
-from shared.sessions import NewSession
+from shared.sessions import NewSession, result_still_needed
 from tests.cli import verdict
 from tests.conftest import make_settings
 from tests.owned_postgres import owned_postgres
 
 pytestmark = pytest.mark.integration
 
-ROLES = DatabaseRoles("verdict", "verdict_owner", "verdict_app")
+ROLES = DatabaseRoles("verdict", "verdict_owner", "verdict_app", "verdict_worker")
+PASSWORDS = ("owner-pw", "app-pw", "worker-pw")
 WEIGHTS = {"techniques": 1.0}
 
 
@@ -38,14 +39,19 @@ async def test_the_app_role_works_rows_and_nothing_else(services, database_url):
     with owned_postgres(auth_host="scram-sha-256") as server:
         settings = make_settings(services, database_url, "unused")
         settings = settings.model_copy(update={"database_url": server.socket_url("verdict")})
-        passwords = {"POSTGRES_OWNER_PASSWORD": "owner-pw", "POSTGRES_APP_PASSWORD": "app-pw"}
+        passwords = dict(
+            zip(
+                ("POSTGRES_OWNER_PASSWORD", "POSTGRES_APP_PASSWORD", "POSTGRES_WORKER_PASSWORD"),
+                PASSWORDS,
+                strict=True,
+            )
+        )
         run = verdict(settings, "db", "provision", **passwords)
         assert run.returncode == 0, run.stderr
         assert "owner verdict_owner, application role verdict_app" in run.stdout
-        await provision(
-            server.socket_url(), server.socket_url("verdict"), ROLES, "owner-pw", "app-pw"
-        )
         assert await migrate(server.tcp_url("verdict_owner", "owner-pw", "verdict"))
+        # Again after the migrations: the worker's column grants need the tables.
+        await provision(server.socket_url(), server.socket_url("verdict"), ROLES, *PASSWORDS)
         app_url = server.tcp_url("verdict_app", "app-pw", "verdict")
         pool = await create_pool(app_url, max_size=2)
         try:
@@ -74,6 +80,9 @@ async def test_the_app_role_works_rows_and_nothing_else(services, database_url):
                         await conn.execute(forbidden)
         finally:
             await pool.close()
+        await worker_reads_only_what_it_needs(
+            server.tcp_url("verdict_worker", "worker-pw", "verdict"), sid
+        )
         with pytest.raises(asyncpg.InvalidPasswordError):
             await asyncpg.connect(server.tcp_url("verdict_app", "wrong", "verdict"))
         admin = await asyncpg.connect(server.socket_url())
@@ -85,3 +94,26 @@ async def test_the_app_role_works_rows_and_nothing_else(services, database_url):
         finally:
             await admin.close()
         assert all(row["rolpassword"].startswith("SCRAM-SHA-256$") for row in stored)
+
+
+async def worker_reads_only_what_it_needs(url: str, sid: str) -> None:
+    """The worker role answers "is this result still needed" and looks fact checks up; it
+    cannot read a session's content, anyone's results or verdicts, nor write anything."""
+    conn = await asyncpg.connect(url)
+    try:
+        assert await result_still_needed(conn, sid, "claims") is True  # type: ignore[arg-type]
+        assert await result_still_needed(conn, sid, "techniques") is False  # type: ignore[arg-type]
+        await conn.fetch("SELECT claim, rating FROM fact_checks LIMIT 1")
+        for forbidden in (
+            "SELECT input FROM sessions",
+            "SELECT tenant FROM sessions",
+            "SELECT data, score FROM component_results",
+            "SELECT * FROM verdicts",
+            f"UPDATE sessions SET status = 'failed' WHERE id = '{sid}'",
+            "DELETE FROM component_results",
+            "INSERT INTO fact_checks (claim) VALUES ('x')",
+        ):
+            with pytest.raises(asyncpg.InsufficientPrivilegeError):
+                await conn.execute(forbidden)
+    finally:
+        await conn.close()

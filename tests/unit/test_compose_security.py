@@ -49,8 +49,9 @@ def test_no_secret_on_a_command_line():
         ("TASK_SIGNING_KEY", {"api", "worker-media-preprocess"}),
         ("TASK_VERIFY_KEY", set(WORKERS)),
         ("RABBITMQ_ADMIN_PASSWORD", {"rabbitmq", "broker-access"}),
-        ("POSTGRES_ADMIN_PASSWORD", {"postgres", "db-access"}),
-        ("POSTGRES_OWNER_PASSWORD", {"db-access", "migrate"}),
+        ("POSTGRES_ADMIN_PASSWORD", {"postgres", "db-access", "db-grants"}),
+        ("POSTGRES_OWNER_PASSWORD", {"db-access", "db-grants", "migrate"}),
+        ("POSTGRES_WORKER_PASSWORD", {"db-access", "db-grants", *WORKERS}),
         ("RABBITMQ_PASSWORD_API", {"broker-access", "api"}),
         ("RABBITMQ_PASSWORD_AGGREGATOR", {"broker-access", "aggregator"}),
         ("REDIS_PASSWORD_AGGREGATOR", {"redis-acl", "aggregator"}),
@@ -75,8 +76,8 @@ def test_a_worker_holds_its_own_component_s_credentials_only(service):
     assert not any(c.upper() in " ".join(variables.values()) for c in others)
 
 
-def test_application_services_use_the_application_database_role():
-    """Never the superuser; the owner only where migrations run."""
+def test_application_services_use_their_database_roles():
+    """Never the superuser; the owner only where migrations run; workers the worker role."""
     app_services = [
         n
         for n, s in SERVICES.items()
@@ -84,7 +85,8 @@ def test_application_services_use_the_application_database_role():
     ]
     assert app_services
     for name in app_services:
-        assert "_app:" in env(name)["DATABASE_URL"], name
+        role = "_worker:" if name in WORKERS else "_app:"
+        assert role in env(name)["DATABASE_URL"], name
 
 
 def test_verdict_up_leaves_the_provisioning_jobs_out():
