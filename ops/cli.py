@@ -255,6 +255,9 @@ def keys_signing() -> None:
     private, public = new_task_keys()
     click.echo(f"TASK_SIGNING_KEY={private}")
     click.echo(f"TASK_VERIFY_KEY={public}")
+    media_private, media_public = new_task_keys()
+    click.echo(f"MEDIA_SIGNING_KEY={media_private}")
+    click.echo(f"MEDIA_VERIFY_KEY={media_public}")
     click.echo("RESULT_KEYS='" + json.dumps({c: new_key() for c in QUEUE_COMPONENTS}) + "'")
 
 

@@ -53,6 +53,7 @@ def peer_dir() -> Path:
         raise SystemExit("set VERDICT_PEER_DIR to a checkout of the peer (its peer.py, drive.py…)")
     return folder
 
+
 PEER_VENV = Path.home() / "peer-venv"
 # How often the polling client re-reads GET …/result: fine enough to resolve a 10 ms target.
 RESULT_POLL_S = 0.002

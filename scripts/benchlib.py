@@ -163,6 +163,8 @@ class World:
             topology_prefix=self.prefix,
             task_signing_key=self.signing["TASK_SIGNING_KEY"],
             task_verify_key=self.signing["TASK_VERIFY_KEY"],
+            media_signing_key=self.signing["MEDIA_SIGNING_KEY"],
+            media_verify_key=self.signing["MEDIA_VERIFY_KEY"],
             result_keys=json.loads(self.signing["RESULT_KEYS"]),
         )
 

@@ -94,10 +94,14 @@ async def delete_redis_keys(redis_url: str, prefix: str) -> int:
 
 def signing_env() -> dict[str, str]:
     """A fresh set of signing keys as environment variables (TASK_SIGNING_KEY,
-    TASK_VERIFY_KEY, RESULT_KEYS): every process of a throwaway world gets all of them."""
+    TASK_VERIFY_KEY, MEDIA_SIGNING_KEY, MEDIA_VERIFY_KEY, RESULT_KEYS): every process of a
+    throwaway world gets all of them."""
     private, public = new_task_keys()
+    media_private, media_public = new_task_keys()
     return {
         "TASK_SIGNING_KEY": private,
         "TASK_VERIFY_KEY": public,
+        "MEDIA_SIGNING_KEY": media_private,
+        "MEDIA_VERIFY_KEY": media_public,
         "RESULT_KEYS": json.dumps({c: new_key() for c in QUEUE_COMPONENTS}),
     }

@@ -41,6 +41,14 @@ class TaskInput(_Wire):
     input_type: InputType = Field("text", alias="inputType")
 
 
+class TaskOrigin(_Wire):
+    """The API-signed media task a follow-up task comes from: its signed fields (the content
+    as its SHA-256, so the follow-up stays small) and the API's signature of them."""
+
+    task: dict[str, Any]
+    signature: str = Field(max_length=128)
+
+
 class Task(_Wire):
     """One component's share of a session, routed to `{prefix}.{component}.{plan}`."""
 
@@ -54,6 +62,8 @@ class Task(_Wire):
     retry_count: int = Field(0, alias="retryCount", ge=0)
     # Ed25519 by the API or a media worker (shared/signing.py), base64.
     signature: str | None = Field(None, max_length=128)
+    # On a task a media worker dispatched: the media task it comes from (shared/signing.py).
+    origin: TaskOrigin | None = None
 
 
 class Result(_Wire):

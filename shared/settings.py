@@ -71,6 +71,9 @@ class Settings(BaseSettings):
     # result key. `verdict keys signing` makes a fresh set.
     task_signing_key: SecretStr | None = None  # Ed25519 private key, base64 of 32 bytes
     task_verify_key: str | None = None  # its public key, base64 of 32 bytes
+    # Media workers sign the follow-up tasks they dispatch with a key of their own.
+    media_signing_key: SecretStr | None = None
+    media_verify_key: str | None = None
     # JSON {"claims": "<secret>", …}: HMAC keys of results, by the component that signs them.
     result_keys: dict[str, SecretStr] = Field(default_factory=dict)
     # Rate limits and quotas (dispatcher/quotas.py). Limits use the `limits` notation, e.g.

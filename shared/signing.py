@@ -1,10 +1,14 @@
 """Who said so: tasks are signed by the API, results by the workers of their component.
 
-- A **task** carries an Ed25519 signature over everything but its retry count. The API (and
-  media workers, which dispatch follow-up tasks) hold the private key; every worker holds only
-  the public key, so a worker can check a task but not make one. A task whose plan, input or
-  session differs from what the API signed fails the check: nobody can run a session at a plan
-  it was not given, or slip a task into another tenant's session.
+- A **task** carries an Ed25519 signature over everything but its retry count (its content
+  as a SHA-256). The API holds the private key; every worker holds only the public key, so a
+  worker can check a task but not make one. A task whose plan, input or session differs from
+  what the API signed fails the check: nobody can run a session at a plan it was not given,
+  or slip a task into another tenant's session.
+- A **follow-up** task (media workers dispatch the four analysis tasks with the extracted
+  text) is signed with the media workers' own key and carries its origin: the API-signed
+  media task. It is believed only for an analysis component of that same session, plan and
+  priority, so a media worker's key cannot make a task for any other session.
 - A **result** carries an HMAC-SHA256 under its component's key and names its signer. Each
   worker holds only its own component's key; aggregators hold them all. A result is believed
   only when its signer is its component, or media_preprocess reporting a failure (a media file
@@ -22,14 +26,15 @@ import hashlib
 import hmac
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from shared.constants import MEDIA_PREPROCESS, QUEUE_COMPONENTS
+from shared.constants import ANALYSIS_COMPONENTS, MEDIA_PREPROCESS, QUEUE_COMPONENTS
 from shared.errors import MissingCredential
-from shared.messages import Result, Task
+from shared.messages import Result, Task, TaskOrigin
 from shared.settings import Settings, is_placeholder
 
 
@@ -37,11 +42,22 @@ def _canonical(document: Mapping[str, Any]) -> bytes:
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def task_payload(task: Task) -> bytes:
-    """What a task's signature covers: all of it but the signature and the retry count."""
-    return _canonical(
-        task.model_dump(mode="json", by_alias=True, exclude={"signature", "retry_count"})
+def signed_fields(task: Task) -> dict[str, Any]:
+    """What a task's signature covers: all of it but the signature and the retry count, its
+    content as a SHA-256 (and a follow-up's origin as it came)."""
+    document = task.model_dump(
+        mode="json", by_alias=True, exclude={"signature", "retry_count", "origin"}
     )
+    content = document["input"].pop("content", None) or ""
+    document["input"]["contentSha256"] = hashlib.sha256(content.encode()).hexdigest()
+    if task.origin is not None:
+        document["origin"] = task.origin.model_dump(mode="json", by_alias=True)
+    return document
+
+
+def task_payload(task: Task) -> bytes:
+    """The bytes a task's signature is made over."""
+    return _canonical(signed_fields(task))
 
 
 def result_payload(result: Result) -> bytes:
@@ -86,15 +102,48 @@ def sign_task(key: Ed25519PrivateKey, task: Task) -> Task:
     return task.model_copy(update={"signature": base64.b64encode(signature).decode()})
 
 
-def task_is_authentic(key: Ed25519PublicKey, task: Task) -> bool:
-    """True when the task carries a valid signature of the API (or a media worker)."""
-    if not task.signature:
+@dataclass(frozen=True)
+class TaskKeys:
+    """What a worker checks tasks with: the API's public key and the media workers' (None on
+    the media workers themselves, which receive no follow-ups)."""
+
+    api: Ed25519PublicKey
+    media: Ed25519PublicKey | None = None
+
+
+def _verified(key: Ed25519PublicKey, signature: str | None, payload: bytes) -> bool:
+    if not signature:
         return False
     try:
-        key.verify(base64.b64decode(task.signature, validate=True), task_payload(task))
+        key.verify(base64.b64decode(signature, validate=True), payload)
     except (InvalidSignature, binascii.Error, ValueError):
         return False
     return True
+
+
+def origin_of(task: Task) -> TaskOrigin | None:
+    """The origin a follow-up of `task` (a media task the API signed) carries."""
+    if not task.signature:
+        return None  # analysed in the API's own process: nothing is published
+    return TaskOrigin(task=signed_fields(task), signature=task.signature)
+
+
+def task_is_authentic(keys: TaskKeys, task: Task) -> bool:
+    """True for a task the API signed, or a follow-up a media worker signed for an analysis
+    component of the very session, plan and priority of an API-signed media task."""
+    if task.origin is None:
+        return _verified(keys.api, task.signature, task_payload(task))
+    origin = task.origin.task
+    return (
+        keys.media is not None
+        and _verified(keys.media, task.signature, task_payload(task))
+        and _verified(keys.api, task.origin.signature, _canonical(origin))
+        and origin.get("component") == MEDIA_PREPROCESS
+        and task.component in ANALYSIS_COMPONENTS
+        and origin.get("sessionId") == task.session_id
+        and origin.get("planType") == task.plan_type
+        and origin.get("priority") == task.priority
+    )
 
 
 # --- results: HMAC per component --------------------------------------------------------------
@@ -138,8 +187,33 @@ def task_signer(settings: Settings) -> Ed25519PrivateKey:
         raise MissingCredential(f"TASK_SIGNING_KEY is not an Ed25519 key: {exc}") from exc
 
 
+def media_signer(settings: Settings) -> Ed25519PrivateKey:
+    """Media workers' key for signing the follow-up tasks they dispatch."""
+    key = settings.media_signing_key
+    if key is None or is_placeholder(key.get_secret_value()):
+        raise MissingCredential("MEDIA_SIGNING_KEY is not set (`verdict keys signing` makes one)")
+    try:
+        return private_task_key(key.get_secret_value())
+    except ValueError as exc:
+        raise MissingCredential(f"MEDIA_SIGNING_KEY is not an Ed25519 key: {exc}") from exc
+
+
+def task_keys(settings: Settings, component: str) -> TaskKeys:
+    """What the workers of `component` check tasks with: analysis workers also accept the
+    follow-ups media workers sign."""
+    if component == MEDIA_PREPROCESS:
+        return TaskKeys(task_verifier(settings), None)
+    key = settings.media_verify_key
+    if key is None or is_placeholder(key):
+        raise MissingCredential("MEDIA_VERIFY_KEY is not set (`verdict keys signing` makes one)")
+    try:
+        return TaskKeys(task_verifier(settings), public_task_key(key))
+    except ValueError as exc:
+        raise MissingCredential(f"MEDIA_VERIFY_KEY is not an Ed25519 key: {exc}") from exc
+
+
 def task_verifier(settings: Settings) -> Ed25519PublicKey:
-    """A worker's key for checking tasks."""
+    """A worker's key for checking the API's tasks."""
     if settings.task_verify_key is None or is_placeholder(settings.task_verify_key):
         raise MissingCredential("TASK_VERIFY_KEY is not set (`verdict keys signing` makes one)")
     try:

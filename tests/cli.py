@@ -20,8 +20,10 @@ def settings_env(settings: Settings) -> dict[str, str]:
         if value is not None:
             env[name.upper()] = value if isinstance(value, str) else json.dumps(value)
     # Secrets dump masked ("**********"): give the process their values.
-    if settings.task_signing_key is not None:
-        env["TASK_SIGNING_KEY"] = settings.task_signing_key.get_secret_value()
+    for name in ("task_signing_key", "media_signing_key"):
+        secret = getattr(settings, name)
+        if secret is not None:
+            env[name.upper()] = secret.get_secret_value()
     env["RESULT_KEYS"] = json.dumps(
         {c: k.get_secret_value() for c, k in settings.result_keys.items()}
     )

@@ -62,6 +62,8 @@ def make_settings(
         "api_keys": hashed(TEST_API_KEYS),
         "task_signing_key": TEST_SIGNING["TASK_SIGNING_KEY"],
         "task_verify_key": TEST_SIGNING["TASK_VERIFY_KEY"],
+        "media_signing_key": TEST_SIGNING["MEDIA_SIGNING_KEY"],
+        "media_verify_key": TEST_SIGNING["MEDIA_VERIFY_KEY"],
         "result_keys": json.loads(TEST_SIGNING["RESULT_KEYS"]),
         "retry_base_ms": 200,
         "lock_retry_ms": 100,

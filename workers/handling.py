@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 import asyncpg
 from aio_pika.abc import AbstractIncomingMessage
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from shared.broker import Publisher
 from shared.errors import AnalysisTimeout
 from shared.messages import Task
 from shared.settings import Settings
+from shared.signing import TaskKeys
 from workers.executor import Executor, ExecutorContext, task_timeout_s
 from workers.middleware.authenticity import SignResults, VerifyTask
 from workers.middleware.chain import Job, Lock, Next, Step, attempt_of, chain
@@ -58,7 +58,7 @@ class Execute:
 class Authenticity:
     """The keys a worker checks tasks and signs results with."""
 
-    task_verifier: Ed25519PublicKey
+    task_keys: TaskKeys
     result_key: bytes
 
 
@@ -88,7 +88,7 @@ def steps_for(
         RequeueOnRetry(publisher, component),
         DeadLetterOnReject(publisher, component, park_ms),
         ParseTask(publisher.names, component),
-        VerifyTask(keys.task_verifier),
+        VerifyTask(keys.task_keys),
         bind_log_context,
         count_outcome,
         SkipFinished(db, settings.lock_retry_ms),

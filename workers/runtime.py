@@ -17,7 +17,7 @@ from shared.heartbeat import Heartbeat, worker_id
 from shared.names import Names
 from shared.resources import Resources
 from shared.settings import Settings
-from shared.signing import result_key, task_signer, task_verifier
+from shared.signing import media_signer, result_key, task_keys
 from shared.urgency import UrgentSignals, gate_for, precedence_followed
 from workers.executor import Executor, ExecutorContext, executor_for
 from workers.handling import Authenticity, Execute, TaskHandler, steps_for
@@ -49,9 +49,11 @@ class Worker:
         self._executor = executor or executor_for(options.component)
         self.names = Names(settings.topology_prefix)
         # The keys of this worker's role, checked before anything is opened (MissingCredential).
-        self._task_verifier = task_verifier(settings)
+        self._task_keys = task_keys(settings, options.component)
         self._result_key = result_key(settings, options.component)
-        self._task_signer = task_signer(settings) if options.component == MEDIA_PREPROCESS else None
+        # Media workers dispatch the four analysis tasks: signed with their own key.
+        media = options.component == MEDIA_PREPROCESS
+        self._task_signer = media_signer(settings) if media else None
         # Without the scheduler, no tier is urgent: plain consumption, for comparison.
         self._urgent_priority = settings.urgent_threshold
         buffer: Buffer[AbstractIncomingMessage] = (
@@ -98,7 +100,7 @@ class Worker:
                 locks,
                 pool,
                 opts.worker_id,
-                Authenticity(self._task_verifier, self._result_key),
+                Authenticity(self._task_keys, self._result_key),
             )
             handler = TaskHandler(steps, Execute(self._executor, context))
             # Before consuming: a task's timeout must not run while the processes start.

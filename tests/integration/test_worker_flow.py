@@ -222,6 +222,44 @@ async def test_media_without_a_service_fails_clearly_and_the_session_ends(world,
     assert await dlq_messages(settings) == []
 
 
+async def test_an_image_is_read_and_its_follow_ups_are_trusted_by_every_worker(
+    world, pool, tmp_path
+):
+    """Image input through the real media worker (tesseract): the four analysis tasks it
+    dispatches are signed with the media key and carry their origin; the analysis workers
+    accept them and the session completes on the text read from the image."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    settings = await world(media_root=str(tmp_path))
+    (tmp_path / "tenant-a").mkdir()
+    image = Image.new("RGB", (900, 120), "white")
+    ImageDraw.Draw(image).text(
+        (20, 30), "SHARE BEFORE DELETED", fill="black", font=ImageFont.load_default(size=48)
+    )
+    image.save(tmp_path / "tenant-a" / "words.png")
+    read: list[str] = []
+
+    async def record(task, ctx):
+        read.append(task.input.content or "")
+        return Analysis(10)
+
+    workers = [
+        Worker(settings, WorkerOptions("media_preprocess", 1, 1)).run,  # the real executor
+        *workers_for(settings, record),
+    ]
+    async with (
+        publisher_for(settings) as publisher,
+        running(*workers, Aggregator(settings, explain=explain).run),
+    ):
+        sid = await submit(
+            pool, publisher, input_type="image", content=None, media_path="tenant-a/words.png"
+        )
+        view = await final_view(pool, sid, timeout=60)
+    assert view.status == "completed" and len(read) == 4
+    assert all("DELETED" in text.upper() for text in read)
+    assert await dlq_messages(settings) == []
+
+
 async def test_a_task_whose_lock_is_held_waits_without_spending_an_attempt(
     settings, pool, publisher, redis
 ):

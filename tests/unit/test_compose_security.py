@@ -46,7 +46,9 @@ def test_no_secret_on_a_command_line():
     ("variable", "holders"),
     [
         ("DEPLOY_API_KEYS", {"api"}),
-        ("TASK_SIGNING_KEY", {"api", "worker-media-preprocess"}),
+        ("TASK_SIGNING_KEY", {"api"}),
+        ("MEDIA_SIGNING_KEY", {"worker-media-preprocess"}),
+        ("MEDIA_VERIFY_KEY", set(WORKERS) - {"worker-media-preprocess"}),
         ("TASK_VERIFY_KEY", set(WORKERS)),
         ("RABBITMQ_ADMIN_PASSWORD", {"rabbitmq", "broker-access"}),
         ("POSTGRES_ADMIN_PASSWORD", {"postgres", "db-access", "db-grants"}),

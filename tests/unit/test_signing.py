@@ -4,7 +4,9 @@ import pytest
 
 from shared.messages import Result, Task, TaskInput, decode_result, decode_task, encode
 from shared.signing import (
+    TaskKeys,
     new_task_keys,
+    origin_of,
     private_task_key,
     public_task_key,
     result_is_authentic,
@@ -19,6 +21,8 @@ KEYS = {
     for c in ("techniques", "ai_tampered", "claims", "domain", "media_preprocess")
 }
 PRIVATE, PUBLIC = new_task_keys()
+MEDIA_PRIVATE, MEDIA_PUBLIC = new_task_keys()
+KEYS_OF_WORKERS = TaskKeys(public_task_key(PUBLIC), public_task_key(MEDIA_PUBLIC))
 
 
 def task(**changes) -> Task:
@@ -58,10 +62,8 @@ def test_a_signed_task_survives_the_wire_and_a_retry():
     """The signature holds after encoding and decoding, and when the retry count grows."""
     signed = sign_task(private_task_key(PRIVATE), task())
     received = over_the_wire_task(signed)
-    assert task_is_authentic(public_task_key(PUBLIC), received)
-    assert task_is_authentic(
-        public_task_key(PUBLIC), received.model_copy(update={"retry_count": 3})
-    )
+    assert task_is_authentic(KEYS_OF_WORKERS, received)
+    assert task_is_authentic(KEYS_OF_WORKERS, received.model_copy(update={"retry_count": 3}))
 
 
 @pytest.mark.parametrize(
@@ -79,7 +81,7 @@ def test_a_signed_task_survives_the_wire_and_a_retry():
 def test_a_changed_or_unsigned_task_is_not_authentic(forge):
     """Another plan, input, session or component, no signature, a wrong one or another key."""
     signed = sign_task(private_task_key(PRIVATE), task())
-    assert not task_is_authentic(public_task_key(PUBLIC), over_the_wire_task(forge(signed)))
+    assert not task_is_authentic(KEYS_OF_WORKERS, over_the_wire_task(forge(signed)))
 
 
 def test_a_signed_result_survives_the_wire():
@@ -125,3 +127,63 @@ def test_malformed_keys_are_refused():
         public_task_key("not base64!")
     with pytest.raises(ValueError):
         private_task_key("c2hvcnQ=")
+
+
+def media_task() -> Task:
+    media = task(
+        component="media_preprocess", input=TaskInput(media_path="a.png", input_type="image")
+    )
+    return sign_task(private_task_key(PRIVATE), media)
+
+
+def follow_up(origin: Task, **changes) -> Task:
+    """What a media worker dispatches: an analysis task with the extracted text, its origin."""
+    derived = origin.model_copy(
+        update={
+            "component": "claims",
+            "input": TaskInput(content="extracted"),
+            "signature": None,
+            "origin": origin_of(origin),
+            **changes,
+        }
+    )
+    return sign_task(private_task_key(MEDIA_PRIVATE), derived)
+
+
+def test_a_follow_up_of_a_signed_media_task_is_authentic_to_analysis_workers():
+    """Signed by the media key, for the same session, plan and priority as its origin."""
+    received = over_the_wire_task(follow_up(media_task()))
+    assert task_is_authentic(KEYS_OF_WORKERS, received)
+    # Media workers themselves take no follow-ups.
+    assert not task_is_authentic(TaskKeys(public_task_key(PUBLIC)), received)
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        lambda: follow_up(media_task(), session_id="1b7c6a52-3f5e-4c1e-9d7e-2f1a8b9c0d11"),
+        lambda: follow_up(media_task(), plan_type=6, priority=10),
+        lambda: follow_up(media_task(), component="media_preprocess"),
+        lambda: follow_up(sign_task(private_task_key(PRIVATE), task())),  # origin not media
+        lambda: follow_up(sign_task(private_task_key(new_task_keys()[0]), media_task())),
+        lambda: sign_task(private_task_key(PRIVATE), follow_up(media_task())),  # API key
+    ],
+)
+def test_a_media_key_cannot_make_a_task_for_another_session_plan_or_origin(forge):
+    """Another session or plan than the origin's, a media task for itself, an origin that is
+    no media task or not the API's, or a follow-up not signed with the media key."""
+    assert not task_is_authentic(KEYS_OF_WORKERS, over_the_wire_task(forge()))
+
+
+def test_a_follow_up_carries_its_origin_s_content_only_as_a_digest():
+    """The origin adds a few hundred bytes, not a second copy of the client's text."""
+    big = sign_task(
+        private_task_key(PRIVATE),
+        media_task().model_copy(
+            update={
+                "input": TaskInput(content="x" * 50_000, media_path="a.png", input_type="image"),
+                "signature": None,
+            }
+        ),
+    )
+    assert len(encode(follow_up(big))) < 2_000

@@ -20,7 +20,7 @@ from shared.errors import (
 )
 from shared.messages import MAX_MESSAGE_BYTES, Task, TaskInput, decode_task, failure_results
 from shared.settings import Settings
-from shared.signing import public_task_key, result_is_authentic
+from shared.signing import TaskKeys, public_task_key, result_is_authentic
 from tests.unit.fakes import (
     NAMES,
     RESULT_KEY,
@@ -53,7 +53,7 @@ from workers.middleware.requeue import RequeueOnRetry
 from workers.middleware.retries import DecideOnFailure
 
 SID = "5f0c6e1e-8f1a-4c3e-9a57-0d2b6a1c9e11"
-KEYS = Authenticity(public_task_key(TASK_KEYS[1]), RESULT_KEY)
+KEYS = Authenticity(TaskKeys(public_task_key(TASK_KEYS[1])), RESULT_KEY)
 
 
 def a_task(component: str = "claims", **changes: Any) -> Task:

@@ -6,6 +6,7 @@ import re
 from shared.constants import ANALYSIS_COMPONENTS, MEDIA_CACHE_TTL_S
 from shared.keys import Keys
 from shared.messages import Task, now_ms
+from shared.signing import origin_of
 from workers.analysis.media import (
     MediaText,
     extract_text,
@@ -64,5 +65,7 @@ def follow_up(task: Task, component: str, extracted: str, max_chars: int) -> Tas
             "input": task.input.model_copy(update={"content": content}),
             "timestamp": now_ms(),
             "retry_count": 0,
+            "signature": None,
+            "origin": origin_of(task),
         }
     )

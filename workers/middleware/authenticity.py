@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
 from shared.errors import Reject
-from shared.signing import sign_result, task_is_authentic
+from shared.signing import TaskKeys, sign_result, task_is_authentic
 from workers.middleware.chain import Job, Next
 
 UNAUTHENTICATED_TASK = "unauthenticated task"
@@ -16,13 +14,14 @@ UNAUTHENTICATED_TASK = "unauthenticated task"
 
 @dataclass(frozen=True)
 class VerifyTask:
-    """A task without a valid signature — forged, altered (another plan, input or session) or
-    from a publisher that holds no signing key — is dead-lettered unrun."""
+    """A task without a valid signature — forged, altered (another plan, input or session), a
+    follow-up for another session than its media task, or from a publisher that holds no
+    signing key — is dead-lettered unrun."""
 
-    key: Ed25519PublicKey
+    keys: TaskKeys
 
     async def __call__(self, job: Job, call_next: Next) -> None:
-        if not task_is_authentic(self.key, job.task):
+        if not task_is_authentic(self.keys, job.task):
             raise Reject(UNAUTHENTICATED_TASK, kind="unauthenticated")
         await call_next(job)
 
