@@ -262,11 +262,15 @@ def keys_signing() -> None:
 
 
 @keys.command("hash")
-@click.argument("key")
-def keys_hash(key: str) -> None:
-    """Print the hash API_KEYS stores for KEY."""
+def keys_hash() -> None:
+    """Print the hash API_KEYS stores for a key read from standard input (asked for without
+    echo on a terminal), so the key stays out of shell history and the process list."""
     from shared.api_keys import key_hash
 
+    on_terminal = sys.stdin.isatty()
+    key = click.prompt("key", hide_input=True) if on_terminal else sys.stdin.read().strip()
+    if not key:
+        raise click.ClickException("no key given on standard input")
     click.echo(key_hash(key))
 
 

@@ -162,7 +162,7 @@ class Settings(BaseSettings):
         if plain:
             raise ValueError(
                 f"API_KEYS holds {len(plain)} entries that are not 'sha256:<64 hex>' hashes; "
-                "store hashes, not keys (`verdict keys hash KEY`, `verdict keys new`)"
+                "store hashes, not keys (`verdict keys hash`, `verdict keys new`)"
             )
         return value
 
