@@ -39,6 +39,17 @@ def _settings() -> Settings:
     return settings
 
 
+def _check_shipped_data() -> None:
+    """Stop at start, naming the file and field, when a shipped data file is broken."""
+    from shared.errors import DataFileError
+    from workers.analysis.shipped_data import check_shipped_data
+
+    try:
+        check_shipped_data()
+    except DataFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
 def run_until_signalled(main: Callable[[asyncio.Event], Awaitable[None]]) -> None:
     """Run `main(stop)`; SIGTERM or SIGINT sets `stop` for a graceful exit."""
 
@@ -398,6 +409,7 @@ def api(host: str | None, port: int | None) -> None:
     from dispatcher.serving import serve_metrics, server_config
 
     settings = _settings()
+    _check_shipped_data()
     serve_metrics(settings)
     # After its graceful shutdown uvicorn raises the signal it caught again, for the handler
     # that was there before it: with the default one the API would die of its SIGTERM instead
@@ -417,6 +429,7 @@ def worker(component: str, concurrency: int | None, prefetch: int | None) -> Non
     from workers.runtime import Worker, WorkerOptions
 
     settings = _settings()
+    _check_shipped_data()
     metrics.serve(settings.metrics_port)
     default_concurrency, default_prefetch = WORKER_DEFAULTS[component]
     options = WorkerOptions(
