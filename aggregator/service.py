@@ -8,7 +8,7 @@ import uuid
 import structlog
 from aio_pika.abc import AbstractIncomingMessage
 
-from aggregator.applier import Applier, Delivered, Storage
+from aggregator.applier import Applier, Delivered, Storage, hand_back
 from aggregator.explanation import explain
 from aggregator.fanin import Explain
 from aggregator.lanes import Lanes
@@ -92,6 +92,15 @@ class Aggregator:
         log.info("aggregator stopped")
 
     async def _on_result(self, delivery: AbstractIncomingMessage) -> None:
+        """Route one delivery; one that cannot be routed (its dead letter not published, say)
+        is nacked back to its queue rather than left unacked until the channel closes."""
+        try:
+            await self._route(delivery)
+        except Exception:
+            log.exception("result not routed, handed back", routing_key=delivery.routing_key)
+            await hand_back([delivery])
+
+    async def _route(self, delivery: AbstractIncomingMessage) -> None:
         applier = self._applier
         assert applier is not None, "consumers start after the applier"
         too_big = oversize(

@@ -15,6 +15,9 @@ from aggregator.applier import Applier, Delivered, Storage, home_key
 from aggregator.explanation import explain
 from aggregator.fanin import Applied, Recorded
 from aggregator.lanes import Lanes
+from aggregator.service import Aggregator
+from shared.constants import QUEUE_COMPONENTS
+from shared.errors import PublishError
 from shared.messages import Result
 from shared.settings import Settings
 from shared.urgency import UrgentGate
@@ -146,3 +149,72 @@ async def test_a_batch_interrupted_otherwise_is_handed_back_whole(monkeypatch):
 def test_a_parked_result_returns_to_a_results_queue(key, home):
     """Its own routing key when it is a results binding, else the shared one."""
     assert home_key(NAMES, key) == home
+
+
+class UnreachableDLQ(FakePublisher):
+    """A publisher whose dead letters fail to publish (the broker away, no DLQ bound)."""
+
+    async def dead_letter(self, body: bytes, headers: dict[str, Any], reason: str, origin: str):
+        raise PublishError("no queue is bound for the DLQ")
+
+
+async def test_a_refused_result_that_cannot_be_dead_lettered_is_handed_back(monkeypatch):
+    """Postgres refuses a result and the DLQ cannot take it: the result is nacked back to
+    its queue (refused again, and dead-lettered, once the broker takes letters), and the
+    rest of its batch is applied as usual."""
+    events: list[Any] = []
+    monkeypatch.setattr(applying, "record_results", fan_in({SIDS[0]}, []))
+    applier = an_applier(events)
+    applier.storage = Storage(None, None, None, UnreachableDLQ(events))  # type: ignore[arg-type]
+    await applier.apply_safely([delivered(s, events) for s in SIDS[:2]])
+    assert events == [("nack", True), "ack"]
+
+
+async def test_a_batch_the_lane_fails_on_is_handed_back_and_the_lane_goes_on(monkeypatch):
+    """Whatever escapes applying a batch: its results are nacked back to their queue, the
+    batch counts as settled, and the next batch is applied as usual."""
+    events: list[Any] = []
+    monkeypatch.setattr(applying, "record_results", fan_in(set(), []))
+    applier = an_applier(events)
+    apply_safely = applier.apply_safely
+
+    async def fails_once(batch: list[Delivered]) -> list[str]:
+        monkeypatch.setattr(applier, "apply_safely", apply_safely)
+        raise RuntimeError("unexpected")
+
+    monkeypatch.setattr(applier, "apply_safely", fails_once)
+    lanes: Lanes[Delivered] = Lanes()
+    lane = asyncio.create_task(applier.apply_lane(lanes, urgent=True))
+    try:
+        lanes.put(delivered(SIDS[0], events), urgent=True)
+        await asyncio.wait_for(lanes.idle(), 2)
+        lanes.put(delivered(SIDS[1], events), urgent=True)
+        await asyncio.wait_for(lanes.idle(), 2)
+    finally:
+        lane.cancel()
+        await asyncio.gather(lane, return_exceptions=True)
+    assert events == [("nack", True), "ack"]
+
+
+def unit_settings(**changes: Any) -> Settings:
+    keys = {c: f"{c}-result-key-of-at-least-32-bytes" for c in QUEUE_COMPONENTS}
+    return Settings(
+        amqp_url="amqp://unused",
+        redis_url="redis://unused",
+        database_url="postgresql://unused",
+        topology_prefix="unit",
+        result_keys=keys,
+        **changes,
+    )
+
+
+async def test_a_result_that_cannot_be_routed_is_nacked_back_not_left_unacked():
+    """Poison whose dead letter cannot be published: the consumer does not fail with the
+    delivery unsettled, it hands it back to its queue."""
+    events: list[Any] = []
+    aggregator = Aggregator(unit_settings(), explain=explain)
+    storage = Storage(None, None, None, UnreachableDLQ(events))  # type: ignore[arg-type]
+    aggregator._applier = Applier(aggregator.settings, storage, UrgentGate(8, 0.0), explain)
+    poison = FakeDelivery(b"not json", routing_key=NAMES.result_key("claims"), events=events)
+    await aggregator._on_result(poison)  # type: ignore[arg-type]
+    assert events == [("nack", True)]
