@@ -4,6 +4,7 @@ order the worker builds it (fakes for the broker, Postgres and the lock)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 from typing import Any
 
 import pytest
@@ -277,6 +278,61 @@ async def test_a_lock_lost_while_running_stops_the_run_and_requeues():
     with pytest.raises(Retry, match="lock lost while running"):
         await asyncio.wait_for(Watchdog(100)(job, run_forever), 5)
     await asyncio.wait_for(cancelled.wait(), 5)
+
+
+async def test_a_run_stopped_for_a_lost_lock_has_finished_its_clean_up_before_the_requeue():
+    """The re-queue waits for the cancelled run: its clean-up is over when Retry is raised,
+    and an error the clean-up ends with is retrieved, never reported to the event loop."""
+    events: list[Any] = []
+    lock = FakeLock(events)
+    job = parsed_job()
+    job.lock = lock
+
+    async def slow_to_stop(job: Job) -> None:
+        lock.lost.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.01)
+            events.append("cleaned up")
+            raise RuntimeError("clean-up failed") from None
+
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda loop, context: reported.append(context))
+    try:
+        with pytest.raises(Retry, match="lock lost while running"):
+            await asyncio.wait_for(Watchdog(100)(job, slow_to_stop), 5)
+        assert events == ["cleaned up"]
+        await asyncio.sleep(0.05)  # without the wait, the run ends (unretrieved) meanwhile
+        gc.collect()
+    finally:
+        loop.set_exception_handler(None)
+    assert reported == []
+
+
+async def test_a_watchdog_cancelled_at_shutdown_stops_its_run_and_waits_for_it():
+    """The step cancelled (a task still running past the grace period): the run is
+    cancelled with it and its clean-up is over when the cancel is through, nothing runs on."""
+    events: list[Any] = []
+    job = parsed_job()
+    job.lock = FakeLock(events)
+    started = asyncio.Event()
+
+    async def run_forever(job: Job) -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await asyncio.sleep(0.01)
+            events.append("cleaned up")
+
+    watched = asyncio.ensure_future(Watchdog(100)(job, run_forever))
+    await asyncio.wait_for(started.wait(), 5)
+    watched.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await watched
+    assert events == ["cleaned up"]
 
 
 async def test_a_success_on_a_lock_that_expired_meanwhile_is_not_reported():
