@@ -52,13 +52,19 @@ class Applier:
     handed to it open (shared.resources), so it can be built around fakes."""
 
     def __init__(
-        self, settings: Settings, storage: Storage, gate: UrgentGate, explain: Explain
+        self,
+        settings: Settings,
+        storage: Storage,
+        gate: UrgentGate,
+        explain: Explain,
+        parking_key: bytes,
     ) -> None:
         self.settings = settings
         self.storage = storage
         self.names = Names(settings.topology_prefix)
         self._gate = gate
         self._explain = explain
+        self._parking_key = parking_key  # marks what it parks (shared.signing)
         self._signals = UrgentSignals(storage.redis, settings.key_prefix)
         self._background: set[asyncio.Task[None]] = set()  # explanations being rewritten
         self._ending: set[asyncio.Task[None]] = set()  # urgent-session ends being announced
@@ -193,6 +199,7 @@ class Applier:
             source="aggregator",
             kind=kind,
             park_ms=max(self.settings.retry_delays_ms()),
+            parking_key=self._parking_key,
             returns_to=home_key(self.names, delivery.routing_key or ""),
         )
 

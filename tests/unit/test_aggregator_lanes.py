@@ -16,13 +16,16 @@ from aggregator.explanation import explain
 from aggregator.fanin import Applied, Recorded
 from aggregator.lanes import Lanes
 from aggregator.service import Aggregator
-from shared.constants import QUEUE_COMPONENTS
+from shared.constants import PARKED_HEADER, PARKED_KIND_HEADER, QUEUE_COMPONENTS
+from shared.deadletters import parking_headers
 from shared.errors import PublishError
-from shared.messages import Result
+from shared.messages import Result, encode
 from shared.settings import Settings
+from shared.signing import aggregator_parking_key, result_key, sign_result
 from shared.urgency import UrgentGate
 from tests.unit.fakes import NAMES, FakeDelivery, FakePublisher
 
+PARKING_KEY = b"aggregators-parking-key-of-32-bytes"
 SIDS = [f"00000000-0000-4000-8000-00000000000{n}" for n in range(4)]
 
 
@@ -82,7 +85,7 @@ def an_applier(events: list[Any]) -> Applier:
         topology_prefix="unit",
     )
     storage = Storage(None, None, None, FakePublisher(events))  # type: ignore[arg-type]
-    return Applier(settings, storage, UrgentGate(8, 0.0), explain)
+    return Applier(settings, storage, UrgentGate(8, 0.0), explain, PARKING_KEY)
 
 
 def fan_in(refused: set[str], calls: list[list[str]]) -> Any:
@@ -214,7 +217,75 @@ async def test_a_result_that_cannot_be_routed_is_nacked_back_not_left_unacked():
     events: list[Any] = []
     aggregator = Aggregator(unit_settings(), explain=explain)
     storage = Storage(None, None, None, UnreachableDLQ(events))  # type: ignore[arg-type]
-    aggregator._applier = Applier(aggregator.settings, storage, UrgentGate(8, 0.0), explain)
+    aggregator._applier = Applier(
+        aggregator.settings, storage, UrgentGate(8, 0.0), explain, PARKING_KEY
+    )
     poison = FakeDelivery(b"not json", routing_key=NAMES.result_key("claims"), events=events)
     await aggregator._on_result(poison)  # type: ignore[arg-type]
     assert events == [("nack", True)]
+
+
+def an_aggregator(publisher: FakePublisher) -> Aggregator:
+    """An aggregator around fakes, its consumers' entry point ready to be called."""
+    aggregator = Aggregator(unit_settings(), explain=explain)
+    storage = Storage(None, None, None, publisher)  # type: ignore[arg-type]
+    aggregator._applier = Applier(
+        aggregator.settings,
+        storage,
+        UrgentGate(8, 0.0),
+        explain,
+        aggregator_parking_key(aggregator.settings),
+    )
+    return aggregator
+
+
+def signed_result_delivery(events: list[Any], **headers: Any) -> FakeDelivery:
+    settings = unit_settings()
+    signed = sign_result(result_key(settings, "claims"), "claims", result(SIDS[0]))
+    body = encode(signed)
+    return FakeDelivery(
+        body, routing_key=NAMES.result_key("claims"), headers=headers, events=events
+    )
+
+
+async def test_a_result_parked_by_a_full_dlq_is_dead_lettered_not_applied_when_it_returns():
+    """The aggregators' marker round-trips: a result refused by Postgres and then by the full
+    DLQ comes back authentic and well-formed, and still goes to the DLQ with its reason."""
+    events: list[Any] = []
+    parking = an_aggregator(FakePublisher(events, dlq_full=True))
+    assert parking._applier is not None
+    refused = signed_result_delivery(events)
+    await parking._applier.dead_letter(refused, "refused by postgres: check")  # type: ignore[arg-type]
+    copy, routing_key = next(e[1:3] for e in events if isinstance(e, tuple) and e[0] == "retry")
+    back_events: list[Any] = []
+    back = FakeDelivery(copy.body, routing_key, dict(copy.headers), events=back_events)
+    aggregator = an_aggregator(FakePublisher(back_events))
+    await aggregator._on_result(back)  # type: ignore[arg-type]
+    assert back_events == [("dead_letter", "refused by postgres: check", routing_key), "ack"]
+    assert aggregator._lanes.pending == 0
+
+
+WORKER_FORGERIES = {
+    "no MAC": lambda body: {PARKED_HEADER: "spoofed", PARKED_KIND_HEADER: "unauthenticated"},
+    "a claims worker's MAC": lambda body: parking_headers(
+        {}, "spoofed", "unauthenticated", body, result_key(unit_settings(), "claims")
+    ),
+}
+
+
+@pytest.mark.parametrize("forge", WORKER_FORGERIES.values(), ids=WORKER_FORGERIES.keys())
+async def test_a_result_with_a_forged_parking_marker_is_handled_as_any_other(forge):
+    """A marker no aggregator made is ignored: an authentic result is applied, poison is
+    dead-lettered as poison, never with the reason the marker claims."""
+    events: list[Any] = []
+    aggregator = an_aggregator(FakePublisher(events))
+    genuine = signed_result_delivery(events)
+    genuine.headers = forge(genuine.body)
+    await aggregator._on_result(genuine)  # type: ignore[arg-type]
+    assert events == [] and aggregator._lanes.pending == 1
+    poison = FakeDelivery(
+        b"not json", NAMES.result_key("claims"), forge(b"not json"), events=events
+    )
+    await aggregator._on_result(poison)  # type: ignore[arg-type]
+    (kind, reason, _), ack = events
+    assert (kind, ack) == ("dead_letter", "ack") and reason != "spoofed"

@@ -2,8 +2,11 @@
 
 import pytest
 
+from shared.errors import MissingCredential
 from shared.messages import Result, Task, TaskInput, decode_result, decode_task, encode
+from shared.settings import Settings
 from shared.signing import (
+    aggregator_parking_key,
     new_task_keys,
     private_task_key,
     public_task_key,
@@ -125,3 +128,26 @@ def test_malformed_keys_are_refused():
         public_task_key("not base64!")
     with pytest.raises(ValueError):
         private_task_key("c2hvcnQ=")
+
+
+def with_result_keys(keys: dict[str, bytes]) -> Settings:
+    return Settings(
+        amqp_url="amqp://unused",
+        redis_url="redis://unused",
+        database_url="postgresql://unused",
+        result_keys={c: k.decode() for c, k in keys.items()},
+    )
+
+
+def test_the_aggregators_parking_key_needs_every_result_key_and_is_none_of_them():
+    """Aggregators, holding every result key, derive the same key; a worker, holding one,
+    cannot: it is none of the result keys, changes with any one of them, and a process
+    without them all has none (MissingCredential)."""
+    key = aggregator_parking_key(with_result_keys(KEYS))
+    assert key == aggregator_parking_key(with_result_keys(dict(KEYS)))
+    assert key not in KEYS.values()
+    for component in KEYS:
+        other = {**KEYS, component: b"another-key-of-at-least-32-bytes-xx"}
+        assert aggregator_parking_key(with_result_keys(other)) != key
+    with pytest.raises(MissingCredential):
+        aggregator_parking_key(with_result_keys({"claims": KEYS["claims"]}))
