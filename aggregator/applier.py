@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
 
 import asyncpg
@@ -52,13 +52,19 @@ class Applier:
     handed to it open (shared.resources), so it can be built around fakes."""
 
     def __init__(
-        self, settings: Settings, storage: Storage, gate: UrgentGate, explain: Explain
+        self,
+        settings: Settings,
+        storage: Storage,
+        gate: UrgentGate,
+        explain: Explain,
+        parking_key: bytes,
     ) -> None:
         self.settings = settings
         self.storage = storage
         self.names = Names(settings.topology_prefix)
         self._gate = gate
         self._explain = explain
+        self._parking_key = parking_key  # marks what it parks (shared.signing)
         self._signals = UrgentSignals(storage.redis, settings.key_prefix)
         self._background: set[asyncio.Task[None]] = set()  # explanations being rewritten
         self._ending: set[asyncio.Task[None]] = set()  # urgent-session ends being announced
@@ -66,19 +72,29 @@ class Applier:
     async def apply_lane(self, lanes: Lanes[Delivered], urgent: bool) -> None:
         """Apply whatever a lane received meanwhile as one batch, for as long as it comes.
 
-        New lower-tier batches wait at the gate while urgent ones are applied."""
+        New lower-tier batches wait at the gate while urgent ones are applied. A batch that
+        fails unexpectedly is handed back, never the lane: a dead lane would leave its
+        results unacked and keep a stopping aggregator waiting for them forever."""
         priority = self._gate.threshold if urgent else 0
         while True:
             batch = await lanes.take(urgent=urgent)
-            await self._gate.admit(lambda: priority)
-            self._gate.started(priority)
             try:
-                finished = await self.apply_safely(batch)
+                finished = await self._apply_in_turn(batch, priority)
+                if urgent and finished:  # in the background: the next batch need not wait
+                    self._spawn(self._end_urgent(finished), self._ending)
+            except Exception:
+                log.exception("batch failed, handed back", size=len(batch))
+                await hand_back(d for d, _ in batch)
             finally:
-                self._gate.finished(priority)
-            if urgent and finished:  # in the background: the next batch need not wait for it
-                self._spawn(self._end_urgent(finished), self._ending)
-            lanes.done(batch)
+                lanes.done(batch)
+
+    async def _apply_in_turn(self, batch: list[Delivered], priority: int) -> list[str]:
+        await self._gate.admit(lambda: priority)
+        self._gate.started(priority)
+        try:
+            return await self.apply_safely(batch)
+        finally:
+            self._gate.finished(priority)
 
     async def apply_safely(self, batch: list[Delivered]) -> list[str]:
         """Apply a batch and return the sessions it finalized; a result Postgres refuses is
@@ -88,15 +104,22 @@ class Applier:
             return await self._apply(batch)
         except asyncpg.PostgresError as exc:
             if len(batch) == 1:
-                await self.dead_letter(batch[0][0], f"refused by postgres: {exc}")
+                await self._dead_letter_refused(batch[0][0], f"refused by postgres: {exc}")
                 return []
             return [s for item in batch for s in await self.apply_safely([item])]
         except Exception as exc:
             log.error("batch interrupted", error=repr(exc), size=len(batch))
-            for delivery, _ in batch:
-                with contextlib.suppress(Exception):
-                    await delivery.nack(requeue=True)
+            await hand_back(d for d, _ in batch)
             return []
+
+    async def _dead_letter_refused(self, delivery: AbstractIncomingMessage, reason: str) -> None:
+        """Dead-letter a refused result, or hand it back while the DLQ cannot be reached: it
+        is refused again when it returns, and dead-lettered once the broker takes letters."""
+        try:
+            await self.dead_letter(delivery, reason)
+        except Exception as exc:
+            log.error("refused result not dead-lettered, handed back", error=repr(exc))
+            await hand_back([delivery])
 
     async def _apply(self, batch: list[Delivered]) -> list[str]:
         results = [result for _, result in batch]
@@ -176,6 +199,7 @@ class Applier:
             source="aggregator",
             kind=kind,
             park_ms=max(self.settings.retry_delays_ms()),
+            parking_key=self._parking_key,
             returns_to=home_key(self.names, delivery.routing_key or ""),
         )
 
@@ -217,6 +241,14 @@ class Applier:
         task: asyncio.Task[None] = asyncio.ensure_future(work)
         into.add(task)
         task.add_done_callback(into.discard)
+
+
+async def hand_back(deliveries: Iterable[AbstractIncomingMessage]) -> None:
+    """Nack each delivery back to its queue; one already settled, or on a channel gone (the
+    broker then requeues it by itself), is passed over."""
+    for delivery in deliveries:
+        with contextlib.suppress(Exception):
+            await delivery.nack(requeue=True)
 
 
 def home_key(names: Names, routing_key: str) -> str:

@@ -8,20 +8,20 @@ import uuid
 import structlog
 from aio_pika.abc import AbstractIncomingMessage
 
-from aggregator.applier import Applier, Delivered, Storage
+from aggregator.applier import Applier, Delivered, Storage, hand_back
 from aggregator.explanation import explain
 from aggregator.fanin import Explain
 from aggregator.lanes import Lanes
 from shared.background import in_background
 from shared.broker import Publisher, reject_oversize
-from shared.deadletters import oversize, parked_letter
+from shared.deadletters import marked_as_parked, oversize, parked_letter
 from shared.errors import InvalidMessage
 from shared.heartbeat import Heartbeat, worker_id
 from shared.messages import MAX_MESSAGE_BYTES, decode_result
 from shared.names import Names
 from shared.resources import Resources
 from shared.settings import Settings
-from shared.signing import result_is_authentic, result_keys
+from shared.signing import aggregator_parking_key, result_is_authentic, result_keys
 from shared.urgency import UrgentSignals, gate_for, precedence_followed
 
 log = structlog.get_logger(__name__)
@@ -41,6 +41,8 @@ class Aggregator:
         self.names = Names(settings.topology_prefix)
         # Every component's result key: a result is applied only if its signature holds.
         self._result_keys = result_keys(settings)
+        # Marks the results it parks; derived from all result keys, so no worker can forge it.
+        self._parking_key = aggregator_parking_key(settings)
         # With the scheduler off no result is urgent: one lane, in arrival order.
         self._gate = gate_for(settings)
         self._lanes: Lanes[Delivered] = Lanes()
@@ -57,7 +59,11 @@ class Aggregator:
             ).open()
             # Before any consumer starts: an urgent batch announces its sessions' ends with it.
             applier = Applier(
-                self.settings, Storage(pool, redis, http, publisher), self._gate, self.explain
+                self.settings,
+                Storage(pool, redis, http, publisher),
+                self._gate,
+                self.explain,
+                self._parking_key,
             )
             opened.closes(applier, lambda a: a.close())
             self._applier = applier
@@ -92,6 +98,15 @@ class Aggregator:
         log.info("aggregator stopped")
 
     async def _on_result(self, delivery: AbstractIncomingMessage) -> None:
+        """Route one delivery; one that cannot be routed (its dead letter not published, say)
+        is nacked back to its queue rather than left unacked until the channel closes."""
+        try:
+            await self._route(delivery)
+        except Exception:
+            log.exception("result not routed, handed back", routing_key=delivery.routing_key)
+            await hand_back([delivery])
+
+    async def _route(self, delivery: AbstractIncomingMessage) -> None:
         applier = self._applier
         assert applier is not None, "consumers start after the applier"
         too_big = oversize(
@@ -100,10 +115,12 @@ class Aggregator:
         if too_big:  # unread, and never republished by us: the broker dead-letters it
             await reject_oversize(delivery, too_big, "aggregator")
             return
-        parked = parked_letter(delivery.headers)
+        parked = parked_letter(delivery.headers, delivery.body, self._parking_key)
         if parked is not None:  # back from a full DLQ: to the DLQ again, not applied
             await applier.dead_letter(delivery, *parked)
             return
+        if marked_as_parked(delivery.headers):  # forged or altered: a result like any other
+            log.warning("parking marker does not verify: handled as a normal result")
         try:
             result = decode_result(delivery.body)
             uuid.UUID(result.session_id)

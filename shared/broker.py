@@ -219,13 +219,15 @@ async def send_to_dlq(
     source: str,
     kind: DeadLetterKind,
     park_ms: int,
+    parking_key: bytes,
     returns_to: str | None = None,
 ) -> None:
     """Dead-letter `delivery` with bounded headers, then ack it.
 
     A full DLQ refuses the letter (reject-publish); the original is then not lost but parked
     in the retry tier of `park_ms`, returns to `returns_to` (default: the routing key it came
-    with) and is dead-lettered again when it comes back.
+    with) and is dead-lettered again when it comes back: its marker is authenticated under
+    `parking_key`, the key of this process's role that the consumer there checks it with.
     """
     log.warning("dead-lettering message", reason=reason, routing_key=delivery.routing_key)
     try:
@@ -238,7 +240,8 @@ async def send_to_dlq(
         home = (delivery.routing_key or "") if returns_to is None else returns_to
         # Marked, so that on its return it is dead-lettered again, not run or applied again
         # (a failed task's failure result is recorded: it would be skipped as done).
-        copy = redelivery_copy(delivery, parking_headers(delivery.headers, reason, kind))
+        marked = parking_headers(delivery.headers, reason, kind, delivery.body, parking_key)
+        copy = redelivery_copy(delivery, marked)
         await publisher.retry(copy, home, park_ms)
     else:
         metrics.DEAD_LETTERS.labels(source, kind).inc()

@@ -35,6 +35,9 @@ ORIGIN_HEADER: Final = "x-verdict-origin"
 # with when it returns (it is not run or applied again).
 PARKED_HEADER: Final = "x-verdict-parked"
 PARKED_KIND_HEADER: Final = "x-verdict-parked-kind"
+# Their HMAC under the parking process's key: any process that may write to the retry tiers
+# could otherwise have any message dead-lettered with a reason and kind of its choosing.
+PARKED_MAC_HEADER: Final = "x-verdict-parked-mac"
 
 # Worker defaults per component: (concurrency, prefetch per plan queue). Prefetch from the
 # original deployment (docs/architecture.md §1.1); media work is slow and heavy, so it takes

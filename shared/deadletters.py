@@ -7,10 +7,18 @@ keep every dead letter small: what we add to one is a fixed whitelist of short,
 type-checked headers, and a delivery too big to handle is rejected unread, so the broker
 dead-letters it through its queue's `x-dead-letter-*` route without our republishing it.
 The I/O around these (`send_to_dlq`, `reject_oversize`) is in shared/broker.py.
+
+A copy parked in a retry tier while the DLQ is full carries the reason and kind it is to be
+dead-lettered with when it returns, under an HMAC of the parking process's role (a worker:
+its component's result key; an aggregator: a key derived from all of them). Every process
+may write to the retry tiers, so a marker is honoured only when its MAC holds.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
@@ -21,6 +29,7 @@ from shared.constants import (
     ORIGIN_HEADER,
     PARKED_HEADER,
     PARKED_KIND_HEADER,
+    PARKED_MAC_HEADER,
     REASON_HEADER,
 )
 
@@ -41,6 +50,9 @@ KINDS: Final[tuple[DeadLetterKind, ...]] = (
 MAX_VALUE_CHARS: Final = 256
 # Enough for a validation error or an exception message, small beside any frame limit.
 MAX_REASON_CHARS: Final = 500
+# Opens what a parked copy's MAC covers, so no other message signed under the same key (a
+# worker parks under its result key) can carry a MAC that passes for a parking one.
+_PARKING_LABEL: Final = "verdict parked letter v1"
 # The original headers a dead letter keeps, with the type each must have: what an operator
 # needs to see where it came from, and what `verdict dlq replay` needs to send it back.
 KEPT_HEADERS: Final[Mapping[str, type]] = {
@@ -129,24 +141,49 @@ def oversize(
 
 
 def parking_headers(
-    original: Mapping[str, Any] | None, reason: str, kind: DeadLetterKind
+    original: Mapping[str, Any] | None,
+    reason: str,
+    kind: DeadLetterKind,
+    body: bytes,
+    key: bytes,
 ) -> dict[str, Any]:
     """The headers of a copy parked while the DLQ is full: its own, and what to do with it
-    when it returns (be dead-lettered with this reason)."""
+    when it returns (be dead-lettered with this reason), authenticated under `key`."""
+    reason = reason[:MAX_REASON_CHARS]
     return {
         **(original or {}),
-        PARKED_HEADER: reason[:MAX_REASON_CHARS],
+        PARKED_HEADER: reason,
         PARKED_KIND_HEADER: kind,
+        PARKED_MAC_HEADER: parking_mac(key, reason, kind, body),
     }
 
 
-def parked_letter(headers: Mapping[str, Any] | None) -> tuple[str, DeadLetterKind] | None:
-    """(reason, kind) when these are the headers of a parked dead letter, else None."""
+def parked_letter(
+    headers: Mapping[str, Any] | None, body: bytes, key: bytes
+) -> tuple[str, DeadLetterKind] | None:
+    """(reason, kind) when these are the headers of a copy parked under `key` with this
+    body, else None: a marker without a valid MAC is no parked letter."""
     reason = (headers or {}).get(PARKED_HEADER)
     kind = (headers or {}).get(PARKED_KIND_HEADER)
-    if not isinstance(reason, str) or kind not in KINDS:
+    mac = (headers or {}).get(PARKED_MAC_HEADER)
+    if not isinstance(reason, str) or kind not in KINDS or not isinstance(mac, str):
         return None
-    return reason[:MAX_REASON_CHARS], kind
+    if not hmac.compare_digest(parking_mac(key, reason, kind, body), mac):
+        return None
+    return reason, kind
+
+
+def marked_as_parked(headers: Mapping[str, Any] | None) -> bool:
+    """Whether the headers claim a parked letter at all, genuine or not."""
+    return PARKED_HEADER in (headers or {})
+
+
+def parking_mac(key: bytes, reason: str, kind: str, body: bytes) -> str:
+    """HMAC-SHA256 over the reason, kind and body digest of a parked copy; its payload is a
+    labelled JSON array, so it can never be the JSON object a result signature covers."""
+    digest = hashlib.sha256(body).hexdigest()
+    payload = json.dumps([_PARKING_LABEL, reason, kind, digest]).encode()  # ASCII: always encodes
+    return hmac.new(key, payload, hashlib.sha256).hexdigest()
 
 
 def dead_letter_kind(name: str) -> DeadLetterKind:

@@ -233,3 +233,12 @@ def result_key(settings: Settings, component: str) -> bytes:
 def result_keys(settings: Settings) -> dict[str, bytes]:
     """Every component's result key: what an aggregator checks results with."""
     return {c: result_key(settings, c) for c in QUEUE_COMPONENTS}
+
+
+def aggregator_parking_key(settings: Settings) -> bytes:
+    """The key aggregators authenticate the results they park with (shared.deadletters):
+    derived from every component's result key, so no worker, holding only its own, can
+    compute it, and distinct from each of them."""
+    keys = result_keys(settings)
+    material = b"".join(len(keys[c]).to_bytes(4, "big") + keys[c] for c in sorted(keys))
+    return hmac.new(b"verdict aggregator parking key", material, hashlib.sha256).digest()

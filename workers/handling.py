@@ -82,18 +82,20 @@ def steps_for(
       goes between Report and Watchdog (it sees `job.results` before they are published).
     """
     park_ms = max(settings.retry_delays_ms())  # the longest tier: a full DLQ drains meanwhile
+    # What this component's workers park, only they (and aggregators) can mark as parked.
+    parking_key = keys.result_key
     return [
         RejectOversize(component, settings.max_header_bytes),
-        DeadLetterParked(publisher, component, park_ms),
+        DeadLetterParked(publisher, component, park_ms, parking_key),
         RequeueOnRetry(publisher, component),
-        DeadLetterOnReject(publisher, component, park_ms),
+        DeadLetterOnReject(publisher, component, park_ms, parking_key),
         ParseTask(publisher.names, component),
         VerifyTask(keys.task_keys),
         bind_log_context,
         count_outcome,
         SkipFinished(db, settings.lock_retry_ms),
         HoldLock(locks, settings.lock_retry_ms),
-        Report(publisher, component, park_ms),
+        Report(publisher, component, park_ms, parking_key),
         SignResults(component, keys.result_key),
         Watchdog(settings.lock_retry_ms),
         DecideOnFailure(settings.max_attempts, settings.retry_base_ms, worker_id),

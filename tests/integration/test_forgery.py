@@ -1,5 +1,6 @@
 """Forged results and tasks, published by someone who can reach the broker but holds no
-signing key: each is dead-lettered with its reason and the verdict is the genuine one."""
+signing key: each is dead-lettered with its reason and the verdict is the genuine one. A
+worker adds a parking marker of its own making, where it may not park: it changes nothing."""
 
 import json
 
@@ -9,9 +10,10 @@ import pytest
 from aggregator.explanation import explain
 from aggregator.service import Aggregator
 from shared.constants import REASON_HEADER
+from shared.deadletters import parking_headers
 from shared.messages import Result, Task, TaskInput, encode, now_ms
 from shared.names import Names
-from shared.signing import new_task_keys, private_task_key, sign_result, sign_task
+from shared.signing import new_task_keys, private_task_key, result_key, sign_result, sign_task
 from tests.integration.conftest import publisher_for, running, signed
 from tests.integration.test_dead_letters import dead_letters
 from tests.integration.test_worker_flow import final_view, submit, workers_for
@@ -45,16 +47,25 @@ def forged_results(settings, sid):
     return [unsigned, guessed, by_domain]
 
 
+def spoofed_marker(settings, body, by):
+    """What a worker of `by` could add to have a message dead-lettered as it chooses: a
+    parking marker under its own key, which holds only on its own component's queues."""
+    return parking_headers({}, "spoofed", "refused", body, result_key(settings, by))
+
+
 async def test_forged_results_and_tasks_are_dead_lettered_and_the_verdict_stands(world, pool):
     """Results with no, a wrong or another component's signature, a task re-signed under
     another key and a genuine task replayed at plan 6: five dead letters, each with its
-    reason; the session's verdict comes from the genuine results alone."""
+    reason (not the one a forged parking marker claims); the session's verdict comes from
+    the genuine results alone."""
     settings = await world()
     names = Names(settings.topology_prefix)
     async with publisher_for(settings) as publisher:
         sid = await submit(pool, publisher, plan=2, content="a calm note about the weather")
         for forged in forged_results(settings, sid):
-            await publisher.result(forged)
+            await publisher.result(
+                forged, headers=spoofed_marker(settings, encode(forged), "claims")
+            )
         task = Task(
             session_id=sid,
             component="claims",
@@ -64,10 +75,11 @@ async def test_forged_results_and_tasks_are_dead_lettered_and_the_verdict_stands
             timestamp=now_ms(),
         )
         other_key = private_task_key(new_task_keys()[0])
+        resigned = encode(sign_task(other_key, task))
         await publisher.send(
             names.exchange,
             names.task_queue("claims", 6),
-            aio_pika.Message(encode(sign_task(other_key, task))),
+            aio_pika.Message(resigned, headers=spoofed_marker(settings, resigned, "domain")),
         )
         genuine = sign_task(private_task_key(settings.task_signing_key.get_secret_value()), task)
         replayed = genuine.model_copy(update={"plan_type": 6, "input": TaskInput(content="x")})

@@ -15,11 +15,17 @@ from aggregator.applier import Applier, Delivered, Storage, home_key
 from aggregator.explanation import explain
 from aggregator.fanin import Applied, Recorded
 from aggregator.lanes import Lanes
-from shared.messages import Result
+from aggregator.service import Aggregator
+from shared.constants import PARKED_HEADER, PARKED_KIND_HEADER, QUEUE_COMPONENTS
+from shared.deadletters import parking_headers
+from shared.errors import PublishError
+from shared.messages import Result, encode
 from shared.settings import Settings
+from shared.signing import aggregator_parking_key, result_key, sign_result
 from shared.urgency import UrgentGate
 from tests.unit.fakes import NAMES, FakeDelivery, FakePublisher
 
+PARKING_KEY = b"aggregators-parking-key-of-32-bytes"
 SIDS = [f"00000000-0000-4000-8000-00000000000{n}" for n in range(4)]
 
 
@@ -79,7 +85,7 @@ def an_applier(events: list[Any]) -> Applier:
         topology_prefix="unit",
     )
     storage = Storage(None, None, None, FakePublisher(events))  # type: ignore[arg-type]
-    return Applier(settings, storage, UrgentGate(8, 0.0), explain)
+    return Applier(settings, storage, UrgentGate(8, 0.0), explain, PARKING_KEY)
 
 
 def fan_in(refused: set[str], calls: list[list[str]]) -> Any:
@@ -146,3 +152,140 @@ async def test_a_batch_interrupted_otherwise_is_handed_back_whole(monkeypatch):
 def test_a_parked_result_returns_to_a_results_queue(key, home):
     """Its own routing key when it is a results binding, else the shared one."""
     assert home_key(NAMES, key) == home
+
+
+class UnreachableDLQ(FakePublisher):
+    """A publisher whose dead letters fail to publish (the broker away, no DLQ bound)."""
+
+    async def dead_letter(self, body: bytes, headers: dict[str, Any], reason: str, origin: str):
+        raise PublishError("no queue is bound for the DLQ")
+
+
+async def test_a_refused_result_that_cannot_be_dead_lettered_is_handed_back(monkeypatch):
+    """Postgres refuses a result and the DLQ cannot take it: the result is nacked back to
+    its queue (refused again, and dead-lettered, once the broker takes letters), and the
+    rest of its batch is applied as usual."""
+    events: list[Any] = []
+    monkeypatch.setattr(applying, "record_results", fan_in({SIDS[0]}, []))
+    applier = an_applier(events)
+    applier.storage = Storage(None, None, None, UnreachableDLQ(events))  # type: ignore[arg-type]
+    await applier.apply_safely([delivered(s, events) for s in SIDS[:2]])
+    assert events == [("nack", True), "ack"]
+
+
+async def test_a_batch_the_lane_fails_on_is_handed_back_and_the_lane_goes_on(monkeypatch):
+    """Whatever escapes applying a batch: its results are nacked back to their queue, the
+    batch counts as settled, and the next batch is applied as usual."""
+    events: list[Any] = []
+    monkeypatch.setattr(applying, "record_results", fan_in(set(), []))
+    applier = an_applier(events)
+    apply_safely = applier.apply_safely
+
+    async def fails_once(batch: list[Delivered]) -> list[str]:
+        monkeypatch.setattr(applier, "apply_safely", apply_safely)
+        raise RuntimeError("unexpected")
+
+    monkeypatch.setattr(applier, "apply_safely", fails_once)
+    lanes: Lanes[Delivered] = Lanes()
+    lane = asyncio.create_task(applier.apply_lane(lanes, urgent=True))
+    try:
+        lanes.put(delivered(SIDS[0], events), urgent=True)
+        await asyncio.wait_for(lanes.idle(), 2)
+        lanes.put(delivered(SIDS[1], events), urgent=True)
+        await asyncio.wait_for(lanes.idle(), 2)
+    finally:
+        lane.cancel()
+        await asyncio.gather(lane, return_exceptions=True)
+    assert events == [("nack", True), "ack"]
+
+
+def unit_settings(**changes: Any) -> Settings:
+    keys = {c: f"{c}-result-key-of-at-least-32-bytes" for c in QUEUE_COMPONENTS}
+    return Settings(
+        amqp_url="amqp://unused",
+        redis_url="redis://unused",
+        database_url="postgresql://unused",
+        topology_prefix="unit",
+        result_keys=keys,
+        **changes,
+    )
+
+
+async def test_a_result_that_cannot_be_routed_is_nacked_back_not_left_unacked():
+    """Poison whose dead letter cannot be published: the consumer does not fail with the
+    delivery unsettled, it hands it back to its queue."""
+    events: list[Any] = []
+    aggregator = Aggregator(unit_settings(), explain=explain)
+    storage = Storage(None, None, None, UnreachableDLQ(events))  # type: ignore[arg-type]
+    aggregator._applier = Applier(
+        aggregator.settings, storage, UrgentGate(8, 0.0), explain, PARKING_KEY
+    )
+    poison = FakeDelivery(b"not json", routing_key=NAMES.result_key("claims"), events=events)
+    await aggregator._on_result(poison)  # type: ignore[arg-type]
+    assert events == [("nack", True)]
+
+
+def an_aggregator(publisher: FakePublisher) -> Aggregator:
+    """An aggregator around fakes, its consumers' entry point ready to be called."""
+    aggregator = Aggregator(unit_settings(), explain=explain)
+    storage = Storage(None, None, None, publisher)  # type: ignore[arg-type]
+    aggregator._applier = Applier(
+        aggregator.settings,
+        storage,
+        UrgentGate(8, 0.0),
+        explain,
+        aggregator_parking_key(aggregator.settings),
+    )
+    return aggregator
+
+
+def signed_result_delivery(events: list[Any], **headers: Any) -> FakeDelivery:
+    settings = unit_settings()
+    signed = sign_result(result_key(settings, "claims"), "claims", result(SIDS[0]))
+    body = encode(signed)
+    return FakeDelivery(
+        body, routing_key=NAMES.result_key("claims"), headers=headers, events=events
+    )
+
+
+async def test_a_result_parked_by_a_full_dlq_is_dead_lettered_not_applied_when_it_returns():
+    """The aggregators' marker round-trips: a result refused by Postgres and then by the full
+    DLQ comes back authentic and well-formed, and still goes to the DLQ with its reason."""
+    events: list[Any] = []
+    parking = an_aggregator(FakePublisher(events, dlq_full=True))
+    assert parking._applier is not None
+    refused = signed_result_delivery(events)
+    await parking._applier.dead_letter(refused, "refused by postgres: check")  # type: ignore[arg-type]
+    copy, routing_key = next(e[1:3] for e in events if isinstance(e, tuple) and e[0] == "retry")
+    back_events: list[Any] = []
+    back = FakeDelivery(copy.body, routing_key, dict(copy.headers), events=back_events)
+    aggregator = an_aggregator(FakePublisher(back_events))
+    await aggregator._on_result(back)  # type: ignore[arg-type]
+    assert back_events == [("dead_letter", "refused by postgres: check", routing_key), "ack"]
+    assert aggregator._lanes.pending == 0
+
+
+WORKER_FORGERIES = {
+    "no MAC": lambda body: {PARKED_HEADER: "spoofed", PARKED_KIND_HEADER: "unauthenticated"},
+    "a claims worker's MAC": lambda body: parking_headers(
+        {}, "spoofed", "unauthenticated", body, result_key(unit_settings(), "claims")
+    ),
+}
+
+
+@pytest.mark.parametrize("forge", WORKER_FORGERIES.values(), ids=WORKER_FORGERIES.keys())
+async def test_a_result_with_a_forged_parking_marker_is_handled_as_any_other(forge):
+    """A marker no aggregator made is ignored: an authentic result is applied, poison is
+    dead-lettered as poison, never with the reason the marker claims."""
+    events: list[Any] = []
+    aggregator = an_aggregator(FakePublisher(events))
+    genuine = signed_result_delivery(events)
+    genuine.headers = forge(genuine.body)
+    await aggregator._on_result(genuine)  # type: ignore[arg-type]
+    assert events == [] and aggregator._lanes.pending == 1
+    poison = FakeDelivery(
+        b"not json", NAMES.result_key("claims"), forge(b"not json"), events=events
+    )
+    await aggregator._on_result(poison)  # type: ignore[arg-type]
+    (kind, reason, _), ack = events
+    assert (kind, ack) == ("dead_letter", "ack") and reason != "spoofed"

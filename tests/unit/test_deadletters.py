@@ -1,4 +1,5 @@
-"""Dead letters always fit a frame: whitelisted headers, header size estimate, size bounds."""
+"""Dead letters always fit a frame: whitelisted headers, header size estimate, size bounds;
+and a parked copy's marker is honoured only when its MAC holds."""
 
 from datetime import datetime
 from decimal import Decimal
@@ -6,13 +7,22 @@ from decimal import Decimal
 import pytest
 from pamqp import encode
 
-from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
+from shared.constants import (
+    ATTEMPT_HEADER,
+    ORIGIN_HEADER,
+    PARKED_HEADER,
+    PARKED_KIND_HEADER,
+    PARKED_MAC_HEADER,
+    REASON_HEADER,
+)
 from shared.deadletters import (
     MAX_REASON_CHARS,
     MAX_VALUE_CHARS,
     dead_letter_headers,
     header_bytes,
     oversize,
+    parked_letter,
+    parking_headers,
 )
 
 SID = "5f0c6b1e-2a51-4c39-9d0e-3f0b8f7a2c11"
@@ -79,14 +89,42 @@ def test_oversize_names_the_bound_a_delivery_breaks_and_passes_the_rest():
     assert oversize(b"{}", TASK_HEADERS, 10, 1024) is None
 
 
-def test_a_parked_copy_says_how_to_dead_letter_it_when_it_returns():
-    """Parking keeps the original headers and adds the reason (bounded) and kind; a message
-    without them, or with a kind we do not use, is no parked letter."""
-    from shared.deadletters import parked_letter, parking_headers
+PARKING_KEY = b"claims-result-key-of-at-least-32-bytes"
+BODY = b'{"sessionId": "s"}'
 
-    headers = parking_headers({"sessionId": "s"}, "gave up " + "x" * 900, "failed")
+
+def test_a_parked_copy_says_how_to_dead_letter_it_when_it_returns():
+    """Parking keeps the original headers and adds the reason (bounded), kind and MAC; the
+    parking process reads them back from the copy as it returns."""
+    headers = parking_headers(
+        {"sessionId": "s"}, "gave up " + "x" * 900, "failed", BODY, PARKING_KEY
+    )
     assert headers["sessionId"] == "s"
-    reason, kind = parked_letter(headers)
+    parked = parked_letter(headers, BODY, PARKING_KEY)
+    assert parked is not None
+    reason, kind = parked
     assert kind == "failed" and reason.startswith("gave up") and len(reason) == 500
-    assert parked_letter({"sessionId": "s"}) is None
-    assert parked_letter({**headers, "x-verdict-parked-kind": "made-up"}) is None
+
+
+GENUINE = parking_headers({}, "gave up", "failed", BODY, PARKING_KEY)
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "key"),
+    [
+        ({"sessionId": "s"}, BODY, PARKING_KEY),  # no marker at all
+        ({**GENUINE, PARKED_HEADER: "spoofed reason"}, BODY, PARKING_KEY),
+        ({**GENUINE, PARKED_KIND_HEADER: "unauthenticated"}, BODY, PARKING_KEY),
+        ({**GENUINE, PARKED_KIND_HEADER: "made-up"}, BODY, PARKING_KEY),
+        (GENUINE, b'{"sessionId": "another"}', PARKING_KEY),  # the marker moved to another body
+        ({k: v for k, v in GENUINE.items() if k != PARKED_MAC_HEADER}, BODY, PARKING_KEY),
+        ({**GENUINE, PARKED_MAC_HEADER: "0" * 64}, BODY, PARKING_KEY),
+        (GENUINE, BODY, b"domain-result-key-of-at-least-32-bytes"),  # parked by another role
+    ],
+    ids=["none", "reason", "kind", "unknown-kind", "body", "no-mac", "bad-mac", "other-key"],
+)
+def test_a_forged_or_altered_parking_marker_is_no_parked_letter(headers, body, key):
+    """Only the reason and kind a holder of the key parked this very body with are
+    honoured: anything else that claims to be parked is handled as a normal message."""
+    assert parked_letter(GENUINE, BODY, PARKING_KEY) == ("gave up", "failed")
+    assert parked_letter(headers, body, key) is None

@@ -20,7 +20,7 @@ def aggregator(interval_s: float) -> Applier:
         janitor_interval_s=interval_s,
     )
     storage = Storage(None, None, None, None)  # type: ignore[arg-type]  # the fake needs none
-    return Applier(settings, storage, gate_for(settings), explain)
+    return Applier(settings, storage, gate_for(settings), explain, b"parking-key")
 
 
 def janitor_errors() -> float:

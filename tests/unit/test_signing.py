@@ -2,9 +2,12 @@
 
 import pytest
 
+from shared.errors import MissingCredential
 from shared.messages import Result, Task, TaskInput, decode_result, decode_task, encode
+from shared.settings import Settings
 from shared.signing import (
     TaskKeys,
+    aggregator_parking_key,
     new_task_keys,
     origin_of,
     private_task_key,
@@ -187,3 +190,24 @@ def test_a_follow_up_carries_its_origin_s_content_only_as_a_digest():
         ),
     )
     assert len(encode(follow_up(big))) < 2_000
+def with_result_keys(keys: dict[str, bytes]) -> Settings:
+    return Settings(
+        amqp_url="amqp://unused",
+        redis_url="redis://unused",
+        database_url="postgresql://unused",
+        result_keys={c: k.decode() for c, k in keys.items()},
+    )
+
+
+def test_the_aggregators_parking_key_needs_every_result_key_and_is_none_of_them():
+    """Aggregators, holding every result key, derive the same key; a worker, holding one,
+    cannot: it is none of the result keys, changes with any one of them, and a process
+    without them all has none (MissingCredential)."""
+    key = aggregator_parking_key(with_result_keys(KEYS))
+    assert key == aggregator_parking_key(with_result_keys(dict(KEYS)))
+    assert key not in KEYS.values()
+    for component in KEYS:
+        other = {**KEYS, component: b"another-key-of-at-least-32-bytes-xx"}
+        assert aggregator_parking_key(with_result_keys(other)) != key
+    with pytest.raises(MissingCredential):
+        aggregator_parking_key(with_result_keys({"claims": KEYS["claims"]}))

@@ -4,13 +4,20 @@ order the worker builds it (fakes for the broker, Postgres and the lock)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 from typing import Any
 
 import pytest
 import structlog
 from prometheus_client import REGISTRY
 
-from shared.constants import ATTEMPT_HEADER, MEDIA_PREPROCESS
+from shared.constants import (
+    ATTEMPT_HEADER,
+    MEDIA_PREPROCESS,
+    PARKED_HEADER,
+    PARKED_KIND_HEADER,
+)
+from shared.deadletters import parking_headers
 from shared.errors import (
     AnalysisTimeout,
     MediaUnavailable,
@@ -135,7 +142,7 @@ async def test_a_reject_raised_inside_dead_letters_the_delivery_as_poison():
     job = parsed_job()
     job.delivery.events = events
     before = metric("verdict_dead_letters_total", source="claims", reason="poison")
-    step = DeadLetterOnReject(FakePublisher(events), "claims", 60_000)  # type: ignore[arg-type]
+    step = DeadLetterOnReject(FakePublisher(events), "claims", 60_000, RESULT_KEY)  # type: ignore[arg-type]
     await step(job, raising(Reject("bad body")))
     assert events == [("dead_letter", "bad body", job.delivery.routing_key), "ack"]
     assert metric("verdict_dead_letters_total", source="claims", reason="poison") == before + 1
@@ -146,7 +153,7 @@ async def test_poison_the_full_dlq_refuses_is_parked_in_the_longest_tier_not_los
     events: list[Any] = []
     job = parsed_job()
     job.delivery.events = events
-    step = DeadLetterOnReject(FakePublisher(events, dlq_full=True), "claims", 60_000)  # type: ignore[arg-type]
+    step = DeadLetterOnReject(FakePublisher(events, dlq_full=True), "claims", 60_000, RESULT_KEY)  # type: ignore[arg-type]
     await step(job, raising(Reject("bad body")))
     assert [e[0] if isinstance(e, tuple) else e for e in events] == ["retry", "ack"]
     assert events[0][2:] == (job.delivery.routing_key, 60_000)
@@ -279,6 +286,61 @@ async def test_a_lock_lost_while_running_stops_the_run_and_requeues():
     await asyncio.wait_for(cancelled.wait(), 5)
 
 
+async def test_a_run_stopped_for_a_lost_lock_has_finished_its_clean_up_before_the_requeue():
+    """The re-queue waits for the cancelled run: its clean-up is over when Retry is raised,
+    and an error the clean-up ends with is retrieved, never reported to the event loop."""
+    events: list[Any] = []
+    lock = FakeLock(events)
+    job = parsed_job()
+    job.lock = lock
+
+    async def slow_to_stop(job: Job) -> None:
+        lock.lost.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.01)
+            events.append("cleaned up")
+            raise RuntimeError("clean-up failed") from None
+
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda loop, context: reported.append(context))
+    try:
+        with pytest.raises(Retry, match="lock lost while running"):
+            await asyncio.wait_for(Watchdog(100)(job, slow_to_stop), 5)
+        assert events == ["cleaned up"]
+        await asyncio.sleep(0.05)  # without the wait, the run ends (unretrieved) meanwhile
+        gc.collect()
+    finally:
+        loop.set_exception_handler(None)
+    assert reported == []
+
+
+async def test_a_watchdog_cancelled_at_shutdown_stops_its_run_and_waits_for_it():
+    """The step cancelled (a task still running past the grace period): the run is
+    cancelled with it and its clean-up is over when the cancel is through, nothing runs on."""
+    events: list[Any] = []
+    job = parsed_job()
+    job.lock = FakeLock(events)
+    started = asyncio.Event()
+
+    async def run_forever(job: Job) -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await asyncio.sleep(0.01)
+            events.append("cleaned up")
+
+    watched = asyncio.ensure_future(Watchdog(100)(job, run_forever))
+    await asyncio.wait_for(started.wait(), 5)
+    watched.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await watched
+    assert events == ["cleaned up"]
+
+
 async def test_a_success_on_a_lock_that_expired_meanwhile_is_not_reported():
     """A run longer than a third of the TTL checks the lock before reporting: gone, Retry."""
     job = parsed_job()
@@ -373,7 +435,7 @@ async def test_results_are_published_before_the_delivery_is_settled(settlement, 
         job.results.append(failure)
         job.settlement = settlement
 
-    await Report(FakePublisher(events), "claims", 60_000)(job, Rest(decide))  # type: ignore[arg-type]
+    await Report(FakePublisher(events), "claims", 60_000, RESULT_KEY)(job, Rest(decide))  # type: ignore[arg-type]
     assert events[0][0] == "result" and events[0][2:] == (10, {"x-note": "kept"})
     assert [e[0] if isinstance(e, tuple) else e for e in events[1:]] == after_results
 
@@ -412,10 +474,17 @@ def settings(**changes: Any) -> Settings:
     )
 
 
-def handler(events: list[Any], executor: Any, lock: FakeLock | None = None, extra: Any = None):
+def handler(
+    events: list[Any],
+    executor: Any,
+    lock: FakeLock | None = None,
+    extra: Any = None,
+    pool: FakePool | None = None,
+):
     publisher = FakePublisher(events)
     lock = lock or FakeLock(events)
-    steps = steps_for(settings(), "claims", publisher, lambda t: lock, FakePool(), "w", KEYS)  # type: ignore[arg-type]
+    pool = pool or FakePool()
+    steps = steps_for(settings(), "claims", publisher, lambda t: lock, pool, "w", KEYS)  # type: ignore[arg-type]
     if extra is not None:  # where a step that sees the outgoing results belongs
         steps.insert(next(i for i, s in enumerate(steps) if isinstance(s, Report)) + 1, extra)
     context = ExecutorContext(settings(), None, None, None, None, analysis=None)  # type: ignore[arg-type]
@@ -554,3 +623,73 @@ async def test_an_unsigned_or_altered_task_is_dead_lettered_unrun_and_results_le
     published = [e[1] for e in events if isinstance(e, tuple) and e[0] == "result"]
     assert len(ran) == 1 and len(published) == 1
     assert result_is_authentic({"claims": RESULT_KEY}, published[0])
+
+
+def returned_from_parking(events: list[Any]) -> FakeDelivery:
+    """The copy a full DLQ made us park, as its retry tier hands it back."""
+    copy, routing_key = next(e[1:3] for e in events if isinstance(e, tuple) and e[0] == "retry")
+    return FakeDelivery(copy.body, routing_key=routing_key, headers=dict(copy.headers))
+
+
+async def test_a_task_parked_by_a_full_dlq_is_dead_lettered_unrun_when_it_returns():
+    """The worker's own marker round-trips: a task out of attempts that the full DLQ
+    refused comes back from its tier and goes to the DLQ with its reason, without running
+    again (its failure result is already reported)."""
+    ran: list[Task] = []
+
+    async def broken(task: Task, ctx: ExecutorContext) -> Analysis:
+        ran.append(task)
+        raise RetryableAnalysisError("still down")
+
+    events: list[Any] = []
+    last = settings().max_attempts
+    still_needed = FakePool({"status": "processing", "recorded": False})
+    run, publisher = handler(events, broken, pool=still_needed)
+    publisher.dlq_full = True
+    await run.handle(delivery_of(a_task(), attempt=last, events=events))  # type: ignore[arg-type]
+    back = returned_from_parking(events)
+    events.clear()
+    back.events = events
+    run, _ = handler(events, broken, pool=still_needed)
+    await run.handle(back)  # type: ignore[arg-type]
+    assert kinds(events) == ["dead_letter", "ack"] and "still down" in events[0][1]
+    assert len(ran) == 1
+
+
+OTHER_ROLE = b"domain-result-key-of-at-least-32-bytes"
+FORGERIES = {
+    "no MAC": lambda headers, body: {
+        **headers,
+        PARKED_HEADER: "spoofed",
+        PARKED_KIND_HEADER: "unauthenticated",
+    },
+    "another role's key": lambda headers, body: parking_headers(
+        headers, "spoofed", "unauthenticated", body, OTHER_ROLE
+    ),
+    "another body's MAC": lambda headers, body: parking_headers(
+        headers, "spoofed", "unauthenticated", b"{}", RESULT_KEY
+    ),
+}
+
+
+@pytest.mark.parametrize("forge", FORGERIES.values(), ids=FORGERIES.keys())
+async def test_a_task_with_a_forged_parking_marker_is_handled_as_any_other(forge):
+    """A marker this component's workers did not make for this body is ignored: a genuine
+    task runs and reports; poison is dead-lettered as poison, not with the claimed reason."""
+
+    async def analyse(task: Task, ctx: ExecutorContext) -> Analysis:
+        return Analysis(7)
+
+    events: list[Any] = []
+    task = delivery_of(a_task(), events=events)
+    task.headers = forge(task.headers, task.body)
+    run, publisher = handler(events, analyse)
+    await run.handle(task)  # type: ignore[arg-type]
+    assert [r.score for r in publisher.results()] == [7] and "dead_letter" not in kinds(events)
+    events.clear()
+    poison = delivery_of(a_task(), events=events)
+    poison.body = b"{"
+    poison.headers = forge(poison.headers, poison.body)
+    run, _ = handler(events, analyse)
+    await run.handle(poison)  # type: ignore[arg-type]
+    assert kinds(events) == ["dead_letter", "ack"] and "invalid task" in events[0][1]

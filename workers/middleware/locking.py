@@ -76,10 +76,13 @@ class Watchdog:
             lost = asyncio.ensure_future(lock.lost.wait())
             try:
                 await asyncio.wait({run, lost}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
+            finally:  # the lock lost, or this step cancelled (a late task at shutdown)
                 lost.cancel()
-            if not run.done():
-                run.cancel()
+                stopped = not run.done()
+                if stopped:
+                    run.cancel()
+                    await _stopped(run)
+            if stopped:
                 raise Retry(self.retry_ms, "lock lost while running")
             run.result()
         elapsed_ms = (time.perf_counter() - started) * 1000
@@ -91,6 +94,15 @@ class Watchdog:
             and not await lock.still_held()
         ):
             raise Retry(self.retry_ms, "lock lost before reporting")
+
+
+async def _stopped(run: asyncio.Future[None]) -> None:
+    """Wait for a cancelled run to end, so its clean-up is over before the task is re-queued;
+    whatever it ended with is retrieved (never "exception was never retrieved"). Not
+    `await run`: that would raise the run's error, or swallow a cancel of the caller."""
+    await asyncio.wait({run})
+    if not run.cancelled():
+        run.exception()
 
 
 async def _quietly(update: Awaitable[None]) -> None:

@@ -19,6 +19,7 @@ class Report:
     publisher: Publisher
     component: str
     park_ms: int  # a failed task the full DLQ refuses waits this long in a retry tier
+    parking_key: bytes  # and is marked with this key (the component's result key)
 
     async def __call__(self, job: Job, call_next: Next) -> None:
         await call_next(job)
@@ -40,6 +41,7 @@ class Report:
                 source=self.component,
                 kind=settlement.kind,
                 park_ms=self.park_ms,
+                parking_key=self.parking_key,
             )
         else:
             assert isinstance(settlement, Ack | NextAttempt)
