@@ -14,12 +14,14 @@ from aggregator.fanin import Explain
 from aggregator.lanes import Lanes
 from shared.background import in_background
 from shared.broker import Publisher, reject_oversize
+from shared.constants import MEDIA_INPUT_TYPES, MEDIA_PREPROCESS
 from shared.deadletters import marked_as_parked, oversize, parked_letter
 from shared.errors import InvalidMessage
 from shared.heartbeat import Heartbeat, worker_id
-from shared.messages import MAX_MESSAGE_BYTES, decode_result
+from shared.messages import MAX_MESSAGE_BYTES, Result, decode_result
 from shared.names import Names
 from shared.resources import Resources
+from shared.sessions import input_type_of
 from shared.settings import Settings
 from shared.signing import aggregator_parking_key, result_is_authentic, result_keys
 from shared.urgency import UrgentSignals, gate_for, precedence_followed
@@ -106,6 +108,16 @@ class Aggregator:
             log.exception("result not routed, handed back", routing_key=delivery.routing_key)
             await hand_back([delivery])
 
+    @staticmethod
+    async def _may_report(applier: Applier, result: Result) -> bool:
+        """Media workers report the failures of the four components of a media session only:
+        their key must not fail another tenant's text session. (An unknown session passes:
+        the fan-in sets its results aside.)"""
+        if result.signed_by != MEDIA_PREPROCESS:
+            return True
+        input_type = await input_type_of(applier.storage.pool, result.session_id)
+        return input_type is None or input_type in MEDIA_INPUT_TYPES
+
     async def _route(self, delivery: AbstractIncomingMessage) -> None:
         applier = self._applier
         assert applier is not None, "consumers start after the applier"
@@ -127,7 +139,9 @@ class Aggregator:
         except (InvalidMessage, ValueError) as exc:
             await applier.dead_letter(delivery, str(exc), "poison")
             return
-        if not result_is_authentic(self._result_keys, result):
+        if not result_is_authentic(self._result_keys, result) or not await self._may_report(
+            applier, result
+        ):
             await applier.dead_letter(delivery, UNAUTHENTICATED_RESULT, "unauthenticated")
             return
         self._lanes.put((delivery, result), urgent=self._gate.urgent(delivery.priority or 0))

@@ -222,3 +222,11 @@ async def store_explanation(db: asyncpg.Pool, session_id: str, text: object) -> 
     await db.execute(
         "UPDATE verdicts SET explanation = $2 WHERE session_id = $1::uuid", session_id, text
     )
+
+
+async def input_type_of(db: asyncpg.Pool, session_id: str) -> str | None:
+    """The input type a session was submitted with; None when there is no such session."""
+    found: str | None = await db.fetchval(
+        "SELECT input_type FROM sessions WHERE id = $1", uuid.UUID(session_id)
+    )
+    return found

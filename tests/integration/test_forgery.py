@@ -28,7 +28,8 @@ async def calm(task, ctx):
 
 def forged_results(settings, sid):
     """A critical score for claims: unsigned, under a guessed key, and signed by the domain
-    workers (who may not report claims)."""
+    workers (who may not report claims); and a claims failure signed by the media workers,
+    who may fail the components of a media session only (this one is text)."""
 
     def claims(**fields):
         return Result(
@@ -44,7 +45,9 @@ def forged_results(settings, sid):
     guessed = sign_result(b"a-guessed-key-of-at-least-32-bytes!", "claims", claims())
     by_domain = signed(settings, claims().model_copy(update={"component": "domain"}))
     by_domain = by_domain.model_copy(update={"component": "claims"})
-    return [unsigned, guessed, by_domain]
+    failure = claims().model_copy(update={"success": False, "score": 0, "error": "x"})
+    by_media = sign_result(result_key(settings, "media_preprocess"), "media_preprocess", failure)
+    return [unsigned, guessed, by_domain, by_media]
 
 
 def spoofed_marker(settings, body, by):
@@ -54,8 +57,9 @@ def spoofed_marker(settings, body, by):
 
 
 async def test_forged_results_and_tasks_are_dead_lettered_and_the_verdict_stands(world, pool):
-    """Results with no, a wrong or another component's signature, a task re-signed under
-    another key and a genuine task replayed at plan 6: five dead letters, each with its
+    """Results with no, a wrong or another component's signature, a media failure for a text
+    session, a task re-signed under another key and a genuine task replayed at plan 6: six
+    dead letters, each with its
     reason (not the one a forged parking marker claims); the session's verdict comes from
     the genuine results alone."""
     settings = await world()
@@ -88,10 +92,10 @@ async def test_forged_results_and_tasks_are_dead_lettered_and_the_verdict_stands
         )
     async with running(*workers_for(settings, calm), Aggregator(settings, explain=explain).run):
         view = await final_view(pool, sid)
-        letters = await dead_letters(settings, 5)
+        letters = await dead_letters(settings, 6)
     assert view.status == "completed"
     assert view.results["claims"]["score"] == 5 and view.verdict["label"] == "low_risk"
     reasons = sorted(letter.headers[REASON_HEADER] for letter in letters)
-    assert reasons == ["unauthenticated result"] * 3 + ["unauthenticated task"] * 2
+    assert reasons == ["unauthenticated result"] * 4 + ["unauthenticated task"] * 2
     bodies = [json.loads(letter.body) for letter in letters]
     assert all(b["sessionId"] == sid for b in bodies)
