@@ -21,6 +21,7 @@ from shared.names import Names
 from shared.sessions import NewSession
 from shared.signing import task_signer
 from tests import services as svc
+from tests.cli import settings_env
 from tests.conftest import make_settings
 from tests.integration.conftest import eventually, queue_depths, running
 from topology.broker import declare
@@ -36,12 +37,7 @@ def worker_process(settings, component: str, work_ms: int) -> subprocess.Popen:
     """A real worker process whose executor takes `work_ms` (scripts/bench_worker.py)."""
     env = {
         **os.environ,
-        "AMQP_URL": settings.amqp_url,
-        "REDIS_URL": settings.redis_url,
-        "DATABASE_URL": settings.database_url,
-        "TOPOLOGY_PREFIX": settings.topology_prefix,
-        "LOCK_TTL_MS": str(settings.lock_ttl_ms),
-        "LOCK_RETRY_MS": str(settings.lock_retry_ms),
+        **settings_env(settings),  # the world's URLs, prefix, lock timings and signing keys
         "SHUTDOWN_GRACE_S": "10",
         "LOG_JSON": "true",
     }
