@@ -39,11 +39,14 @@ import subprocess
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import asyncpg
 import benchlib as lib
 import click
 import httpx
+
+from topology.broker import management_url
 
 
 def peer_dir() -> Path:
@@ -193,8 +196,8 @@ async def chord(n: int, latency_n: int) -> dict[str, Any]:
 
 async def _wait_for_celery(group: lib.ProcessGroup, timeout_s: float = 60) -> None:
     """Ready once the `celery` queue has a consumer."""
-    base, vhost, auth = lib.management_url(lib.LOOPBACK["AMQP_URL"], None)
-    url = f"{base}/api/queues/{lib.quote(vhost, safe='')}/celery"
+    base, vhost, auth = management_url(lib.LOOPBACK["AMQP_URL"], None)
+    url = f"{base}/api/queues/{quote(vhost, safe='')}/celery"
     deadline = time.monotonic() + timeout_s
     async with httpx.AsyncClient(auth=auth, timeout=5) as http:
         while time.monotonic() < deadline:
