@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from shared.errors import VerdictError
 from shared.settings import load_settings
-from workers.analysis.factcheck_store import SAMPLE_FILE, FactCheck, read_fact_checks, upsert
+from workers.analysis.factcheck_store import SAMPLE_FILE, FactCheck, read_fact_checks, store_checks
 
 factchecks = click.Group("factchecks", help="Manage the fact-check store of the claims component.")
 
@@ -43,11 +43,6 @@ async def _load(database_url: str, checks: list[FactCheck], if_empty: bool) -> i
     """How many were written; None when `if_empty` and the store has some already."""
     conn = await asyncpg.connect(database_url)
     try:
-        async with conn.transaction():
-            # Two first starts at once: the lock makes the second see the first one's rows.
-            await conn.execute("LOCK TABLE fact_checks IN SHARE ROW EXCLUSIVE MODE")
-            if if_empty and await conn.fetchval("SELECT EXISTS (SELECT 1 FROM fact_checks)"):
-                return None
-            return await upsert(conn, checks)
+        return await store_checks(conn, checks, if_empty)
     finally:
         await conn.close()

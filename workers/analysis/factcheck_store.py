@@ -131,3 +131,16 @@ async def _transaction(db: asyncpg.Pool | asyncpg.Connection) -> AsyncIterator[a
     else:
         async with db.transaction():
             yield db
+
+
+async def store_checks(
+    conn: asyncpg.Connection, checks: list[FactCheck], only_if_empty: bool
+) -> int | None:
+    """Upsert `checks` in one transaction; None (nothing written) when `only_if_empty` and
+    the store holds fact checks already."""
+    async with conn.transaction():
+        # Two first starts at once: the lock makes the second see the first one's rows.
+        await conn.execute("LOCK TABLE fact_checks IN SHARE ROW EXCLUSIVE MODE")
+        if only_if_empty and await conn.fetchval("SELECT EXISTS (SELECT 1 FROM fact_checks)"):
+            return None
+        return await upsert(conn, checks)
