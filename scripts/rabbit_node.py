@@ -19,7 +19,9 @@ import base64
 import json
 import os
 import pwd
+import random
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -40,6 +42,22 @@ BOOT_TIMEOUT_S = 120
 def _tool(name: str) -> str:
     local = SERVER / name
     return str(local) if local.exists() else (shutil.which(name) or name)
+
+
+def free_node_port(tls: bool = False) -> int:
+    """An AMQP port whose management (+10000) and distribution (+20000) ports, and with `tls`
+    the TLS port (+1), are free on loopback right now."""
+    offsets = (0, 1, 10000, 20000) if tls else (0, 10000, 20000)
+    for _ in range(50):
+        port = random.randint(5700, 5990)
+        try:
+            for offset in offsets:
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port + offset))
+        except OSError:
+            continue
+        return port
+    raise RuntimeError("no free ports for a private RabbitMQ node")
 
 
 @dataclass(frozen=True)

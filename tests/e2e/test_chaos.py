@@ -4,31 +4,16 @@ It runs on a RabbitMQ node of its own (other ports), so restarting it disturbs n
 
 import json
 import os
-import random
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from rabbit_node import free_node_port
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port_triple() -> int:
-    """An AMQP port whose management (+10000) and distribution (+20000) ports are free too."""
-    for _ in range(50):
-        port = random.randint(5700, 5999)
-        try:
-            for p in (port, port + 10000, port + 20000):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", p))
-        except OSError:
-            continue
-        return port
-    raise RuntimeError("no free port triple for a private RabbitMQ node")
 
 
 @pytest.mark.timeout(400)
@@ -47,7 +32,7 @@ def test_chaos_loses_nothing_and_dead_letters_only_the_poison(services):
         "--timeout",
         "150",
         "--own-broker",
-        str(free_port_triple()),
+        str(free_node_port()),
     ]
     # The services this run discovered (tests/services.py), not whatever the script would find.
     env = {

@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import random
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-from rabbit_node import RabbitNode
+from rabbit_node import RabbitNode, free_node_port
 from redis.asyncio import Redis
 
 from aggregator.explanation import explain
@@ -34,20 +33,6 @@ from topology.broker import declare
 from topology.spec import from_settings
 
 pytestmark = pytest.mark.e2e
-
-
-def free_node_ports() -> int:
-    """An AMQP port p with p+1 (TLS), p+10000 (management) and p+20000 (distribution) free."""
-    for _ in range(50):
-        port = random.randint(5700, 5990)
-        try:
-            for p in (port, port + 1, port + 10000, port + 20000):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", p))
-        except OSError:
-            continue
-        return port
-    raise RuntimeError("no free ports for a private RabbitMQ node")
 
 
 @contextlib.contextmanager
@@ -119,7 +104,7 @@ async def test_sessions_complete_with_every_connection_over_tls(services, tls_ma
     pg_options = f"-c ssl=on -c ssl_cert_file={pg_tls.cert} -c ssl_key_file={pg_tls.key}"
     node = RabbitNode(
         f"vtls{random.randint(0, 9999)}",
-        free_node_ports(),
+        free_node_port(tls=True),
         (str(tls.ca), str(tls.cert), str(tls.key)),
     )
     node.start()

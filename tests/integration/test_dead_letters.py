@@ -15,11 +15,11 @@ from aggregator.service import Aggregator
 from dispatcher.queue_watch import watch
 from shared.broker import connect
 from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
-from shared.errors import RetryableAnalysisError
 from shared.messages import MAX_MESSAGE_BYTES, Result
 from shared.names import Names
 from tests.integration.conftest import eventually, publisher_for, queue_depths, running, signed
 from tests.integration.test_worker_flow import (
+    broken_claims,
     dlq_messages,
     explain,
     final_view,
@@ -28,7 +28,6 @@ from tests.integration.test_worker_flow import (
     workers_for,
 )
 from topology.spec import from_settings
-from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
 
 pytestmark = pytest.mark.integration
@@ -244,12 +243,6 @@ async def test_a_full_dlq_parks_an_exhausted_task_and_its_letter_still_arrives(w
     because its failure result is recorded): nothing we dead-letter is lost."""
     settings = await world(dlq_max_length=1, max_attempts=2)
     names = Names(settings.topology_prefix)
-
-    async def broken_claims(task, ctx):
-        if task.component == "claims":
-            raise RetryableAnalysisError("still down")
-        return Analysis(30)
-
     async with (
         publisher_for(settings) as publisher,
         running(*workers_for(settings, broken_claims), Aggregator(settings, explain=explain).run),

@@ -34,6 +34,13 @@ async def scored(task, ctx):
     )
 
 
+async def broken_claims(task, ctx):
+    """An executor whose claims analysis keeps failing for a reason that may pass."""
+    if task.component == "claims":
+        raise RetryableAnalysisError("still down")
+    return Analysis(30)
+
+
 UNKNOWN_PLAN = {"component": "claims", "planType": 9, "priority": 1, "input": {}, "timestamp": 1}
 
 
@@ -180,12 +187,6 @@ async def test_retryable_failures_back_off_and_then_succeed(world, pool):
 async def test_exhausted_retries_give_a_failure_result_and_a_dead_letter(world, pool):
     """Always failing: after max attempts the session ends partial and the task sits in the DLQ."""
     settings = await world(retry_base_ms=50, max_attempts=2)
-
-    async def broken_claims(task, ctx):
-        if task.component == "claims":
-            raise RetryableAnalysisError("still down")
-        return Analysis(30)
-
     async with (
         publisher_for(settings) as publisher,
         running(*workers_for(settings, broken_claims), Aggregator(settings, explain=explain).run),
