@@ -69,6 +69,8 @@ class RabbitNode:
     port: int
     # (CA, certificate, key) PEM paths: a TLS listener on `tls_port` beside the plain one.
     tls: tuple[str, str, str] | None = None
+    # A definitions file (`verdict topology export`) the node loads when it boots.
+    definitions: str | None = None
 
     @property
     def node(self) -> str:
@@ -161,6 +163,8 @@ class RabbitNode:
             "management.tcp.ip = 127.0.0.1",
             f"management.tcp.port = {self.port + 10000}",
         ]
+        if self.definitions:
+            lines.append(f"load_definitions = {self.definitions}")
         if self.tls:
             ca, cert, key = self.tls
             lines += [
