@@ -64,10 +64,11 @@ async def event_stream(state: AppState, session_id: str, who: Caller) -> AsyncIt
     A session that vanishes mid-stream (row deleted, expired) ends the stream with an `end`
     event, as does a failure to read it: a stream always ends as a well-formed response.
     """
-    pubsub: Any = state.redis.pubsub()
+    state.streams[who.tenant] += 1
+    pubsub: Any = (state.events_redis or state.redis).pubsub()
     try:
         await pubsub.subscribe(live.events_channel(state.settings.key_prefix, session_id))
-    except Exception:
+    except Exception:  # no Redis, or every stream connection in use: follow the record
         pubsub = None
     try:
         async for event in _session_events(state, session_id, who, pubsub):
@@ -78,6 +79,7 @@ async def event_stream(state: AppState, session_id: str, who: Caller) -> AsyncIt
         log.warning("event stream ended early", session_id=session_id, error=repr(exc))
         yield sse("end", {"reason": "progress cannot be read now; reconnect later"})
     finally:
+        state.streams[who.tenant] -= 1
         if pubsub is not None:
             await pubsub.aclose()
 

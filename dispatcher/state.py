@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -46,6 +47,10 @@ class AppState:
     connection: AbstractRobustConnection | None = None
     tenants: SessionTenants = field(init=False)
     media_readers: ConsumerCounts = field(init=False)
+    # Event streams subscribe here: a pool of their own, bounded (API_MAX_EVENT_STREAMS).
+    events_redis: Redis | None = None
+    # Event streams open now, by tenant (API_MAX_STREAMS_PER_TENANT).
+    streams: Counter[str] = field(default_factory=Counter)
     task_signer: Ed25519PrivateKey = field(init=False, repr=False)
     _analysis: AnalysisPool | None = field(default=None, repr=False)
 
@@ -77,6 +82,9 @@ class AppState:
                 pool=await opened.pool(settings.database_url, max_size=20),
                 redis=opened.redis(settings.redis_url),
                 http=opened.http(),
+                events_redis=opened.redis(
+                    settings.redis_url, max_connections=settings.api_max_event_streams
+                ),
             )
             opened.closes(state, lambda s: s._close_broker_and_analysis())
             await opened.enter(in_background(state._connect_until_up(), "broker connection"))

@@ -45,8 +45,10 @@ class Resources:
         """A robust RabbitMQ connection named `name` in the management UI."""
         return self.closes(await connect(url, name), lambda c: c.close())
 
-    def redis(self, url: str) -> Redis:
-        return self.closes(Redis.from_url(url), lambda r: r.aclose())
+    def redis(self, url: str, max_connections: int | None = None) -> Redis:
+        """A Redis client; `max_connections` bounds its pool (redis-py's default is large)."""
+        client = Redis.from_url(url, max_connections=max_connections)
+        return self.closes(client, lambda r: r.aclose())
 
     async def pool(self, url: str, max_size: int) -> asyncpg.Pool:
         """A Postgres pool that opens no connection up front (see shared.db)."""

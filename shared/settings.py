@@ -64,6 +64,11 @@ class Settings(BaseSettings):
     api_keys: dict[str, ApiKey] = Field(default_factory=dict)
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+    # Server-sent event streams: Redis connections they may hold in all (their own pool, so
+    # streams can never take the connections rate limits are counted on; streams past it
+    # follow PostgreSQL instead), and streams one tenant may have open at once (429 beyond).
+    api_max_event_streams: int = Field(256, ge=1)
+    api_max_streams_per_tenant: int = Field(32, ge=1)
 
     # Who said so (shared/signing.py). Each process gets only the keys its role uses: the API
     # the task signing key; a worker the task verify key and its own component's result key

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, HTTPException, status
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from dispatcher.dependencies import Admitted, State
@@ -30,6 +30,13 @@ async def result(session_id: str, who: Admitted, state: State) -> JSONResponse:
 
 @router.get("/{session_id}/events")
 async def events(session_id: str, who: Admitted, state: State) -> StreamingResponse:
-    """Progress as server-sent events until the result; 404 before the stream starts."""
+    """Progress as server-sent events until the result; 404 before the stream starts, 429
+    while the tenant has API_MAX_STREAMS_PER_TENANT streams open."""
     await session_progress(state, session_id, who)
+    if state.streams[who.tenant] >= state.settings.api_max_streams_per_tenant:
+        raise HTTPException(
+            status.HTTP_429_TOO_MANY_REQUESTS,
+            "too many event streams open for this tenant; close one or poll queue-status",
+            headers={"Retry-After": "5"},
+        )
     return StreamingResponse(event_stream(state, session_id, who), media_type="text/event-stream")

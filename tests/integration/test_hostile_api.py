@@ -908,3 +908,36 @@ async def test_an_event_stream_ends_cleanly_when_its_session_vanishes(
     assert "event: end" in events
     assert "no longer exists" in events[events.index("event: end") + 1]
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_event_streams_are_capped_per_tenant_and_never_switch_rate_limits_off(world):
+    """One tenant holding many event streams: past API_MAX_STREAMS_PER_TENANT a stream is
+    refused (429); streams past API_MAX_EVENT_STREAMS follow PostgreSQL instead of Redis; and
+    while they are open, rate limits are still counted — they run on connections the streams
+    cannot take (a shared pool once ran dry under ~150 streams and the limits failed open)."""
+    tenant = svc.unique("tenant-")
+    settings = await world(
+        api_keys=hashed({KEY: {"tenant": tenant, "plan": 6}}),
+        api_max_streams_per_tenant=3,
+        api_max_event_streams=1,
+        rate_limits_by_plan={6: "4/minute"},
+    )
+    async with serving(settings, tenant) as served, served.client() as http:
+        sid = (
+            await http.post(f"{API}/analyze-async", json={"content": "still processing"})
+        ).json()["session_id"]
+        url = f"{served.base}{API}/{sid}/events"
+        async with contextlib.AsyncExitStack() as streams:
+            readers = []  # kept: a reader dropped early closes its response
+            for _ in range(3):  # no worker runs: each stays open
+                stream = await streams.enter_async_context(http.stream("GET", url))
+                assert stream.status_code == 200
+                readers.append(stream.aiter_lines())
+                assert (await anext(readers[-1])).startswith("event: progress")
+            refused = await http.get(url)
+            assert refused.status_code == 429 and "event streams" in refused.json()["detail"]
+            codes = [
+                (await http.post(f"{API}/analyze-async", json={"content": f"n{i}"})).status_code
+                for i in range(4)
+            ]
+        assert codes == [202, 202, 202, 429]  # 4 a minute, one used before the streams
