@@ -23,7 +23,7 @@ REFUSALS = Counter(
     ["status", "reason"],
 )
 
-AUDITED_STATUSES = frozenset({401, 403, 404, 429})
+AUDITED_STATUSES = frozenset({400, 401, 403, 404, 429})
 # Why a request was refused when the handler that refused it did not say.
 DEFAULT_REASONS = {401: "unauthenticated", 403: "forbidden", 404: "not_found", 429: "throttled"}
 # What the code that refused the current request noted about it (`note`), for the audit.

@@ -8,8 +8,10 @@ from typing import Any
 
 import structlog
 from fastapi import FastAPI, HTTPException, Request, status
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from dispatcher.dependencies import app_state
 from dispatcher.views import API
@@ -22,28 +24,56 @@ MAX_LISTED_PROBLEMS = 10
 MAX_QUOTED_NAME = 40
 
 
+# What FastAPI answers when it cannot decode a body at all (bad UTF-8, nesting too deep for
+# the parser, an integer too long to convert), before any dependency runs.
+BODY_NOT_PARSED = "There was an error parsing the body"
+
+
 def install(app: FastAPI) -> None:
     """Answer validation errors and unexpected exceptions with this module's handlers."""
     app.exception_handler(RequestValidationError)(readable_422)
+    app.exception_handler(StarletteHTTPException)(charged_400)
     app.exception_handler(Exception)(unexpected_500)
 
 
 async def readable_422(request: Request, exc: RequestValidationError) -> JSONResponse:
     """422 with `field: message` per problem; a body that is not JSON still costs its key."""
     if request.url.path.startswith(API) and unparsed(exc.errors()):
-        # A body that is not JSON is refused before the route's dependencies run, so its
-        # key would never be checked nor charged: a flood of them must cost the key too.
-        try:
-            await (await app_state(request)).quotas.admit(request)
-        except HTTPException as refused:
-            return JSONResponse(
-                {"detail": refused.detail}, refused.status_code, headers=refused.headers
-            )
+        refused = await _charge(request)
+        if refused is not None:
+            return refused
     problems = readable_problems(exc.errors())
     return JSONResponse(
         {"detail": "; ".join(problems), "errors": problems},
         status.HTTP_422_UNPROCESSABLE_CONTENT,
     )
+
+
+async def charged_400(request: Request, exc: StarletteHTTPException) -> Response:
+    """A body FastAPI could not decode at all is charged to its key like any other (else a
+    flood of them would cost nothing), and answered in the client's terms."""
+    if exc.status_code == status.HTTP_400_BAD_REQUEST and exc.detail == BODY_NOT_PARSED:
+        if request.url.path.startswith(API):
+            refused = await _charge(request)
+            if refused is not None:
+                return refused
+        return JSONResponse(
+            {"detail": "the body is not valid JSON in UTF-8 (or nests too deep to read)"},
+            status.HTTP_400_BAD_REQUEST,
+        )
+    return await http_exception_handler(request, exc)
+
+
+async def _charge(request: Request) -> JSONResponse | None:
+    """Count the request against its key's rate limit: the key is checked and charged here
+    because the route's dependencies never ran. The refusal to answer, if any."""
+    try:
+        await (await app_state(request)).quotas.admit(request)
+    except HTTPException as refused:
+        return JSONResponse(
+            {"detail": refused.detail}, refused.status_code, headers=refused.headers
+        )
+    return None
 
 
 async def unexpected_500(request: Request, exc: Exception) -> JSONResponse:

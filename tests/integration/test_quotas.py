@@ -129,6 +129,21 @@ async def test_bodies_that_are_not_json_are_charged_to_their_key(world, pool):
     assert await sessions_of(pool, granted, "free") == 0
 
 
+async def test_bodies_that_cannot_be_decoded_at_all_are_charged_too(world, pool):
+    """Invalid UTF-8, nesting too deep for the parser, an integer too long to convert:
+    FastAPI refuses them with 400 before any dependency runs; they cost the key all the
+    same (400s, then 429), and say what is wrong in the client's terms."""
+    granted = keys(free=1)
+    settings = await world(api_keys=api_keys(granted), rate_limits_by_plan={1: "3/minute"})
+    headers = {**auth(granted, "free"), "Content-Type": "application/json"}
+    bodies = [b'{"content": "\xff"}', b"[" * 200_000, b'{"plan_type": ' + b"9" * 5000 + b"}"]
+    async with serving(settings) as app, client(app) as api:
+        answers = [await api.post(SUBMIT, content=body, headers=headers) for body in bodies * 2]
+    assert [r.status_code for r in answers] == [400, 400, 400, 429, 429, 429]
+    assert "not valid JSON" in answers[0].json()["detail"]
+    assert await sessions_of(pool, granted, "free") == 0
+
+
 async def test_reads_have_a_looser_limit_of_their_own(world):
     """A key out of submissions can still poll; its reads run out at the read limit."""
     granted = keys(free=1)

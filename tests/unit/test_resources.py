@@ -37,7 +37,7 @@ def events(monkeypatch) -> list[str]:
 
     class FakeRedis:
         @staticmethod
-        def from_url(url: str) -> Opened:
+        def from_url(url: str, max_connections: int | None = None) -> Opened:
             return Opened("redis", log)
 
     async def create_pool(url: str, *, max_size: int) -> Opened:
