@@ -33,6 +33,11 @@ def server_config(
         log_level=settings.log_level.lower(),
         access_log=False,
         timeout_graceful_shutdown=10,
+        # The client's address (the unknown-key throttle counts by it) comes from
+        # X-Forwarded-For only when a proxy of ours is named: uvicorn would otherwise trust it
+        # from any loopback client, which could then pick the address it is counted under.
+        proxy_headers=settings.api_forwarded_allow_ips is not None,
+        forwarded_allow_ips=settings.api_forwarded_allow_ips,
     )
 
 

@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     # streams can never take the connections rate limits are counted on; streams past it
     # follow PostgreSQL instead), and streams one tenant may have open at once (429 beyond).
     api_max_event_streams: int = Field(256, ge=1)
+    # Addresses of reverse proxies whose X-Forwarded-For is believed (comma-separated, as
+    # uvicorn takes them); unset: the connection's own address counts, the header is ignored.
+    api_forwarded_allow_ips: str | None = None
     api_max_streams_per_tenant: int = Field(32, ge=1)
 
     # Who said so (shared/signing.py). Each process gets only the keys its role uses: the API

@@ -941,3 +941,27 @@ async def test_event_streams_are_capped_per_tenant_and_never_switch_rate_limits_
                 for i in range(4)
             ]
         assert codes == [202, 202, 202, 429]  # 4 a minute, one used before the streams
+
+
+@pytest.mark.parametrize(("allowed", "throttled"), [(None, True), ("127.0.0.1", False)])
+async def test_a_client_cannot_choose_the_address_it_is_throttled_under(world, allowed, throttled):
+    """Unknown keys are counted by the client's address. A loopback client sending a new
+    X-Forwarded-For with each guess is still one address unless a proxy is named in
+    API_FORWARDED_ALLOW_IPS (then the header is the client's address, as a proxy says)."""
+    tenant = svc.unique("tenant-")
+    settings = await world(
+        api_keys=hashed({KEY: {"tenant": tenant, "plan": 6}}),
+        auth_failure_limit="3/minute",
+        api_forwarded_allow_ips=allowed,
+    )
+    async with serving(settings, tenant) as served, served.client() as http:
+        codes = [
+            (
+                await http.get(
+                    f"{API}/{uuid.uuid4()}/result",
+                    headers={"X-API-Key": f"guess-{i}", "X-Forwarded-For": f"198.51.100.{i}"},
+                )
+            ).status_code
+            for i in range(5)
+        ]
+    assert codes == ([401, 401, 401, 429, 429] if throttled else [401] * 5)
