@@ -65,7 +65,7 @@ async def event_stream(state: AppState, session_id: str, who: Caller) -> AsyncIt
     event, as does a failure to read it: a stream always ends as a well-formed response.
     """
     state.streams[who.tenant] += 1
-    pubsub: Any = (state.events_redis or state.redis).pubsub()
+    pubsub: Any = state.events_redis.pubsub()
     try:
         await pubsub.subscribe(live.events_channel(state.settings.key_prefix, session_id))
     except Exception:  # no Redis, or every stream connection in use: follow the record

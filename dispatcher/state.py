@@ -42,13 +42,13 @@ class AppState:
     pool: asyncpg.Pool
     redis: Redis
     http: httpx.AsyncClient
+    # Event streams subscribe here: a pool of their own, bounded (API_MAX_EVENT_STREAMS).
+    events_redis: Redis
     quotas: Quotas = field(init=False)
     publisher: Publisher | None = None
     connection: AbstractRobustConnection | None = None
     tenants: SessionTenants = field(init=False)
     media_readers: ConsumerCounts = field(init=False)
-    # Event streams subscribe here: a pool of their own, bounded (API_MAX_EVENT_STREAMS).
-    events_redis: Redis | None = None
     # Event streams open now, by tenant (API_MAX_STREAMS_PER_TENANT).
     streams: Counter[str] = field(default_factory=Counter)
     task_signer: Ed25519PrivateKey = field(init=False, repr=False)

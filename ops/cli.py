@@ -260,16 +260,10 @@ def keys_new(tenant: str, plan: int) -> None:
 def keys_signing() -> None:
     """Print a fresh set of signing keys as environment lines: the task key pair and a result
     key per component (give each process only the ones its role needs: see the README)."""
-    from shared.api_keys import new_key
-    from shared.signing import new_task_keys
+    from shared.signing import new_signing_set
 
-    private, public = new_task_keys()
-    click.echo(f"TASK_SIGNING_KEY={private}")
-    click.echo(f"TASK_VERIFY_KEY={public}")
-    media_private, media_public = new_task_keys()
-    click.echo(f"MEDIA_SIGNING_KEY={media_private}")
-    click.echo(f"MEDIA_VERIFY_KEY={media_public}")
-    click.echo("RESULT_KEYS='" + json.dumps({c: new_key() for c in QUEUE_COMPONENTS}) + "'")
+    for name, value in new_signing_set().items():
+        click.echo(f"{name}='{value}'" if name == "RESULT_KEYS" else f"{name}={value}")
 
 
 @keys.command("hash")

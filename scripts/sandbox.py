@@ -7,7 +7,6 @@ another run's objects and leaves the services as it found them.
 
 from __future__ import annotations
 
-import json
 import socket
 import sys
 import uuid
@@ -20,9 +19,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from shared.api_keys import new_key
-from shared.constants import QUEUE_COMPONENTS
-from shared.signing import new_task_keys
+from shared.signing import new_signing_set
 from topology.broker import management_url
 
 # The services of a development machine, when the environment names none.
@@ -93,15 +90,6 @@ async def delete_redis_keys(redis_url: str, prefix: str) -> int:
 
 
 def signing_env() -> dict[str, str]:
-    """A fresh set of signing keys as environment variables (TASK_SIGNING_KEY,
-    TASK_VERIFY_KEY, MEDIA_SIGNING_KEY, MEDIA_VERIFY_KEY, RESULT_KEYS): every process of a
-    throwaway world gets all of them."""
-    private, public = new_task_keys()
-    media_private, media_public = new_task_keys()
-    return {
-        "TASK_SIGNING_KEY": private,
-        "TASK_VERIFY_KEY": public,
-        "MEDIA_SIGNING_KEY": media_private,
-        "MEDIA_VERIFY_KEY": media_public,
-        "RESULT_KEYS": json.dumps({c: new_key() for c in QUEUE_COMPONENTS}),
-    }
+    """A fresh set of signing keys as environment variables: every process of a throwaway
+    world gets all of them."""
+    return new_signing_set()

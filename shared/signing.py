@@ -25,6 +25,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -66,6 +67,21 @@ def result_payload(result: Result) -> bytes:
 
 
 # --- tasks: Ed25519 -------------------------------------------------------------------------
+
+
+def new_signing_set() -> dict[str, str]:
+    """A fresh set of every signing key, as the environment variables that carry them:
+    TASK_SIGNING_KEY/TASK_VERIFY_KEY, MEDIA_SIGNING_KEY/MEDIA_VERIFY_KEY and RESULT_KEYS (JSON)."""
+    private, public = new_task_keys()
+    media_private, media_public = new_task_keys()
+    result_keys = {c: secrets.token_urlsafe(32) for c in QUEUE_COMPONENTS}
+    return {
+        "TASK_SIGNING_KEY": private,
+        "TASK_VERIFY_KEY": public,
+        "MEDIA_SIGNING_KEY": media_private,
+        "MEDIA_VERIFY_KEY": media_public,
+        "RESULT_KEYS": json.dumps(result_keys),
+    }
 
 
 def new_task_keys() -> tuple[str, str]:
