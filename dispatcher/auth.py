@@ -10,7 +10,7 @@ from fastapi import HTTPException, Request, status
 from starlette.types import Scope
 
 from shared.api_keys import key_hash
-from shared.settings import Settings
+from shared.settings import ADMIN_SCOPE, Settings
 
 # Where RequestGuard leaves what authenticating a request's key gave (a Caller, or the 401
 # refusal) in the ASGI scope's state, `request.state`: the route asks it, not the keys again.
@@ -21,6 +21,11 @@ CALLER = "caller"
 class Caller:
     tenant: str
     plan: int
+    scopes: frozenset[str] = frozenset()
+
+    @property
+    def is_admin(self) -> bool:
+        return ADMIN_SCOPE in self.scopes
 
 
 def key_from(request: Request) -> str | None:
@@ -44,7 +49,7 @@ def authenticate(settings: Settings, key: str | None) -> Caller:
     grant = settings.api_keys.get(key_hash(key))
     if grant is None:
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "unknown API key")
-    return Caller(grant.tenant, grant.plan)
+    return Caller(grant.tenant, grant.plan, grant.scopes)
 
 
 def remember_caller(scope: Scope, outcome: Caller | HTTPException) -> None:

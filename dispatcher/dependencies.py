@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, HTTPException, Request, status
 
 from dispatcher.auth import Caller
 from dispatcher.state import AppState
@@ -25,5 +25,13 @@ async def caller(request: Request, state: AppState = Depends(app_state)) -> Call
     return await state.quotas.admit(request)
 
 
+async def admin(who: Caller = Depends(caller)) -> Caller:
+    """The admitted caller when its key has the `admin` scope; 403 otherwise."""
+    if not who.is_admin:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "this API key has no admin scope")
+    return who
+
+
 State = Annotated[AppState, Depends(app_state)]
 Admitted = Annotated[Caller, Depends(caller)]
+Admin = Annotated[Caller, Depends(admin)]

@@ -26,11 +26,26 @@ def is_placeholder(secret: str) -> bool:
 MIN_SECRET_CHARS = 32
 
 
+# Scopes a key may carry beyond submitting and reading its tenant's sessions.
+ADMIN_SCOPE = "admin"
+SCOPES = frozenset({ADMIN_SCOPE})
+
+
 class ApiKey(BaseModel):
-    """What one API key grants: a tenant and the highest plan it may use."""
+    """What one API key grants: a tenant, the highest plan it may use, and its scopes
+    (`admin`: the console under /admin and the operator endpoints)."""
 
     tenant: str = Field(min_length=1, max_length=128)
     plan: int = Field(ge=1, le=6)
+    scopes: frozenset[str] = frozenset()
+
+    @field_validator("scopes", mode="after")
+    @classmethod
+    def _known_scopes(cls, value: frozenset[str]) -> frozenset[str]:
+        unknown = sorted(value - SCOPES)
+        if unknown:
+            raise ValueError(f"unknown API key scope(s) {unknown}; known: {sorted(SCOPES)}")
+        return value
 
 
 class Settings(BaseSettings):

@@ -115,3 +115,28 @@ def test_a_path_the_guard_did_not_check_is_authenticated_by_the_route() -> None:
     with pytest.raises(HTTPException) as refused:
         authenticated(_request({"X-API-Key": "other"}), settings)
     assert refused.value.status_code == 401
+
+
+def test_a_key_carries_its_scopes_and_unknown_scopes_are_refused():
+    from pydantic import ValidationError
+
+    from shared.settings import ApiKey
+
+    admin_key = ApiKey(tenant="ops", plan=1, scopes=frozenset({"admin"}))
+    assert "admin" in admin_key.scopes
+    assert ApiKey(tenant="t", plan=1).scopes == frozenset()
+    with pytest.raises(ValidationError, match="unknown API key scope"):
+        ApiKey(tenant="t", plan=1, scopes=frozenset({"root"}))
+
+
+def test_only_an_admin_key_is_let_through_as_admin():
+    import asyncio
+
+    from fastapi import HTTPException
+
+    from dispatcher.dependencies import admin
+
+    assert asyncio.run(admin(Caller("ops", 1, frozenset({"admin"})))).is_admin
+    with pytest.raises(HTTPException) as refused:
+        asyncio.run(admin(Caller("acme", 6)))
+    assert refused.value.status_code == 403
