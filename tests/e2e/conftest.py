@@ -1,0 +1,134 @@
+"""The whole pipeline as processes (`verdict up`), for every e2e test that drives it over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from shared.api_keys import hashed
+from tests import services as svc
+from tests.conftest import TEST_API_KEYS
+
+ROOT = Path(__file__).resolve().parents[2]
+API = "/api/v3/pipeline"
+
+
+@pytest.fixture
+def pipeline_env() -> dict[str, str]:
+    """Extra environment for `verdict up` (override in a test module)."""
+    return {}
+
+
+@pytest.fixture
+def pipeline(services, database_url, tmp_path, pipeline_env):
+    """`verdict up` with compose.yaml's replica counts, on a fresh prefix and database; a test
+    module adds or overrides variables by overriding the `pipeline_env` fixture."""
+    prefix = svc.unique("e")
+    port = free_port()
+    metrics_base = free_range(14)
+    env = {
+        **os.environ,
+        "AMQP_URL": services.amqp_url,
+        "REDIS_URL": services.redis_url,
+        "DATABASE_URL": database_url,
+        "TOPOLOGY_PREFIX": prefix,
+        "API_PORT": str(port),
+        "API_KEYS": json.dumps(hashed(TEST_API_KEYS)),
+        **svc.signing_env(),
+        "LOG_JSON": "true",
+        "LOG_LEVEL": "INFO",
+        "METRICS_PORT": str(metrics_base),
+        **pipeline_env,
+    }
+    if services.management_url:
+        env["RABBITMQ_MANAGEMENT_URL"] = services.management_url
+    up_log = open(tmp_path / "up.log", "wb")  # noqa: SIM115 - closed in the finally below
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ops.cli",
+            "up",
+            "--compose",
+            str(ROOT / "compose.yaml"),
+            "--log-dir",
+            str(tmp_path / "logs"),
+        ],
+        cwd=ROOT,
+        env=env,
+        stderr=up_log,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(base, process, tmp_path)
+        yield {"base": base, "prefix": prefix, "process": process, "logs": tmp_path, "env": env}
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        up_log.close()
+        asyncio.run(
+            svc.delete_broker_objects(services.amqp_url, (prefix,), services.management_url)
+        )
+
+
+def _wait_ready(base: str, process: subprocess.Popen, logs: Path, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"verdict up exited early:\n{(logs / 'up.log').read_text()}")
+        try:
+            health = httpx.get(f"{base}/healthz", timeout=2).json()
+            if health.get("rabbitmq") and health.get("postgres"):
+                time.sleep(3)  # let every worker register its consumers
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"pipeline not ready within {timeout}s:\n{(logs / 'up.log').read_text()}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def free_range(size: int) -> int:
+    """The first of `size` consecutive free loopback ports."""
+    for _ in range(100):
+        first = free_port()
+        if first + size > 65535:
+            continue
+        try:
+            for port in range(first, first + size):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return first
+    raise RuntimeError(f"no {size} consecutive free ports")
+
+
+def poll_result(client: httpx.Client, sid: str, key: dict[str, str], timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        r = client.get(f"{API}/{sid}/result", headers=key)
+        if r.status_code == 200:
+            return r.json()
+        assert r.status_code == 202, r.text
+        time.sleep(0.1)
+    raise AssertionError(f"session {sid} not final within {timeout}s")
