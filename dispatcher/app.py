@@ -6,9 +6,12 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
 
 from dispatcher import error_responses
 from dispatcher.audit import RefusalAudit
+from dispatcher.console import pages as console_pages
+from dispatcher.console import routes as console
 from dispatcher.guard import RequestGuard, SecurityHeaders
 from dispatcher.quotas import RateLimitHeaders
 from dispatcher.routes import health, progress, sessions
@@ -22,7 +25,7 @@ JSON_BYTES_PER_CHAR = 12
 # Room for the other fields and the JSON around them.
 BODY_OVERHEAD_BYTES = 64 * 1024
 
-ROUTERS = (sessions.router, progress.router, health.router)
+ROUTERS = (sessions.router, progress.router, health.router, console.router)
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -39,6 +42,8 @@ def create_app(settings: Settings) -> FastAPI:
     error_responses.install(app)
     for router in ROUTERS:
         app.include_router(router)
+    # The console's stylesheet and script, from the package: no CDN.
+    app.mount("/admin/static", StaticFiles(directory=console_pages.STATIC), name="console-static")
     app.add_middleware(RequestGuard, settings=settings, limit=body_limit(settings))
     app.add_middleware(SecurityHeaders, private_prefix=API)
     app.add_middleware(RateLimitHeaders)

@@ -15,7 +15,7 @@ from aio_pika.abc import AbstractRobustConnection
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
-from dispatcher.queue_watch import ConsumerCounts, watch
+from dispatcher.queue_watch import ConsumerCounts, QueueHistory, watch
 from dispatcher.quotas import Quotas
 from dispatcher.tenancy import SessionTenants
 from shared.background import in_background
@@ -51,6 +51,8 @@ class AppState:
     media_readers: ConsumerCounts = field(init=False)
     # Event streams open now, by tenant (API_MAX_STREAMS_PER_TENANT).
     streams: Counter[str] = field(default_factory=Counter)
+    # The last hour of queue readings, for the console's charts.
+    queue_history: QueueHistory = field(default_factory=QueueHistory)
     task_signer: Ed25519PrivateKey = field(init=False, repr=False)
     _analysis: AnalysisPool | None = field(default=None, repr=False)
 
@@ -88,7 +90,7 @@ class AppState:
             )
             opened.closes(state, lambda s: s._close_broker_and_analysis())
             await opened.enter(in_background(state._connect_until_up(), "broker connection"))
-            depths = watch(lambda: state.connection, from_settings(settings))
+            depths = watch(lambda: state.connection, from_settings(settings), state.queue_history)
             await opened.enter(in_background(depths, "queue depths"))
             yield state
 

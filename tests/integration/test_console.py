@@ -1,0 +1,242 @@
+"""The admin console's routes on a real API (Postgres, Redis, RabbitMQ): sign-in, the cookie,
+CSRF, redirects, escaping, search and a session's page."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import secrets
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from aggregator.service import Aggregator
+from dispatcher.app import create_app
+from shared.api_keys import hashed
+from shared.constants import ANALYSIS_COMPONENTS
+from shared.settings import Settings
+from tests.conftest import TEST_API_KEYS
+from tests.integration.conftest import World, eventually, running
+from workers.executor import Analysis
+from workers.runtime import Worker, WorkerOptions
+
+pytestmark = pytest.mark.integration
+
+API = "/api/v3/pipeline"
+ADMIN_KEY = "test-console-admin"
+KEYS = {**TEST_API_KEYS, ADMIN_KEY: {"tenant": "ops", "plan": 6, "scopes": ["admin"]}}
+ENTERPRISE = {"X-API-Key": "test-enterprise"}
+CSRF = re.compile(r'name="csrf_token" value="([0-9a-f]+)"')
+PAGES = ("/admin", "/admin/overview/live", "/admin/sessions", "/admin/workers")
+
+
+async def console_world(world: World, **overrides: object) -> Settings:
+    return await world(
+        api_keys=hashed(KEYS), admin_session_key=secrets.token_urlsafe(32), **overrides
+    )
+
+
+@contextlib.asynccontextmanager
+async def browser(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the API over https (the cookie is Secure), keeping cookies like a browser."""
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        state = app.state.pipeline
+
+        async def connected() -> bool:
+            return state.publisher is not None
+
+        await eventually(connected, 10)
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="https://api"
+        ) as client:
+            yield client
+
+
+async def csrf_of(client: httpx.AsyncClient, path: str = "/admin/login") -> str:
+    page = await client.get(path)
+    found = CSRF.search(page.text)
+    assert found, page.text
+    return found.group(1)
+
+
+async def sign_in(client: httpx.AsyncClient, key: str = ADMIN_KEY) -> httpx.Response:
+    token = await csrf_of(client)
+    return await client.post("/admin/login", data={"api_key": key, "csrf_token": token})
+
+
+async def test_every_page_sends_a_browser_without_a_session_to_sign_in(world):
+    """No cookie, a forged one or a signed-out one: 303 to /admin/login, nothing shown."""
+    settings = await console_world(world)
+    async with browser(settings) as client:
+        for path in (*PAGES, "/admin/sessions/00000000-0000-0000-0000-000000000000"):
+            response = await client.get(path)
+            assert response.status_code == 303, path
+            assert response.headers["location"] == "/admin/login"
+        client.cookies.set("verdict_console", "forged.value.here", domain="api")
+        assert (await client.get("/admin")).status_code == 303
+        assert (await client.post("/admin/logout")).status_code == 303
+
+
+async def test_an_admin_key_signs_in_once_with_a_secure_strict_cookie(world):
+    """The admin key's sign-in answers 303 to the overview and a Secure, HttpOnly,
+    SameSite=Strict cookie; then every page opens without the key."""
+    settings = await console_world(world)
+    async with browser(settings) as client:
+        response = await sign_in(client)
+        assert response.status_code == 303
+        assert response.headers["location"] == "/admin"
+        cookie = response.headers["set-cookie"].lower()
+        for attribute in ("secure", "httponly", "samesite=strict", "path=/admin", "max-age="):
+            assert attribute in cookie
+        assert ADMIN_KEY not in response.headers["set-cookie"]
+        for path in PAGES:
+            page = await client.get(path)
+            assert page.status_code == 200, path
+            assert "default-src 'self'" in page.headers["content-security-policy"]
+        overview = await client.get("/admin")
+        assert 'id="queue-claims-6"' in overview.text
+
+
+async def test_keys_without_the_admin_scope_are_refused_at_sign_in(world):
+    """A tenant's key: 403, an unknown key: 401; neither gets a session."""
+    settings = await console_world(world)
+    async with browser(settings) as client:
+        refused = await sign_in(client, "test-enterprise")
+        assert refused.status_code == 403
+        assert "no admin scope" in refused.text
+        unknown = await sign_in(client, "not-a-key")
+        assert unknown.status_code == 401
+        assert (await client.get("/admin")).status_code == 303
+
+
+async def test_every_post_needs_the_sessions_csrf_token(world):
+    """Sign-in and sign-out without the token, or with a wrong one or another session's, are
+    403; with it, sign-out ends the session."""
+    settings = await console_world(world)
+    async with browser(settings) as client:
+        await csrf_of(client)
+        no_token = await client.post("/admin/login", data={"api_key": ADMIN_KEY})
+        assert no_token.status_code == 403
+        assert (await client.get("/admin")).status_code == 303
+        assert (await sign_in(client)).status_code == 303
+        token = await csrf_of(client, "/admin")
+        assert (await client.post("/admin/logout")).status_code == 403
+        wrong = await client.post("/admin/logout", data={"csrf_token": "0" * 64})
+        assert wrong.status_code == 403
+        async with browser(settings) as other:
+            await sign_in(other)
+            others = await csrf_of(other, "/admin")
+        assert others != token
+        assert (await client.post("/admin/logout", data={"csrf_token": others})).status_code == 403
+        assert (await client.get("/admin")).status_code == 200  # still signed in
+        out = await client.post("/admin/logout", data={"csrf_token": token})
+        assert out.status_code == 303
+        assert out.headers["location"] == "/admin/login"
+        assert (await client.get("/admin")).status_code == 303
+
+
+async def test_sign_in_attempts_are_rate_limited_per_address(world):
+    """Past ADMIN_LOGIN_LIMIT, even the right key is refused with 429 and Retry-After."""
+    settings = await console_world(world, admin_login_limit="2/minute")
+    async with browser(settings) as client:
+        assert (await sign_in(client, "guess-1")).status_code == 401
+        assert (await sign_in(client, "guess-2")).status_code == 401
+        third = await sign_in(client)
+        assert third.status_code == 429
+        assert int(third.headers["retry-after"]) > 0
+        assert (await client.get("/admin")).status_code == 303
+
+
+async def test_the_console_is_off_without_a_session_key(world):
+    """Without ADMIN_SESSION_KEY every console page answers 503 saying so."""
+    settings = await world(api_keys=hashed(KEYS))
+    async with browser(settings) as client:
+        response = await client.get("/admin/login")
+        assert response.status_code == 503
+        assert "ADMIN_SESSION_KEY" in response.text
+
+
+async def test_a_session_input_with_a_script_renders_inert(world):
+    """Content holding `<script>` shows as text on the session page and in a search echo."""
+    settings = await console_world(world)
+    hostile = "<script>alert('console')</script> & more"
+    async with browser(settings) as client:
+        submitted = await client.post(
+            f"{API}/analyze-async", json={"content": hostile}, headers=ENTERPRISE
+        )
+        assert submitted.status_code == 202, submitted.text
+        sid = submitted.json()["session_id"]
+        await sign_in(client)
+        page = await client.get(f"/admin/sessions/{sid}")
+        assert page.status_code == 200
+        assert "&lt;script&gt;alert(&#39;console&#39;)&lt;/script&gt; &amp; more" in page.text
+        assert "<script>alert" not in page.text
+        search = await client.get("/admin/sessions", params={"tenant": "<script>x</script>"})
+        assert "&lt;script&gt;x&lt;/script&gt;" in search.text
+        assert "<script>x" not in search.text
+
+
+async def test_search_finds_sessions_and_explains_a_field_it_cannot_use(world):
+    """By tenant and status a session is found; a bad status or time is 400 with a message."""
+    settings = await console_world(world)
+    async with browser(settings) as client:
+        submitted = await client.post(
+            f"{API}/analyze-async", json={"content": "search me"}, headers=ENTERPRISE
+        )
+        sid = submitted.json()["session_id"]
+        await sign_in(client)
+        found = await client.get(
+            "/admin/sessions", params={"tenant": "tenant-a", "status": "processing"}
+        )
+        assert sid in found.text
+        by_id = await client.get("/admin/sessions", params={"session_id": sid})
+        assert sid in by_id.text
+        elsewhere = await client.get("/admin/sessions", params={"tenant": "tenant-b"})
+        assert sid not in elsewhere.text
+        bad = await client.get("/admin/sessions", params={"status": "sleeping"})
+        assert bad.status_code == 400
+        assert "status must be one of" in bad.text
+        bad_time = await client.get("/admin/sessions", params={"since": "yesterday"})
+        assert bad_time.status_code == 400
+        assert "is not a time" in bad_time.text
+        missing = await client.get("/admin/sessions/not-a-session")
+        assert missing.status_code == 404
+
+
+async def length_score(task, ctx):
+    return Analysis(min(100.0, len(task.input.content or "") / 10))
+
+
+async def test_a_finished_session_shows_results_verdict_and_timeline(world):
+    """After the pipeline ran a session, its page shows every component's result, the
+    verdict, and a timeline from acceptance to final; the overview counts it."""
+    settings = await console_world(world)
+    services = [
+        Worker(settings, WorkerOptions(c, 2, 2), length_score).run for c in ANALYSIS_COMPONENTS
+    ]
+    async with running(*services, Aggregator(settings).run), browser(settings) as client:
+        submitted = await client.post(
+            f"{API}/analyze-async", json={"content": "a" * 400}, headers=ENTERPRISE
+        )
+        sid = submitted.json()["session_id"]
+
+        async def final() -> bool:
+            r = await client.get(f"{API}/{sid}/result", headers=ENTERPRISE)
+            return r.status_code == 200
+
+        await eventually(final, 30)
+        await sign_in(client)
+        page = (await client.get(f"/admin/sessions/{sid}")).text
+        for component in ANALYSIS_COMPONENTS:
+            assert f'id="component-{component}"' in page
+        assert 'id="verdict"' in page
+        timeline = page.split('class="timeline"')[1]
+        assert "accepted: text on plan 6" in timeline
+        assert timeline.count("finished: ok") == len(ANALYSIS_COMPONENTS)
+        assert timeline.count("attempt 1 started") == len(ANALYSIS_COMPONENTS)
+        assert "final: completed" in timeline
+        overview = (await client.get("/admin/overview/live")).text
+        assert re.search(r'id="per-hour-completed">\s*[1-9]', overview), overview
+        assert re.search(r'id="latency-n">[1-9]', overview)
