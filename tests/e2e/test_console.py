@@ -1,0 +1,103 @@
+"""The admin console in a real browser (Debian's Chromium under Playwright) against the whole
+pipeline under `verdict up`: sign in, live overview, sessions, workers. Screenshots of each
+page go to artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import threading
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from shared.api_keys import hashed
+from tests.browser import browser_page, screenshot
+from tests.conftest import TEST_API_KEYS
+from tests.e2e.conftest import API, poll_result
+
+pytestmark = pytest.mark.e2e
+
+ADMIN_KEY = "test-console-admin"
+KEYS = {**TEST_API_KEYS, ADMIN_KEY: {"tenant": "ops", "plan": 6, "scopes": ["admin"]}}
+ENTERPRISE = {"X-API-Key": "test-enterprise"}
+# Long enough for several refreshes of the overview while sessions run.
+SESSIONS = 40
+
+
+@pytest.fixture
+def pipeline_env() -> dict[str, str]:
+    return {
+        "API_KEYS": json.dumps(hashed(KEYS)),
+        "ADMIN_SESSION_KEY": secrets.token_urlsafe(32),
+    }
+
+
+def sign_in(page: Page, key: str = ADMIN_KEY) -> None:
+    page.goto("/admin")
+    expect(page).to_have_url(re.compile(r"/admin/login$"))
+    page.fill("#api_key", key)
+    page.click("button[type=submit]")
+
+
+def submit(base: str, count: int, content: str = "The cure they do not want you to know") -> list:
+    with httpx.Client(base_url=base, timeout=10) as client:
+        ids = []
+        for n in range(count):
+            r = client.post(
+                f"{API}/analyze-async", json={"content": f"{content} #{n}"}, headers=ENTERPRISE
+            )
+            assert r.status_code == 202, r.text
+            ids.append(r.json()["session_id"])
+        return ids
+
+
+def test_an_operator_signs_in_watches_the_overview_and_opens_a_session(pipeline):
+    """Signed in with the admin key, the overview's numbers change by themselves while
+    sessions run; a session found by search shows its verdict and timeline; workers list."""
+    base = pipeline["base"]
+    with browser_page(base) as page:
+        sign_in(page, "test-enterprise")
+        expect(page.locator(".error")).to_contain_text("no admin scope")
+        page.fill("#api_key", ADMIN_KEY)
+        page.click("button[type=submit]")
+        expect(page).to_have_url(re.compile(r"/admin$"))
+        expect(page.locator("#per-hour-completed")).to_have_text("0")
+
+        ids: list[str] = []
+        running = threading.Thread(target=lambda: ids.extend(submit(base, SESSIONS)))
+        running.start()
+        # No reload: the page's script refreshes the figures as sessions finish.
+        expect(page.locator("#per-hour-completed")).not_to_have_text("0", timeout=30_000)
+        expect(page.locator("#latency-n")).not_to_have_text("0", timeout=30_000)
+        running.join(60)
+        with httpx.Client(base_url=base) as client:
+            for sid in ids:
+                poll_result(client, sid, ENTERPRISE)
+        expect(page.locator("#per-hour-completed")).to_have_text(str(SESSIONS), timeout=15_000)
+        screenshot(page, "console-overview")
+
+        page.click("nav >> text=Sessions")
+        page.fill("input[name=tenant]", "tenant-a")
+        page.select_option("select[name=status]", "completed")
+        page.click("form.search button[type=submit]")
+        expect(page.locator("table.sessions a")).to_have_count(SESSIONS)
+        screenshot(page, "console-sessions")
+        page.click(f"a[href='/admin/sessions/{ids[0]}']")
+        expect(page.locator("#session-status")).to_have_text("completed")
+        expect(page.locator("#session-input")).to_contain_text("The cure they do not want")
+        expect(page.locator("#verdict")).to_be_visible()
+        expect(page.locator("ol.timeline li").first).to_contain_text("accepted")
+        expect(page.locator("ol.timeline li").last).to_contain_text("final: completed")
+        screenshot(page, "console-session")
+
+        page.click("nav >> text=Workers")
+        expect(page.locator("table.workers td.worker-online").first).to_be_visible()
+        screenshot(page, "console-workers")
+
+        page.click("text=Sign out")
+        expect(page).to_have_url(re.compile(r"/admin/login$"))
+        page.goto("/admin")
+        expect(page).to_have_url(re.compile(r"/admin/login$"))
