@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 from shared.broker import Publisher
 from shared.constants import MEDIA_PREPROCESS, PLANS
 from shared.heartbeat import Heartbeat, worker_id
+from shared.keys import Keys
 from shared.names import Names
 from shared.resources import Resources
 from shared.settings import Settings
@@ -23,6 +24,7 @@ from workers.executor import Executor, ExecutorContext, executor_for
 from workers.handling import Authenticity, Execute, TaskHandler, steps_for
 from workers.intake import Buffer, Intake
 from workers.isolation import AnalysisPool
+from workers.middleware.attempts import RecordAttempt
 from workers.middleware.locking import redis_locks
 from workers.scheduling import FifoQueue, TierQueue
 from workers.slots import Slots
@@ -101,6 +103,7 @@ class Worker:
                 pool,
                 opts.worker_id,
                 Authenticity(self._task_keys, self._result_key),
+                RecordAttempt(redis, Keys(settings.key_prefix), opts.worker_id),
             )
             handler = TaskHandler(steps, Execute(self._executor, context))
             # Before consuming: a task's timeout must not run while the processes start.

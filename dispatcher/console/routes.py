@@ -25,10 +25,12 @@ from dispatcher.console.pages import HEADERS, render
 from dispatcher.console.search import FIELDS, SearchRefused, session_query
 from dispatcher.console.timeline import timeline
 from dispatcher.dependencies import State
-from shared import console_store, live
+from shared import attempts, console_store, live
 from shared.api_keys import key_hash
 from shared.console_store import STATUSES
+from shared.constants import QUEUE_COMPONENTS
 from shared.heartbeat import live_workers
+from shared.keys import Keys
 
 router = APIRouter(prefix="/admin", include_in_schema=False)
 
@@ -158,10 +160,12 @@ async def session_page(
             request, "missing.html", on.cookies, session, status.HTTP_404_NOT_FOUND,
             what=f"no session {session_id[:60]}", page="sessions",
         )  # fmt: skip
-    live_state = await live.read_state(state.redis, state.settings.key_prefix, str(sid))
+    prefix = state.settings.key_prefix
+    live_state = await live.read_state(state.redis, prefix, str(sid))
+    tried = await attempts.read(state.redis, Keys(prefix), str(sid), QUEUE_COMPONENTS)
     return render(
         request, "session.html", on.cookies, session,
-        s=record, moments=timeline(record), live_state=live_state, page="sessions",
+        s=record, moments=timeline(record, tried), live_state=live_state, page="sessions",
     )  # fmt: skip
 
 

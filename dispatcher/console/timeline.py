@@ -1,16 +1,20 @@
-"""A session's timeline from what the record holds: accepted, each component's run and result,
-the verdict, final.
+"""A session's timeline: accepted, each attempt at each component (started, retried,
+dead-lettered), each result, the verdict, final.
 
-The record keeps when each result was recorded, how long its run took and which attempt it
-came from; a run's start is that time less its processing time (so it leaves out the trip to
-the aggregator), and earlier attempts of a retried task are counted, not timed.
+Workers write each attempt down in Redis for a day (shared/attempts.py); the record in
+Postgres keeps when each result was recorded, how long its run took and which attempt it came
+from. Without the attempts (older than a day, or analysed in the API while the broker was
+away), a run's start is its result's time less its processing time, and earlier attempts
+are counted, not timed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from shared.attempts import Attempt
 
 
 @dataclass(frozen=True)
@@ -20,12 +24,21 @@ class Moment:
     component: str | None = None
 
 
-def timeline(record: dict[str, Any]) -> list[Moment]:
+def timeline(
+    record: dict[str, Any], attempts: dict[str, list[Attempt]] | None = None
+) -> list[Moment]:
     """The session's moments, oldest first (a session's own moments before its components'
     at the same instant)."""
+    attempts = attempts or {}
     moments = [Moment(record["created_at"], _accepted(record))]
     for result in record["results"]:
-        moments += _component_moments(result)
+        tried = attempts.get(result["component"])
+        moments += _attempt_moments(result["component"], tried) if tried else _derived(result)
+        moments.append(_finished(result))
+    results = {r["component"] for r in record["results"]}
+    for component, tried in attempts.items():
+        if component not in results:  # still running, or never reported: dead-lettered
+            moments += _attempt_moments(component, tried)
     verdict = record.get("verdict")
     if verdict is not None:
         moments.append(Moment(verdict["created_at"], f"verdict reached: {verdict['label']}"))
@@ -41,7 +54,31 @@ def _accepted(record: dict[str, Any]) -> str:
     )
 
 
-def _component_moments(result: dict[str, Any]) -> list[Moment]:
+_ENDS = {"retry": "retried", "dead_letter": "dead-lettered", "skipped": "skipped"}
+
+
+def _attempt_moments(component: str, tried: list[Attempt]) -> list[Moment]:
+    """Each recorded attempt's start, and its end unless it reported a result."""
+    moments = []
+    for a in tried:
+        started = datetime.fromtimestamp(a.started_at, UTC)
+        moments.append(Moment(started, f"attempt {a.attempt} started on {a.worker_id}", component))
+        if a.end in _ENDS:
+            ended = datetime.fromtimestamp(a.ended_at, UTC)
+            detail = f": {a.detail}" if a.detail else ""
+            moments.append(Moment(ended, f"attempt {a.attempt} {_ENDS[a.end]}{detail}", component))
+    return moments
+
+
+def _finished(result: dict[str, Any]) -> Moment:
+    score = f", score {result['score']:.1f}" if result.get("score") is not None else ""
+    return Moment(
+        result["recorded_at"], f"finished: {result['status']}{score}", result["component"]
+    )
+
+
+def _derived(result: dict[str, Any]) -> list[Moment]:
+    """The run's start from its processing time, and how many attempts came before it."""
     component, attempt = result["component"], result["attempt"]
     finished_at = result["recorded_at"]
     moments = []
@@ -58,6 +95,4 @@ def _component_moments(result: dict[str, Any]) -> list[Moment]:
         started_at = finished_at - timedelta(milliseconds=result["processing_ms"])
         worker = f" on {result['worker_id']}" if result.get("worker_id") else ""
         moments.append(Moment(started_at, f"attempt {attempt} started{worker}", component))
-    score = f", score {result['score']:.1f}" if result.get("score") is not None else ""
-    moments.append(Moment(finished_at, f"finished: {result['status']}{score}", component))
     return sorted(moments, key=lambda m: m.at)

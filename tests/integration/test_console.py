@@ -15,6 +15,7 @@ from aggregator.service import Aggregator
 from dispatcher.app import create_app
 from shared.api_keys import hashed
 from shared.constants import ANALYSIS_COMPONENTS
+from shared.errors import RetryableAnalysisError
 from shared.settings import Settings
 from tests.conftest import TEST_API_KEYS
 from tests.integration.conftest import World, eventually, running
@@ -209,6 +210,19 @@ async def length_score(task, ctx):
     return Analysis(min(100.0, len(task.input.content or "") / 10))
 
 
+def failing_once():
+    """An executor whose claims analysis fails its first run with a retryable error."""
+    failed: set[str] = set()
+
+    async def run(task, ctx):
+        if task.component == "claims" and task.session_id not in failed:
+            failed.add(task.session_id)
+            raise RetryableAnalysisError("upstream 503")
+        return await length_score(task, ctx)
+
+    return run
+
+
 async def test_a_finished_session_shows_results_verdict_and_timeline(world):
     """After the pipeline ran a session, its page shows every component's result, the
     verdict, and a timeline from acceptance to final; the overview counts it."""
@@ -240,3 +254,32 @@ async def test_a_finished_session_shows_results_verdict_and_timeline(world):
         overview = (await client.get("/admin/overview/live")).text
         assert re.search(r'id="per-hour-completed">\s*[1-9]', overview), overview
         assert re.search(r'id="latency-n">[1-9]', overview)
+
+
+async def test_a_retried_task_shows_each_attempt_as_the_workers_recorded_it(world):
+    """A claims task that failed once: its timeline shows attempt 1 retried with the delay,
+    then attempt 2 started on a worker and finished."""
+    settings = await console_world(world)
+    executor = failing_once()
+    services = [Worker(settings, WorkerOptions(c, 2, 2), executor).run for c in ANALYSIS_COMPONENTS]
+    async with running(*services, Aggregator(settings).run), browser(settings) as client:
+        submitted = await client.post(
+            f"{API}/analyze-async", json={"content": "b" * 300}, headers=ENTERPRISE
+        )
+        sid = submitted.json()["session_id"]
+
+        async def final() -> bool:
+            r = await client.get(f"{API}/{sid}/result", headers=ENTERPRISE)
+            return r.status_code == 200
+
+        await eventually(final, 30)
+        await sign_in(client)
+        timeline = (await client.get(f"/admin/sessions/{sid}")).text.split('class="timeline"')[1]
+        steps = re.findall(r"<strong>claims</strong> ([^<]+)</li>", timeline)
+        assert [s.split(" on ")[0].split(":")[0] for s in steps] == [
+            "attempt 1 started",
+            "attempt 1 retried",
+            "attempt 2 started",
+            "finished",
+        ], steps
+        assert "next attempt in 200 ms" in steps[1]

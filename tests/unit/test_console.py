@@ -13,6 +13,7 @@ from dispatcher.console.cookies import SessionCookies
 from dispatcher.console.overview import minute_series, rates_by_queue, sparkline
 from dispatcher.console.search import SearchRefused, session_query
 from dispatcher.console.timeline import timeline
+from shared.attempts import Attempt
 
 KEY = "k" * 40
 
@@ -132,6 +133,50 @@ def test_the_timeline_runs_from_acceptance_to_final():
         ("claims", "finished: ok, score 20.0"),
         (None, "verdict reached: unlikely"),
         (None, "final: completed"),
+    ]
+
+
+def test_recorded_attempts_time_every_run_of_a_retried_task():
+    """With the workers' attempts, each run's start and a retry's end are shown as recorded;
+    an attempt without a result yet (still running) shows too."""
+    t = T0.timestamp()
+    record = {
+        "created_at": T0,
+        "input_type": "text",
+        "plan": 1,
+        "mode": "async",
+        "components": ["claims", "domain"],
+        "status": "processing",
+        "finished_at": None,
+        "verdict": None,
+        "results": [
+            {
+                "component": "claims",
+                "attempt": 2,
+                "status": "ok",
+                "score": None,
+                "processing_ms": 100,
+                "worker_id": "w2",
+                "recorded_at": T0 + timedelta(seconds=3),
+            }
+        ],
+    }
+    tried = {
+        "claims": [
+            Attempt(1, "w1", t + 0.5, t + 1.0, "retry", "next attempt in 1000 ms"),
+            Attempt(2, "w2", t + 2.0, t + 2.9, "ok"),
+        ],
+        "domain": [Attempt(1, "w3", t + 2.5, t + 2.6, "dead_letter", "poison")],
+    }
+    whats = [(m.component, m.what) for m in timeline(record, tried)]
+    assert whats == [
+        (None, "accepted: text on plan 1 (async), components claims, domain"),
+        ("claims", "attempt 1 started on w1"),
+        ("claims", "attempt 1 retried: next attempt in 1000 ms"),
+        ("claims", "attempt 2 started on w2"),
+        ("domain", "attempt 1 started on w3"),
+        ("domain", "attempt 1 dead-lettered: poison"),
+        ("claims", "finished: ok"),
     ]
 
 
