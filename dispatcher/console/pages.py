@@ -15,6 +15,8 @@ from jinja2 import Environment, FileSystemLoader
 from dispatcher.console.cookies import ConsoleSession, SessionCookies
 from dispatcher.console.overview import sparkline
 
+# Every console page lives under this path.
+CONSOLE = "/admin"
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"
@@ -79,3 +81,9 @@ def render(
         request=request, csrf_token=csrf, signed_in=bool(session and session.key_hash), **context
     )
     return HTMLResponse(html, status_code, headers=HEADERS)
+
+
+def problem_page(code: int, message: str, headers: dict[str, str] | None = None) -> HTMLResponse:
+    """A refusal on a console page as a page a person reads (the API's own stay JSON)."""
+    html = ENVIRONMENT.get_template("problem.html").render(code=code, message=message)
+    return HTMLResponse(html, code, headers={**HEADERS, **(headers or {})})

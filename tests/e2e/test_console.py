@@ -72,6 +72,7 @@ def test_an_operator_signs_in_watches_the_overview_and_opens_a_session(pipeline)
         # No reload: the page's script refreshes the figures as sessions finish.
         expect(page.locator("#per-hour-completed")).not_to_have_text("0", timeout=30_000)
         expect(page.locator("#latency-n")).not_to_have_text("0", timeout=30_000)
+        screenshot(page, "console-overview-running")
         running.join(60)
         with httpx.Client(base_url=base) as client:
             for sid in ids:

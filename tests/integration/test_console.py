@@ -157,6 +157,7 @@ async def test_the_console_is_off_without_a_session_key(world):
         response = await client.get("/admin/login")
         assert response.status_code == 503
         assert "ADMIN_SESSION_KEY" in response.text
+        assert response.headers["content-type"].startswith("text/html")
 
 
 async def test_a_session_input_with_a_script_renders_inert(world):
