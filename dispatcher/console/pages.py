@@ -4,6 +4,7 @@ the headers every console answer carries."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,7 @@ def render(
     return HTMLResponse(html, status_code, headers=HEADERS)
 
 
-def problem_page(code: int, message: str, headers: dict[str, str] | None = None) -> HTMLResponse:
+def problem_page(code: int, message: str, headers: Mapping[str, str] | None = None) -> HTMLResponse:
     """A refusal on a console page as a page a person reads (the API's own stay JSON)."""
     html = ENVIRONMENT.get_template("problem.html").render(code=code, message=message)
     return HTMLResponse(html, code, headers={**HEADERS, **(headers or {})})
