@@ -14,28 +14,44 @@ LONE_HINT = 35
 
 # (family, text): the family must be found; each text is flagged (with a second cue).
 FAMILIES = [
-    ("collective_blame", "Foreigners are behind most of the robberies here, and the police hide it."),
+    (
+        "collective_blame",
+        "Foreigners are behind most of the robberies here, and the police hide it.",
+    ),
     ("collective_blame", "Imigranții comit majoritatea furturilor, iar poliția ascunde cifrele."),
     ("fear_appeal", "This syrup weakens your child's immune system. Big Pharma hides the truth."),
-    ("fear_appeal", "Siropul acesta slăbește copiii și autoritățile ascund adevărul de ani de zile."),
+    (
+        "fear_appeal",
+        "Siropul acesta slăbește copiii și autoritățile ascund adevărul de ani de zile.",
+    ),
     ("fear_appeal", "Two days left: after that you lose your savings for good. Act now!"),
     ("fear_appeal", "Mai sunt 2 zile, apoi vă pierdeți pensiile. Acționați acum!"),
-    ("conspiracy", "Doctors have at last confirmed what they buried for decades: the truth is out."),
+    (
+        "conspiracy",
+        "Doctors have at last confirmed what they buried for decades: the truth is out.",
+    ),
     ("conspiracy", "Specialiștii au dovedit în sfârșit ce ne-au ascuns atâția ani."),
     ("miracle_cure", "Quit your blood pressure pills: one simple herb normalises it overnight."),
     ("miracle_cure", "Nu vă mai vaccinați copiii: un ceai simplu îi apără definitiv."),
     ("whataboutism", "They preach to us about honesty? What about their own crooked mayors?"),
     ("whataboutism", "Ne critică pe noi de hoție? Dar ei ce au furat? Uite cine vorbește!"),
     ("pressure", "We were unable to deliver your package. Pay 1.20 EUR now or it goes back."),
-    ("pressure", "Factura restantă de 45 lei nu a fost achitată. Plătiți azi, altfel serviciul va fi oprit."),
-    ("pressure", "A login from a new device was detected. If this was not you, secure it right away."),
+    (
+        "pressure",
+        "Factura restantă de 45 lei nu a fost achitată. Plătiți azi, altfel serviciul va fi oprit.",
+    ),
+    (
+        "pressure",
+        "A login from a new device was detected. If this was not you, secure it right away.",
+    ),
     ("data_request", "Your delivery is on hold. Pay 2.40 GBP and confirm your address today."),
 ]
 
 NEUTRAL = [
     # research and news about manipulative messages: the message is mentioned, not used
     "Researchers studied posts with the phrase 'act now or lose everything' to map bot networks.",
-    "Cercetătorii au analizat mesaje de tipul „nu vă mai vaccinați copiii” și au găsit conturi false.",
+    "Cercetătorii au analizat mesaje de tipul „nu vă mai vaccinați copiii” "
+    "și au găsit conturi false.",
     # a deadline in a legitimate notice
     "Appeals can be filed within 48 hours of the results, the university said.",
     "Contestațiile se depun în 24 de ore de la afișarea rezultatelor.",
@@ -78,7 +94,8 @@ def _claim_risks(text: str) -> list[float]:
     "text",
     [
         "The bureaucrats have already decided the next curfew. Do your own research.",
-        "Guvernanții au decis deja carantina de iarnă, în secret. Informați-vă înainte să fie șters!",
+        "Guvernanții au decis deja carantina de iarnă, în secret. "
+        "Informați-vă înainte să fie șters!",
         "Pediatricians are paid to stay silent: this tea gets rid of asthma for good.",
         "Medicii sunt plătiți să tacă: ceaiul acesta te scapă de astm definitiv.",
     ],
