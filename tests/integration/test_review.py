@@ -299,3 +299,23 @@ async def test_reviewing_over_the_api(world):
 async def final_result(api, url: str) -> httpx.Response | None:
     answer = await api.get(url, headers=OWNER)
     return answer if answer.status_code == 200 else None
+
+
+async def test_a_verdict_made_in_the_api_while_the_broker_is_away_is_queued_too(world):
+    """No RabbitMQ: the API analyses in-process, and its verdict goes through the same policy
+    (every risk label queued here): the 200 answer already carries the pending review."""
+    settings = await world(review_label_at_least="low_risk")
+    offline = settings.model_copy(update={"amqp_url": "amqp://guest:guest@127.0.0.1:1/"})
+    app = create_app(offline)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as api,
+    ):
+        answer = await api.post(
+            f"{PIPELINE}/analyze-async",
+            json={"text": "Read this NOW!!! https://bit.ly/x"},
+            headers=OWNER,
+        )
+    body = answer.json()
+    assert answer.status_code == 200 and body["mode"] == "sync", answer.text
+    assert body["review"]["status"] == "pending"

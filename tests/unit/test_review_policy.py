@@ -20,7 +20,7 @@ URLS = {"amqp_url": "amqp://x", "redis_url": "redis://x", "database_url": "postg
 
 def test_the_risk_scale_is_the_verdicts_own_in_order():
     """The policy orders exactly the labels the verdict bands scores into, low to high."""
-    assert RISK_LABELS == (*(label for _, label in LABEL_BANDS), TOP_LABEL)
+    assert (*(label for _, label in LABEL_BANDS), TOP_LABEL) == RISK_LABELS
     assert [label_for(s) for s in (0, 30, 60, 90)] == list(RISK_LABELS)
     assert INCONCLUSIVE == NO_EVIDENCE_LABEL
 
