@@ -38,7 +38,6 @@ class Recorded:
     duplicate: bool  # every result applied for it this time was already recorded
     results: dict[str, dict[str, Any]]
     explanation: dict[str, str] | None = None  # with the verdict
-    plan: int = 0
     review: tuple[str, ...] = ()  # why the verdict is queued for review (none: it is not)
 
 
@@ -172,7 +171,6 @@ def _settle(
                 duplicate=not (row["fresh"] if changed is None else changed),
                 results=results,
                 explanation=explain(verdict, results) if verdict else None,
-                plan=row["plan"],
                 review=_reasons(review, row["plan"], verdict),
             )
         )

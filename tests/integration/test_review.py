@@ -319,3 +319,31 @@ async def test_a_verdict_made_in_the_api_while_the_broker_is_away_is_queued_too(
     body = answer.json()
     assert answer.status_code == 200 and body["mode"] == "sync", answer.text
     assert body["review"]["status"] == "pending"
+
+
+async def test_a_lapsed_claim_returns_to_the_list_over_the_api(world, pool):
+    """REVIEW_CLAIM_TTL_S: once alice's claim lapses the item is listed again and bob takes it
+    (before, 409 naming alice); GET one item shows who holds it."""
+    settings = await world(api_keys=hashed(KEYS), review_claim_ttl_s=3)
+    tenant = f"tenant-{uuid.uuid4().hex[:8]}"
+    sid = await queued_unsure(pool, tenant)
+    app = create_app(settings)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as api,
+    ):
+
+        async def listed() -> list[str]:
+            found = await api.get(REVIEW, params={"tenant": tenant}, headers=BOB)
+            return [item["session_id"] for item in found.json()["items"]]
+
+        assert (await api.post(f"{REVIEW}/{sid}/claim", headers=ALICE)).status_code == 200
+        refused = await api.post(f"{REVIEW}/{sid}/claim", headers=BOB)
+        assert refused.status_code == 409 and "alice" in refused.json()["detail"]
+        assert await listed() == []
+        assert await eventually(listed) == [sid]
+        assert (await api.post(f"{REVIEW}/{sid}/claim", headers=BOB)).status_code == 200
+        item = (await api.get(f"{REVIEW}/{sid}", headers=ALICE)).json()
+        bad_limit = await api.get(REVIEW, params={"limit": 0}, headers=ALICE)
+    assert (item["status"], item["claimed_by"]) == ("claimed", "bob")
+    assert bad_limit.status_code == 422
