@@ -352,7 +352,7 @@ class Settings(BaseSettings):
         _plans_only(dict.fromkeys(value))
         return value
 
-    @cached_property
+    @property  # not cached: a copy with other REVIEW_* settings must not keep this one's
     def review_policy(self) -> ReviewPolicy:
         """Which verdicts the fan-in queues for a person to review."""
         return ReviewPolicy(

@@ -79,3 +79,11 @@ def test_review_plans_read_from_the_environment_as_json(monkeypatch):
     monkeypatch.setenv("REVIEW_LABEL_AT_LEAST", "high_risk")
     policy = Settings(**URLS).review_policy
     assert policy.plans == frozenset({5, 6}) and policy.label_at_least == "high_risk"
+
+
+def test_a_copy_of_the_settings_has_its_own_policy():
+    """A copy with another REVIEW_* value reviews by that value, not the original's."""
+    original = Settings(**URLS, review_confidence_below=0.3)
+    assert original.review_policy.confidence_below == 0.3
+    copied = original.model_copy(update={"review_confidence_below": 0.7})
+    assert copied.review_policy.confidence_below == 0.7
