@@ -46,6 +46,5 @@ REVIEW_PENDING = Gauge(
     "verdict_review_pending", "Verdicts queued for human review and not decided yet"
 )
 REVIEW_OLDEST_AGE = Gauge(
-    "verdict_review_oldest_age_seconds",
-    "Age of the oldest verdict waiting for human review (0 when none waits)",
+    "verdict_review_oldest_age_seconds", "Age of the oldest item waiting in the review queue"
 )
