@@ -11,12 +11,12 @@ from fastapi.staticfiles import StaticFiles
 from dispatcher import error_responses
 from dispatcher.audit import RefusalAudit
 from dispatcher.console import pages as console_pages
+from dispatcher.console import review as console_review
 from dispatcher.console import routes as console
 from dispatcher.guard import RequestGuard, SecurityHeaders
 from dispatcher.quotas import RateLimitHeaders
-from dispatcher.routes import health, progress, sessions
+from dispatcher.routes import health, progress, review, sessions
 from dispatcher.state import AppState
-from dispatcher.views import API
 from shared.settings import Settings
 
 # Largest request body read, from the character limit: a code point outside the BMP sent as
@@ -25,7 +25,17 @@ JSON_BYTES_PER_CHAR = 12
 # Room for the other fields and the JSON around them.
 BODY_OVERHEAD_BYTES = 64 * 1024
 
-ROUTERS = (sessions.router, progress.router, health.router, console.router)
+# Sessions and reviews alike must not sit in shared caches.
+PRIVATE = "/api/v3/"
+
+ROUTERS = (
+    sessions.router,
+    progress.router,
+    review.router,
+    health.router,
+    console.router,
+    console_review.router,
+)
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -45,7 +55,7 @@ def create_app(settings: Settings) -> FastAPI:
     # The console's stylesheet and script, from the package: no CDN.
     app.mount("/admin/static", StaticFiles(directory=console_pages.STATIC), name="console-static")
     app.add_middleware(RequestGuard, settings=settings, limit=body_limit(settings))
-    app.add_middleware(SecurityHeaders, private_prefix=API)
+    app.add_middleware(SecurityHeaders, private_prefix=PRIVATE)
     app.add_middleware(RateLimitHeaders)
     app.add_middleware(RefusalAudit)  # outermost: sees every refusal, FastAPI's own included
     return app

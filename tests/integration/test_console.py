@@ -19,6 +19,7 @@ from shared.errors import RetryableAnalysisError
 from shared.settings import Settings
 from tests.conftest import TEST_API_KEYS
 from tests.integration.conftest import World, eventually, running
+from tests.integration.test_review import queued_unsure
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
 
@@ -33,9 +34,12 @@ PAGES = ("/admin", "/admin/overview/live", "/admin/sessions", "/admin/workers")
 
 
 async def console_world(world: World, **overrides: object) -> Settings:
-    return await world(
-        api_keys=hashed(KEYS), admin_session_key=secrets.token_urlsafe(32), **overrides
-    )
+    values: dict[str, object] = {
+        "api_keys": hashed(KEYS),
+        "admin_session_key": secrets.token_urlsafe(32),
+        **overrides,
+    }
+    return await world(**values)
 
 
 @contextlib.asynccontextmanager
@@ -284,3 +288,45 @@ async def test_a_retried_task_shows_each_attempt_as_the_workers_recorded_it(worl
             "finished",
         ], steps
         assert "next attempt in 200 ms" in steps[1]
+
+
+# --- human review ---
+
+REVIEWERS = {
+    **KEYS,
+    "test-console-bob": {"tenant": "bob", "plan": 1, "scopes": ["admin"]},
+}
+
+
+async def test_a_reviewer_claims_and_overrides_a_verdict_seen_in_the_result(world, pool):
+    """The queue lists the verdict; a claim holds it against another reviewer (409); the
+    override with its note is what the session's owner reads in the result."""
+    settings = await console_world(world, api_keys=hashed(REVIEWERS))
+    sid = await queued_unsure(pool)
+    async with browser(settings) as alice, browser(settings) as bob:
+        await sign_in(alice)
+        await sign_in(bob, "test-console-bob")
+        queue = await alice.get("/admin/review")
+        assert f'id="review-{sid}"' in queue.text
+        token = await csrf_of(alice, "/admin/review")
+        claimed = await alice.post(f"/admin/review/{sid}/claim", data={"csrf_token": token})
+        assert claimed.status_code == 303
+        assert claimed.headers["location"] == f"/admin/review/{sid}"
+        item = await alice.get(f"/admin/review/{sid}")
+        assert 'id="decide"' in item.text
+        bobs = await csrf_of(bob, "/admin/review")
+        taken = await bob.post(f"/admin/review/{sid}/claim", data={"csrf_token": bobs})
+        assert taken.status_code == 409 and "claimed by ops" in taken.text
+        decided = await alice.post(
+            f"/admin/review/{sid}/decision",
+            data={"csrf_token": token, "label": "low_risk", "note": "<b>checked</b> by hand"},
+        )
+        assert decided.status_code == 303
+        result = await alice.get(f"{API}/{sid}/result", headers=ENTERPRISE)
+        review = result.json()["review"]
+        assert review["status"] == "overridden"
+        assert review["label"] == "low_risk"
+        assert review["note"] == "<b>checked</b> by hand"
+        page = (await alice.get(f"/admin/review/{sid}")).text
+        assert "&lt;b&gt;checked&lt;/b&gt; by hand" in page
+        assert f'id="review-{sid}"' not in (await alice.get("/admin/review")).text

@@ -32,6 +32,7 @@ STORAGE = {
     "shared/sessions.py",
     "shared/tenants.py",
     "shared/console_store.py",
+    "shared/reviews.py",
     "aggregator/fanin.py",
     "workers/analysis/factcheck_store.py",
 }

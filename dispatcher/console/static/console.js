@@ -35,6 +35,13 @@ document.addEventListener("DOMContentLoaded", () => {
       }
     });
   });
+  document.querySelectorAll("button[data-confirm]").forEach((button) => {
+    button.addEventListener("click", (event) => {
+      if (!window.confirm(button.dataset.confirm)) {
+        event.preventDefault();
+      }
+    });
+  });
   document.querySelectorAll("input[data-select-all]").forEach((box) => {
     box.addEventListener("change", () => {
       document.querySelectorAll(`input[name="${box.dataset.selectAll}"]`).forEach((other) => {
