@@ -32,6 +32,8 @@ def pipeline_env() -> dict[str, str]:
     return {
         "API_KEYS": json.dumps(hashed(KEYS)),
         "ADMIN_SESSION_KEY": secrets.token_urlsafe(32),
+        # Every verdict with a risk label goes to human review.
+        "REVIEW_LABEL_AT_LEAST": "low_risk",
     }
 
 
@@ -102,3 +104,33 @@ def test_an_operator_signs_in_watches_the_overview_and_opens_a_session(pipeline)
         expect(page).to_have_url(re.compile(r"/admin/login$"))
         page.goto("/admin")
         expect(page).to_have_url(re.compile(r"/admin/login$"))
+
+
+def test_a_reviewer_overrides_a_queued_verdict_and_the_result_api_says_so(pipeline):
+    """A finished session's verdict waits in the review queue; claimed and overridden with a
+    note in the console, the result API returns the review."""
+    base = pipeline["base"]
+    (sid,) = submit(base, 1, "Miracle cure hidden by doctors")
+    with httpx.Client(base_url=base) as client:
+        label = poll_result(client, sid, ENTERPRISE)["verdict"]["label"]
+    override = "critical_risk" if label != "critical_risk" else "low_risk"
+    with browser_page(base) as page:
+        sign_in(page)
+        page.click("nav >> text=Review")
+        row = page.locator(f"#review-{sid}")
+        expect(row).to_contain_text(label)
+        screenshot(page, "console-review")
+        row.locator("button", has_text="Claim").click()
+        expect(page).to_have_url(re.compile(f"/admin/review/{sid}$"))
+        expect(page.locator("#review-status")).to_contain_text("claimed by ops")
+        page.select_option("#decision-label", override)
+        page.fill("#decision-note", "checked against the original source")
+        screenshot(page, "console-review-item")
+        page.click("#decide")
+        expect(page.locator("#outcome")).to_contain_text(sid)
+        expect(page.locator(f"#review-{sid}")).to_have_count(0)
+    with httpx.Client(base_url=base) as client:
+        review = client.get(f"{API}/{sid}/result", headers=ENTERPRISE).json()["review"]
+    assert review["status"] == "overridden"
+    assert review["label"] == override
+    assert review["note"] == "checked against the original source"
