@@ -82,6 +82,14 @@ async def consumed(connection: AbstractRobustConnection, queue: str) -> bool:
         await channel.close()
 
 
+async def workers_consume(connection: AbstractRobustConnection, names: Names, plan: int) -> None:
+    """Wait until each analysis component's queue of `plan` has a consumer: the queues' TTL
+    is short, and tasks replayed before that would expire again. (Slow on a busy machine.)"""
+    for component in ANALYSIS_COMPONENTS:
+        queue = names.task_queue(component, plan)
+        await eventually(lambda queue=queue: consumed(connection, queue), timeout=60)
+
+
 async def test_expired_tasks_are_listed_by_tenant_and_replayed_to_a_verdict(world, pool):
     """Tasks expire into the DLQ; listing shows origin, reason, tenant and the plan's priority
     without removing anything; a replay of the tenant's letters finishes the session."""
@@ -104,8 +112,7 @@ async def test_expired_tasks_are_listed_by_tenant_and_replayed_to_a_verdict(worl
             Worker(settings, WorkerOptions(c, 1, 1), scored).run for c in ANALYSIS_COMPONENTS
         ]
         async with running(*workers, Aggregator(settings, explain=explain).run):
-            # The queues' TTL is short: replayed before the workers consume, they expire again.
-            await eventually(lambda: consumed(connection, names.task_queue("claims", 5)))
+            await workers_consume(connection, names, 5)
             outcome = await replay(connection, names, LetterFilter(tenant="tenant-a"), 100, 3)
             assert sorted(outcome.replayed) == sorted(x.id for x in listing.letters)
             view = await final_view(pool, new.id)
