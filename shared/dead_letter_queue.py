@@ -16,6 +16,7 @@ reached by replaying or purging the ones before them.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
@@ -49,6 +50,13 @@ PREVIEW_CHARS: Final = 200
 HEADER_VALUE_CHARS: Final = 1000
 # Seconds to wait for the broker's confirm of one replayed letter.
 REPLAY_CONFIRM_S: Final = 10.0
+# Letters an operation looks at unless told otherwise (the DLQ_SCAN_LIMIT default).
+DEFAULT_SCAN: Final = 1_000
+# Seconds one basic.get may take: a DLQ busy putting back thousands of letters answers late.
+GET_TIMEOUT_S: Final = 30.0
+# Seconds an operation waits at its end for the letters it gave back to be ready again
+# (10,000 took over 30 s on a heavily loaded two-core machine; 3,000 well under 1 s idle).
+REQUEUE_WAIT_S: Final = 30.0
 # What a letter carries about its death: dropped from a replayed copy, which starts afresh.
 _DEATH_HEADERS: Final = frozenset(
     {
@@ -302,6 +310,7 @@ class _Scan:
         self._names = names
         self._limit = limit
         self.scanned = 0
+        self.settled = 0
         self.depth = 0
 
     async def letters(self) -> AsyncIterator[tuple[DeadLetter, AbstractIncomingMessage]]:
@@ -312,7 +321,7 @@ class _Scan:
         # No further than the depth at the start: a replayed letter that dies again comes
         # back behind it and must not be replayed again by the same call.
         while self.scanned < min(self._limit, self.depth):
-            delivery = await queue.get(fail=False, no_ack=False)
+            delivery = await queue.get(fail=False, no_ack=False, timeout=GET_TIMEOUT_S)
             if delivery is None:
                 return
             self.scanned += 1
@@ -332,14 +341,31 @@ class _Scan:
     async def settle(self, delivery: AbstractIncomingMessage) -> None:
         """Remove this letter from the DLQ (replayed or purged)."""
         await delivery.ack()
+        self.settled += 1
 
-    async def close(self) -> None:
-        # Delivery tag 0 with `multiple`: every delivery still held goes back, each to its
-        # former place (no per-letter bookkeeping, and settled ones are not touched).
-        if not self._channel.is_closed:
-            underlay = await self._channel.get_underlay_channel()
-            await underlay.basic_nack(delivery_tag=0, multiple=True, requeue=True)
-            await self._channel.close()
+    async def close(self, connection: AbstractRobustConnection) -> None:
+        if self._channel.is_closed:
+            return
+        underlay = await self._channel.get_underlay_channel()
+        await underlay.basic_nack(delivery_tag=0, multiple=True, requeue=True)
+        await self._channel.close()
+        await self._returned(connection)
+
+    async def _returned(self, connection: AbstractRobustConnection) -> None:
+        """Wait (at most REQUEUE_WAIT_S) until the letters given back are ready again. The
+        broker puts them back asynchronously, thousands take it seconds, and until then the
+        next operation would see a DLQ short of them."""
+        expected = self.depth - self.settled
+        deadline = time.monotonic() + REQUEUE_WAIT_S
+        channel = await connection.channel()
+        try:
+            while time.monotonic() < deadline:
+                queue = await channel.declare_queue(self._names.dlq, passive=True)
+                if (queue.declaration_result.message_count or 0) >= expected:
+                    return
+                await asyncio.sleep(0.1)
+        finally:
+            await channel.close()
 
 
 async def _scan(connection: AbstractRobustConnection, names: Names, limit: int) -> _Scan:
@@ -351,7 +377,7 @@ async def list_letters(
     names: Names,
     wanted: LetterFilter = LetterFilter(),
     limit: int = 50,
-    scan: int = 10_000,
+    scan: int = DEFAULT_SCAN,
 ) -> Listing:
     """Up to `limit` letters matching `wanted` among the first `scan`, oldest first; all
     are left in place and in order."""
@@ -364,12 +390,12 @@ async def list_letters(
                 if len(found) >= limit:
                     break
     finally:
-        await held.close()
+        await held.close(connection)
     return Listing(found, held.scanned, held.depth)
 
 
 async def letter(
-    connection: AbstractRobustConnection, names: Names, letter_id: str, scan: int = 10_000
+    connection: AbstractRobustConnection, names: Names, letter_id: str, scan: int = DEFAULT_SCAN
 ) -> DeadLetter | None:
     """The letter with this id, body included, among the first `scan`; left in place."""
     held = await _scan(connection, names, scan)
@@ -378,7 +404,7 @@ async def letter(
             if found.id == letter_id:
                 return replace(found, body=delivery.body)
     finally:
-        await held.close()
+        await held.close(connection)
     return None
 
 
@@ -390,7 +416,7 @@ async def replay(
     max_replays: int,
     *,
     force: bool = False,
-    scan: int = 10_000,
+    scan: int = DEFAULT_SCAN,
 ) -> ReplayOutcome:
     """Send up to `limit` matching letters back to their origin queue at their priority, as
     a first attempt with one more replay counted; each leaves the DLQ once its copy is
@@ -414,7 +440,7 @@ async def replay(
             else:
                 outcome.unroutable.append(found.id)
     finally:
-        await held.close()
+        await held.close(connection)
         await publisher.close()
     return replace(outcome, scanned=held.scanned, depth=held.depth)
 
@@ -436,7 +462,10 @@ async def _sent_home(
 
 
 async def purge(
-    connection: AbstractRobustConnection, names: Names, wanted: LetterFilter, scan: int = 10_000
+    connection: AbstractRobustConnection,
+    names: Names,
+    wanted: LetterFilter,
+    scan: int = DEFAULT_SCAN,
 ) -> int:
     """Remove the letters matching `wanted` among the first `scan`; how many went."""
     purged = 0
@@ -447,5 +476,5 @@ async def purge(
                 await held.settle(delivery)
                 purged += 1
     finally:
-        await held.close()
+        await held.close(connection)
     return purged
