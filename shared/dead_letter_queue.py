@@ -17,14 +17,16 @@ reached by replaying or purging the ones before them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final
 
+import aiormq
 from aio_pika import Message
 from aio_pika.abc import AbstractChannel, AbstractIncomingMessage, AbstractRobustConnection
 
@@ -40,7 +42,7 @@ from shared.constants import (
     REPLAYS_HEADER,
     TENANT_HEADER,
 )
-from shared.errors import BrokerUnavailable, PublishError
+from shared.errors import BrokerUnavailable, DeadLetterQueueError, PublishError
 from shared.names import Names
 
 # Characters of a body shown in a listing; the whole body only when one letter is viewed.
@@ -315,13 +317,15 @@ class _Scan:
 
     async def letters(self) -> AsyncIterator[tuple[DeadLetter, AbstractIncomingMessage]]:
         """Each (letter, delivery) up to the scan limit, oldest first."""
-        queue = await self._channel.declare_queue(self._names.dlq, passive=True)
+        with _in_words(self._names):
+            queue = await self._channel.declare_queue(self._names.dlq, passive=True)
         self.depth = queue.declaration_result.message_count or 0
         now = time.time()
         # No further than the depth at the start: a replayed letter that dies again comes
         # back behind it and must not be replayed again by the same call.
         while self.scanned < min(self._limit, self.depth):
-            delivery = await queue.get(fail=False, no_ack=False, timeout=GET_TIMEOUT_S)
+            with _in_words(self._names):
+                delivery = await queue.get(fail=False, no_ack=False, timeout=GET_TIMEOUT_S)
             if delivery is None:
                 return
             self.scanned += 1
@@ -366,6 +370,21 @@ class _Scan:
                 await asyncio.sleep(0.1)
         finally:
             await channel.close()
+
+
+@contextlib.contextmanager
+def _in_words(names: Names) -> Iterator[None]:
+    """The broker's refusals as the project's error, in an operator's words."""
+    try:
+        yield
+    except aiormq.exceptions.ChannelNotFoundEntity as exc:
+        raise DeadLetterQueueError(
+            f"there is no DLQ {names.dlq!r}: is TOPOLOGY_PREFIX right, the topology declared?"
+        ) from exc
+    except aiormq.exceptions.ChannelAccessRefused as exc:
+        raise DeadLetterQueueError(
+            f"this user may not read {names.dlq!r}: use the operator role (OPERATOR_AMQP_URL)"
+        ) from exc
 
 
 async def _scan(connection: AbstractRobustConnection, names: Names, limit: int) -> _Scan:

@@ -22,7 +22,7 @@ from aggregator.service import Aggregator
 from shared.broker import connect
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.dead_letter_queue import LetterFilter, list_letters, replay
-from shared.errors import RetryableAnalysisError
+from shared.errors import DeadLetterQueueError, RetryableAnalysisError
 from shared.names import Names
 from shared.settings import Settings
 from tests import services as svc
@@ -192,13 +192,20 @@ async def test_aggregators_read_results_only(deployment: Deployment) -> None:
 async def test_the_operator_browses_and_replays_the_dlq_and_nothing_else(
     deployment: Deployment, services: svc.Services
 ) -> None:
-    """As the operator: the DLQ is read, listed and replayed home (task and result keys),
-    its queue stats come from the management API; any other queue, the dead-letter and
-    retry exchanges, the default exchange, a declare, a delete and a spy are refused."""
+    """As the operator (not as another role): the DLQ is read, listed and replayed home (task
+    and result keys), its queue stats come from the management API; any other queue, the
+    dead-letter and retry exchanges, the default exchange, a declare, a delete and a spy are
+    refused."""
     names, operator = deployment.names, deployment.urls["operator"]
     claims = names.task_queue("claims", 2)
     async with publisher_for(deployment.settings_of("worker-claims")) as publisher:
         await publisher.dead_letter(b"{}", {}, "invalid task: x", claims, 2)
+    as_api = await connect(deployment.urls["api"], "test-not-operator")
+    try:
+        with pytest.raises(DeadLetterQueueError, match="use the operator role"):
+            await list_letters(as_api, names, LetterFilter())
+    finally:
+        await as_api.close()
     connection = await connect(operator, "test-operator")
     try:
         listing = await list_letters(connection, names, LetterFilter())

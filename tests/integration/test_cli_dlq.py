@@ -172,8 +172,12 @@ async def test_replayed_tasks_are_analysed_to_a_verdict(world, pool):
 
 
 async def test_the_commands_connect_with_operator_amqp_url_when_it_is_set(world):
-    """OPERATOR_AMQP_URL, not AMQP_URL, is what they log in with: a wrong one fails in words."""
+    """OPERATOR_AMQP_URL, not AMQP_URL, is what they log in with: a wrong one fails in words;
+    so does a prefix with no DLQ."""
     settings = await world()
     wrong = "amqp://nobody:wrong@127.0.0.1:5672/"
     refused = await run(settings, "list", OPERATOR_AMQP_URL=wrong)
     assert refused.returncode == 1 and "cannot connect to RabbitMQ" in refused.stderr
+    missing = await run(settings, "replay", TOPOLOGY_PREFIX="nosuchprefix")
+    assert missing.returncode == 1
+    assert "there is no DLQ 'nosuchprefix_dlq': is TOPOLOGY_PREFIX right" in missing.stderr
