@@ -58,3 +58,8 @@ WORKER_DEFAULTS: Final = {
     "domain": (8, 10),
 }
 AGGREGATOR_PREFETCH: Final = 10
+
+# A reviewer's claim on a queued verdict lapses after this long (REVIEW_CLAIM_TTL_S): long
+# enough to read a session and write a note, short enough that an abandoned item returns
+# to the queue within the review objective.
+REVIEW_CLAIM_TTL_S: Final = 15 * 60.0
