@@ -27,6 +27,7 @@ from shared.names import Names
 from shared.sessions import NewSession
 from shared.settings import Settings
 from tests.integration.conftest import eventually, publisher_for, queue_depths, running
+from tests.integration.test_api import API, OTHER_TENANT, client_for
 from tests.integration.test_worker_flow import broken_claims, explain, final_view, scored
 from workers.runtime import Worker, WorkerOptions
 
@@ -236,3 +237,25 @@ async def test_the_count_survives_the_retries_of_a_replayed_task(world, pool):
         await replay(connection, names, EVERYTHING, 10, 3)
         (again,) = await eventually(lambda: gave_up(1))
     assert again.tenant == "tenant-r" and again.headers[TENANT_HEADER] == "tenant-r"
+
+
+async def test_tasks_the_api_accepts_carry_the_callers_tenant_into_the_dlq(world):
+    """POSTed through the API and expired unread, a session's four tasks are found by the
+    tenant of the key that sent them, and by no other."""
+    settings = await world(queue_message_ttl_ms=1000)
+    async with client_for(settings) as api:
+        response = await api.post(
+            f"{API}/analyze-async", json={"content": "a" * 50}, headers=OTHER_TENANT
+        )
+        assert response.status_code == 202, response.text
+    names = Names(settings.topology_prefix)
+
+    async def four_dead() -> bool:
+        return await depth(settings, names.dlq) == 4
+
+    await eventually(four_dead, timeout=15)
+    async with dlq_of(settings) as (connection, _):
+        ours = await list_letters(connection, names, LetterFilter(tenant="tenant-b"))
+        others = await list_letters(connection, names, LetterFilter(tenant="tenant-a"))
+    assert len(ours.letters) == 4 and others.letters == []
+    assert {x.session_id for x in ours.letters} == {response.json()["session_id"]}
