@@ -10,6 +10,7 @@ from fastapi.staticfiles import StaticFiles
 
 from dispatcher import error_responses
 from dispatcher.audit import RefusalAudit
+from dispatcher.console import dead_letters as console_dead_letters
 from dispatcher.console import pages as console_pages
 from dispatcher.console import review as console_review
 from dispatcher.console import routes as console
@@ -34,6 +35,7 @@ ROUTERS = (
     review.router,
     health.router,
     console.router,
+    console_dead_letters.router,
     console_review.router,
 )
 

@@ -74,6 +74,15 @@ class Settings(BaseSettings):
     # queue's dead-letter route; far below RabbitMQ's 128 KiB frame_max, which a header frame
     # cannot exceed. (Bodies are bounded by shared.messages.MAX_MESSAGE_BYTES.)
     max_header_bytes: int = Field(16_384, ge=1024, le=65_536)
+    # The operator role's broker URL (topology/access.py: read the DLQ, publish replays):
+    # `verdict dlq` uses it (falling back to AMQP_URL when unset), the API's console only it.
+    operator_amqp_url: str | None = None
+    # A dead letter replayed this many times is a loop: replay refuses it unless forced.
+    dlq_max_replays: int = Field(3, ge=1)
+    # Letters one DLQ operation looks at, from the head, at most: each is one basic.get, held
+    # unacked until the operation ends and then put back by the broker, so this bounds its
+    # time and memory on a DLQ of 100,000 (README "Dead letters" has the measured cost).
+    dlq_scan_limit: int = Field(1_000, ge=1, le=100_000)
 
     # JSON object: {"sha256:<hex of the key>": {"tenant": "...", "plan": 1..6}}; the keys
     # themselves are never configured (`verdict keys new` makes one and its entry).
@@ -160,6 +169,7 @@ class Settings(BaseSettings):
         "redis_url",
         "database_url",
         "rabbitmq_management_url",
+        "operator_amqp_url",
         "llm_api_key",
         "transcription_api_key",
         mode="after",

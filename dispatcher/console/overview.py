@@ -63,7 +63,7 @@ async def overview(state: AppState) -> Overview:
     """Everything the overview shows, read now."""
     db = state.pool
     (rates, problem), now, by_minute, latency, per_minute_latency, oldest = await asyncio.gather(
-        queue_rates(state.http, state.settings.amqp_url, state.settings.rabbitmq_management_url),
+        queue_rates(state.http, _monitoring_url(state), state.settings.rabbitmq_management_url),
         console_store.now(db),
         console_store.sessions_by_minute(db, CHART_MINUTES),
         console_store.latency_over(db, LATENCY_MINUTES),
@@ -102,6 +102,12 @@ async def overview(state: AppState) -> Overview:
         },
         rates_problem=problem,
     )
+
+
+def _monitoring_url(state: AppState) -> str:
+    """Whose credentials read the management API: the operator role's (tagged `management`)
+    when the API has them, else its own, which a least-privilege broker does not let in."""
+    return state.settings.operator_amqp_url or state.settings.amqp_url
 
 
 async def queue_rates(

@@ -4,16 +4,26 @@ page go to artifacts/screenshots/."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import secrets
 import threading
+import time
 
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
+from dispatcher.submit import first_tasks
+from shared import sessions
 from shared.api_keys import hashed
+from shared.broker import Publisher, connect
+from shared.db import create_pool
+from shared.messages import encode
+from shared.names import Names
+from shared.sessions import NewSession
+from shared.signing import private_task_key, sign_task
 from tests.browser import browser_page, screenshot
 from tests.conftest import TEST_API_KEYS
 from tests.e2e.conftest import API, poll_result
@@ -28,8 +38,10 @@ SESSIONS = 40
 
 
 @pytest.fixture
-def pipeline_env() -> dict[str, str]:
+def pipeline_env(services) -> dict[str, str]:
     return {
+        # The test broker's user can do what the operator role does (read the DLQ, replay).
+        "OPERATOR_AMQP_URL": services.amqp_url,
         "API_KEYS": json.dumps(hashed(KEYS)),
         "ADMIN_SESSION_KEY": secrets.token_urlsafe(32),
         # Every verdict with a risk label goes to human review.
@@ -134,3 +146,73 @@ def test_a_reviewer_overrides_a_queued_verdict_and_the_result_api_says_so(pipeli
     assert review["status"] == "overridden"
     assert review["label"] == override
     assert review["note"] == "checked against the original source"
+
+
+async def plant_dead_letter(env: dict[str, str], component: str = "claims") -> str:
+    """A session (tenant-a, plan 3) whose tasks all go to their queues but `component`'s,
+    which goes straight to the DLQ, signed, as a worker dead-letters it: its id."""
+    new = NewSession(sessions.new_session_id(), "tenant-a", 3, "text", {"content": "x" * 80}, 600)
+    pool = await create_pool(env["DATABASE_URL"], max_size=1)
+    try:
+        await sessions.create(pool, new)
+    finally:
+        await pool.close()
+    key = private_task_key(env["TASK_SIGNING_KEY"])
+    names = Names(env["TOPOLOGY_PREFIX"])
+    connection = await connect(env["AMQP_URL"], "test-plant")
+    try:
+        publisher = await Publisher(connection, names, 5).open()
+        for task in first_tasks(new, None):
+            signed = sign_task(key, task)
+            if task.component != component:
+                await publisher.task(signed, tenant=new.tenant)
+                continue
+            headers = {"sessionId": new.id, "component": component, "tenant": new.tenant}
+            queue = names.task_queue(component, new.plan)
+            await publisher.dead_letter(
+                encode(signed), headers, "planted by the console test", queue, task.priority
+            )
+    finally:
+        await connection.close()
+    return new.id
+
+
+def waiting_on_claims(client: httpx.Client, sid: str, timeout: float = 60) -> None:
+    """Wait until the session's other components are done and only claims is pending."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = client.get(f"{API}/{sid}/queue-status", headers=ENTERPRISE).json()
+        if status["pending_components"] == ["claims"]:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"session {sid} not waiting on claims alone: {status}")
+
+
+def test_an_operator_replays_a_dead_letter_and_the_session_finishes(pipeline):
+    """A session waits on its dead-lettered claims task; found by tenant and reason in the
+    console and replayed, the task runs and the session reaches its verdict."""
+    base = pipeline["base"]
+    sid = asyncio.run(plant_dead_letter(pipeline["env"]))
+    with httpx.Client(base_url=base) as client:
+        waiting_on_claims(client, sid)
+    with browser_page(base) as page:
+        sign_in(page)
+        page.click("nav >> text=Dead letters")
+        page.fill("input[name=tenant]", "tenant-a")
+        page.fill("input[name=reason]", "planted")
+        page.click("form.search button[type=submit]")
+        rows = page.locator("table.letters tr[id^=letter-]")
+        expect(rows).to_have_count(1)
+        expect(rows.first).to_contain_text("planted by the console test")
+        expect(rows.first.locator(".replays")).to_have_text("0")
+        screenshot(page, "console-dead-letters")
+        rows.first.locator("a").click()
+        expect(page.locator("dl.facts")).to_contain_text(sid)
+        screenshot(page, "console-dead-letter")
+        page.click("#replay-one")
+        expect(page.locator("#outcome")).to_contain_text("1 replayed")
+        expect(page.locator("table.letters tr[id^=letter-]")).to_have_count(0)
+    with httpx.Client(base_url=base) as client:
+        result = poll_result(client, sid, ENTERPRISE)
+    assert result["status"] == "completed"
+    assert "claims" in result["completed_components"]

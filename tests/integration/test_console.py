@@ -19,7 +19,9 @@ from shared.errors import RetryableAnalysisError
 from shared.settings import Settings
 from tests.conftest import TEST_API_KEYS
 from tests.integration.conftest import World, eventually, running
+from tests.integration.test_dlq import dlq_of, expired_session, workers_consume
 from tests.integration.test_review import queued_unsure
+from tests.integration.test_worker_flow import final_view
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
 
@@ -288,6 +290,130 @@ async def test_a_retried_task_shows_each_attempt_as_the_workers_recorded_it(worl
             "finished",
         ], steps
         assert "next attempt in 200 ms" in steps[1]
+
+
+# --- dead letters (the operator role's connection: OPERATOR_AMQP_URL) ---
+
+
+LETTER_ROW = re.compile(r'<tr id="letter-([0-9a-f]+)"')
+
+
+async def dlq_world(world: World, services, **overrides: object) -> Settings:
+    return await console_world(
+        world,
+        operator_amqp_url=services.amqp_url,
+        queue_message_ttl_ms=1000,
+        session_deadline_s=120,
+        **overrides,
+    )
+
+
+async def listed(client: httpx.AsyncClient, **search: str) -> list[str]:
+    page = await client.get("/admin/dead-letters", params=search)
+    assert page.status_code == 200, page.text
+    return LETTER_ROW.findall(page.text)
+
+
+async def test_dead_letters_are_listed_searched_viewed_and_replayed_to_a_verdict(
+    world, services, pool
+):
+    """Expired tasks show with origin, reason and tenant; one opens with its body; a replay of
+    one, then of all matching, sends them home, and the session reaches its verdict."""
+    settings = await dlq_world(world, services)
+    new = await expired_session(settings, pool, plan=5, tenant="tenant-a")
+    async with browser(settings) as client:
+        await sign_in(client)
+        ids = await listed(client, tenant="tenant-a")
+        assert len(ids) == 4
+        assert await listed(client, tenant="tenant-b") == []
+        assert len(await listed(client, reason="expired", component="claims")) == 1
+        page = (await client.get("/admin/dead-letters", params={"tenant": "tenant-a"})).text
+        assert "expired in" in page and f"{settings.topology_prefix}.claims.5" in page
+        one = await client.get(f"/admin/dead-letters/{ids[0]}")
+        assert one.status_code == 200
+        assert new.id in one.text  # the body, whole
+        bad = await client.get("/admin/dead-letters", params={"older_than_min": "soon"})
+        assert bad.status_code == 400 and "number of minutes" in bad.text
+
+        token = await csrf_of(client, "/admin/dead-letters")
+        refused = await client.post("/admin/dead-letters/replay", data={"ids": ids[0]})
+        assert refused.status_code == 403
+        assert len(await listed(client)) == 4
+
+        workers = [
+            Worker(settings, WorkerOptions(c, 1, 1), length_score).run for c in ANALYSIS_COMPONENTS
+        ]
+        async with running(*workers, Aggregator(settings).run):
+            async with dlq_of(settings) as (connection, names):
+                await workers_consume(connection, names, 5)
+            first = await client.post(
+                "/admin/dead-letters/replay",
+                data={"csrf_token": token, "ids": ids[0], "scope": "selected"},
+            )
+            assert "1 replayed" in first.text
+            assert sorted(LETTER_ROW.findall(first.text)) == sorted(ids[1:])
+            rest = await client.post(
+                "/admin/dead-letters/replay",
+                data={"csrf_token": token, "scope": "matching", "tenant": "tenant-a"},
+            )
+            assert "3 replayed" in rest.text
+            view = await final_view(pool, new.id)
+    assert view.status == "completed"
+
+
+async def test_a_replayed_letter_that_dies_again_shows_its_replays_and_loops_are_refused(
+    world, services, pool
+):
+    """With no worker, a replayed task expires again: the console shows its replay count,
+    and at DLQ_MAX_REPLAYS a replay refuses it as a loop unless forced."""
+    settings = await dlq_world(world, services, dlq_max_replays=1)
+    await expired_session(settings, pool, plan=2, tenant="tenant-b")
+    async with browser(settings) as client:
+        await sign_in(client)
+        token = await csrf_of(client, "/admin/dead-letters")
+        everything = {"csrf_token": token, "scope": "matching"}
+        assert (
+            "4 replayed" in (await client.post("/admin/dead-letters/replay", data=everything)).text
+        )
+
+        async def back_again() -> list[str]:
+            page = (await client.get("/admin/dead-letters")).text
+            return re.findall(r'class="num replays">1 \(loop\)', page)
+
+        assert len(await eventually(back_again, 15)) == 4
+        looped = await client.post("/admin/dead-letters/replay", data=everything)
+        assert "0 replayed; 4 refused as loops" in looped.text
+        forced = await client.post(
+            "/admin/dead-letters/replay", data={**everything, "force": "yes"}
+        )
+        assert "4 replayed" in forced.text
+
+
+async def test_purging_needs_a_confirmation(world, services, pool):
+    """Without the confirmation nothing is purged (400); with it the selection goes."""
+    settings = await dlq_world(world, services)
+    await expired_session(settings, pool, plan=1, tenant="tenant-a")
+    async with browser(settings) as client:
+        await sign_in(client)
+        ids = await listed(client)
+        token = await csrf_of(client, "/admin/dead-letters")
+        chosen = {"csrf_token": token, "scope": "selected", "ids": ids[:2]}
+        unconfirmed = await client.post("/admin/dead-letters/purge", data=chosen)
+        assert unconfirmed.status_code == 400 and "tick the confirmation" in unconfirmed.text
+        assert len(await listed(client)) == 4
+        purged = await client.post("/admin/dead-letters/purge", data={**chosen, "confirm": "yes"})
+        assert "2 purged" in purged.text
+        assert sorted(await listed(client)) == sorted(ids[2:])
+
+
+async def test_dead_letters_need_the_operator_role(world):
+    """Without OPERATOR_AMQP_URL the page says so (503); the rest of the console works."""
+    settings = await console_world(world)
+    async with browser(settings) as client:
+        await sign_in(client)
+        page = await client.get("/admin/dead-letters")
+        assert page.status_code == 503 and "OPERATOR_AMQP_URL" in page.text
+        assert (await client.get("/admin")).status_code == 200
 
 
 # --- human review ---
