@@ -259,9 +259,7 @@ def _has_outside(pattern: re.Pattern[str], folded: str, own: str) -> bool:
     return any(not own[m.start()].isspace() for m in pattern.finditer(folded))
 
 
-def _lexical_forms(
-    has: Mapping[str, bool], sentence: str, folded: str, own: str
-) -> list[Form]:
+def _lexical_forms(has: Mapping[str, bool], sentence: str, folded: str, own: str) -> list[Form]:
     # An appeal to authority is an admission when an insider "admits" (or anyone "finally
     # admits", or experts "finally confirm") or a secret study "shows"; a plain "studies
     # show" is a weaker authority claim.

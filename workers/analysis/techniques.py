@@ -239,9 +239,7 @@ def _speakers(
     for i, token in enumerate(tokens):
         if accepts(speaking, token.keys):
             around = tokens[max(0, i - ANONYMOUS_REACH) : i + ANONYMOUS_REACH + 1]
-            if not any(
-                accepts(anonymous, t.keys) and not _inside(quoted, t.start) for t in around
-            ):
+            if not any(accepts(anonymous, t.keys) and not _inside(quoted, t.start) for t in around):
                 found.append((token.start, token.end))
     return found
 

@@ -110,7 +110,8 @@ def _risks(text: str) -> list[float]:
     [
         "These ministers sold the country for a few donations.",
         "Miniștrii ăștia au vândut țara pe nimic.",
-        "Burglaries rose by 200% after the new cameras went up, which proves the cameras bring thieves.",
+        "Burglaries rose by 200% after the new cameras went up, "
+        "which proves the cameras bring thieves.",
         "Furturile au crescut cu 200% după camere, deci clar camerele aduc hoții.",
         "60% of graduates leave within a year, says a survey shared on Facebook.",
     ],
@@ -130,8 +131,10 @@ def test_accusations_and_inferences_are_risky_unverified_claims(text: str) -> No
         # a quoted slogan's accusation is the speaker's
         "Un afiș cu mesajul „Ne-au vândut țara” a fost sesizat la Biroul Electoral.",
         # official advice about a scam
-        "The bank said it never asks for card numbers by text and urged customers to report such messages to 7726.",
-        "Banca a transmis că nu solicită niciodată datele cardului prin SMS și îi îndeamnă pe clienți să raporteze mesajele.",
+        "The bank said it never asks for card numbers by text "
+        "and urged customers to report such messages to 7726.",
+        "Banca a transmis că nu solicită niciodată datele cardului prin SMS "
+        "și îi îndeamnă pe clienți să raporteze mesajele.",
     ],
 )
 def test_reported_messages_and_official_advice_are_not_risky_claims(text: str) -> None:
@@ -147,6 +150,6 @@ def test_quoted_figures_are_not_the_reports_numbers():
 
 
 def test_advice_is_a_register_a_viral_source_does_not_undo():
-    """"Urged people to forward such messages": the company's advice stays advice."""
+    """ "Urged people to forward such messages": the company's advice stays advice."""
     (register,) = text_registers(["Royal Mail urged people to forward such messages to 7726."])
     assert "advice" in register
