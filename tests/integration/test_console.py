@@ -456,3 +456,24 @@ async def test_a_reviewer_claims_and_overrides_a_verdict_seen_in_the_result(worl
         page = (await alice.get(f"/admin/review/{sid}")).text
         assert "&lt;b&gt;checked&lt;/b&gt; by hand" in page
         assert f'id="review-{sid}"' not in (await alice.get("/admin/review")).text
+
+
+# --- workers ---
+
+WORKER_ROW = re.compile(r'<tr id="worker-([^"]+)">(.*?)</tr>', re.S)
+
+
+async def test_the_workers_page_lists_a_running_worker_online(world):
+    """A running worker shows with its component and status online, gone once it stopped."""
+    settings = await console_world(world)
+    worker = Worker(settings, WorkerOptions("claims", 1, 1), length_score)
+    async with browser(settings) as client:
+        await sign_in(client)
+
+        async def rows() -> list[tuple[str, str]]:
+            return WORKER_ROW.findall((await client.get("/admin/workers")).text)
+
+        async with running(worker.run):
+            (row,) = await eventually(rows, 20)
+            assert "claims" in row[1] and 'class="worker-online"' in row[1]
+        assert await rows() == []
