@@ -37,6 +37,7 @@ class Recorded:
     duplicate: bool  # every result applied for it this time was already recorded
     results: dict[str, dict[str, Any]]
     explanation: dict[str, str] | None = None  # with the verdict
+    took_s: float | None = None  # from the POST to the verdict, for the call that wrote it
 
 
 def live_states(sessions: Sequence[Recorded]) -> list[tuple[str, dict[str, Any]]]:
@@ -173,7 +174,8 @@ async def _finalize(conn: asyncpg.Connection, settled: list[Recorded]) -> list[R
             UPDATE sessions SET status = f.status, finished_at = now()
             FROM unnest($1::uuid[], $6::text[]) AS f(id, status)
             WHERE sessions.id = f.id AND sessions.status = 'processing'
-            RETURNING sessions.id
+            RETURNING sessions.id,
+                extract(epoch FROM sessions.finished_at - sessions.created_at) AS took_s
         ), written AS (
             INSERT INTO verdicts (session_id, score, label, confidence, explanation)
             SELECT v.* FROM unnest($1::uuid[], $2::real[], $3::text[], $4::real[], $5::jsonb[])
@@ -181,7 +183,7 @@ async def _finalize(conn: asyncpg.Connection, settled: list[Recorded]) -> list[R
             JOIN moved ON moved.id = v.session_id
             ON CONFLICT (session_id) DO NOTHING
         )
-        SELECT id FROM moved
+        SELECT id, took_s FROM moved
         """,
         [uuid.UUID(r.session_id) for r, _ in finals],
         [v.score for _, v in finals],
@@ -190,10 +192,15 @@ async def _finalize(conn: asyncpg.Connection, settled: list[Recorded]) -> list[R
         [r.explanation for r, _ in finals],
         [v.session_status for _, v in finals],
     )
-    mine = {str(row["id"]) for row in moved}
-    return [
-        r
-        if r.verdict is None or r.session_id in mine
-        else replace(r, verdict=None, explanation=None)
-        for r in settled
-    ]
+    took = {str(row["id"]): float(row["took_s"]) for row in moved}
+    return [_as_written(r, took) for r in settled]
+
+
+def _as_written(recorded: Recorded, took: dict[str, float]) -> Recorded:
+    """A settled session as this call left it: its verdict (and time to it) when this call
+    wrote it, none when another aggregator finalized it first."""
+    if recorded.verdict is None:
+        return recorded
+    if recorded.session_id in took:
+        return replace(recorded, took_s=took[recorded.session_id])
+    return replace(recorded, verdict=None, explanation=None)

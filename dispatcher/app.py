@@ -11,7 +11,7 @@ from dispatcher import error_responses
 from dispatcher.audit import RefusalAudit
 from dispatcher.guard import RequestGuard, SecurityHeaders
 from dispatcher.quotas import RateLimitHeaders
-from dispatcher.routes import health, progress, sessions
+from dispatcher.routes import health, progress, sessions, workers
 from dispatcher.state import AppState
 from dispatcher.views import API
 from shared.settings import Settings
@@ -22,7 +22,7 @@ JSON_BYTES_PER_CHAR = 12
 # Room for the other fields and the JSON around them.
 BODY_OVERHEAD_BYTES = 64 * 1024
 
-ROUTERS = (sessions.router, progress.router, health.router)
+ROUTERS = (sessions.router, progress.router, health.router, workers.router)
 
 
 def create_app(settings: Settings) -> FastAPI:

@@ -39,3 +39,20 @@ def serve(port: int | None) -> None:
 QUEUE_DEPTH = Gauge(
     "verdict_queue_depth", "Messages ready in each queue of the topology", ["queue"]
 )
+# Set by the API from the worker registry every few seconds (0 for a component with none);
+# "aggregator" counts the aggregators.
+WORKERS_ONLINE = Gauge(
+    "verdict_workers_online", "Worker processes online, by component", ["component"]
+)
+# Observed by the aggregator as it finalizes a session: from the POST that created it to its
+# verdict (sessions the janitor finalizes as overdue included).
+SESSION_SECONDS = Histogram(
+    "verdict_session_seconds",
+    "Seconds from a session's POST to its verdict",
+    buckets=(0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800),
+)
+# Age of the oldest verdict waiting for a human reviewer (0 when none waits); exported by the
+# API and the aggregators, set by the review queue.
+REVIEW_OLDEST_AGE = Gauge(
+    "verdict_review_oldest_age_seconds", "Age of the oldest item waiting in the review queue"
+)

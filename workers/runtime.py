@@ -19,6 +19,7 @@ from shared.resources import Resources
 from shared.settings import Settings
 from shared.signing import media_signer, result_key, task_keys
 from shared.urgency import UrgentSignals, gate_for, precedence_followed
+from workers.capabilities import announcer
 from workers.executor import Executor, ExecutorContext, executor_for
 from workers.handling import Authenticity, Execute, TaskHandler, steps_for
 from workers.intake import Buffer, Intake
@@ -122,7 +123,10 @@ class Worker:
                 prefetch=opts.prefetch,
             )
             heartbeat = Heartbeat(
-                redis, settings.key_prefix, opts.worker_id, opts.component, opts.concurrency
+                redis,
+                settings.key_prefix,
+                announcer(settings, http, opts.component, opts.concurrency, opts.prefetch),
+                lambda: slots.busy,
             )
             # Urgent sessions in flight anywhere hold this worker's lower-tier starts back.
             async with self._precedence(redis), heartbeat.running():
