@@ -10,6 +10,11 @@ RETRIES = Counter(
     "verdict_retries_total", "Tasks re-queued through a retry tier", ["component", "reason"]
 )
 # reason: one of shared.deadletters.KINDS (poison, oversize, failed, refused).
+# Deliveries the broker marks redelivered: handed back unacked (a worker killed, a channel
+# lost, a task re-queued at shutdown) and delivered again.
+REDELIVERIES = Counter(
+    "verdict_redeliveries_total", "Task deliveries that arrived redelivered", ["component"]
+)
 DEAD_LETTERS = Counter(
     "verdict_dead_letters_total",
     "Messages sent to the DLQ, by source and reason",

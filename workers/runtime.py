@@ -11,6 +11,7 @@ import structlog
 from aio_pika.abc import AbstractIncomingMessage, AbstractQueue, AbstractRobustConnection
 from redis.asyncio import Redis
 
+from shared import metrics
 from shared.broker import Publisher
 from shared.constants import MEDIA_PREPROCESS, PLANS
 from shared.heartbeat import Heartbeat, worker_id
@@ -154,6 +155,8 @@ class Worker:
             self._consumers.append((queue, tag))
 
     async def _on_delivery(self, delivery: AbstractIncomingMessage) -> None:
+        if delivery.redelivered:
+            metrics.REDELIVERIES.labels(self.options.component).inc()
         self._intake.put(delivery, delivery.priority or 0, time.monotonic())
 
     async def _shutdown(self, slots: Slots) -> None:
