@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client import REGISTRY
 
 from shared.api_keys import hashed
 from shared.constants import ANALYSIS_COMPONENTS
@@ -183,6 +184,8 @@ async def test_the_registry_is_served_to_admins_only(world, redis):
     async with client_for(settings) as api, beating(settings, redis, "claims", TEXT_INPUT) as said:
         tenant = await api.get("/api/v3/workers", headers=ENTERPRISE)
         admin = await api.get("/api/v3/workers", headers=ADMIN)
+        # What the "no online worker" alert watches, as counted at that read.
+        online = {c: sample("verdict_workers_online", c) for c in ("claims", "domain")}
     assert tenant.status_code == 403
     assert admin.status_code == 200 and admin.headers["Cache-Control"] == "no-store"
     [record] = admin.json()["workers"]
@@ -194,3 +197,8 @@ async def test_the_registry_is_served_to_admins_only(world, redis):
     }
     shown = {"host", "pid", "input_types", "version", "capabilities", "concurrency", "last_seen"}
     assert shown <= set(record)
+    assert online == {"claims": 1, "domain": 0}
+
+
+def sample(name: str, component: str) -> float | None:
+    return REGISTRY.get_sample_value(name, {"component": component})
