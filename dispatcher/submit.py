@@ -42,7 +42,8 @@ class KeyReused(Exception):
 # Seconds a refused client should wait: long enough for workers to drain some backlog.
 FULL_RETRY_AFTER_S = 5
 UNROUTABLE_RETRY_AFTER_S = 30
-# A worker that starts announces itself at once: the API sees it within API_WORKERS_TTL_S.
+# About one heartbeat: a worker that (re)starts announces itself at once, and the API sees it
+# within API_WORKERS_TTL_S.
 NO_WORKER_RETRY_AFTER_S = 30
 
 

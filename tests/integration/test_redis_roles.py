@@ -20,8 +20,8 @@ from shared import live
 from shared.heartbeat import Heartbeat, announcement, unchanged
 from shared.keys import Keys
 from shared.locks import ComponentLock, lock_key
-from shared.registry import registry
 from shared.redis_roles import password_variable, redis_roles, setuser_arguments
+from shared.registry import registry
 from shared.urgency import UrgentSignals
 from tests import services as svc
 from tests.cli import verdict

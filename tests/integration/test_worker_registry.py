@@ -16,6 +16,7 @@ import httpx
 import pytest
 from prometheus_client import REGISTRY
 
+from dispatcher.online import OnlineWorkers
 from shared.api_keys import hashed
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.heartbeat import Heartbeat, announcement, unchanged
@@ -202,3 +203,14 @@ async def test_the_registry_is_served_to_admins_only(world, redis):
 
 def sample(name: str, component: str) -> float | None:
     return REGISTRY.get_sample_value(name, {"component": component})
+
+
+async def test_the_api_trusts_its_copy_of_the_registry_for_its_ttl_only(settings, redis):
+    """Within API_WORKERS_TTL_S a new worker is not seen (POST stays one read per TTL); with
+    TTL 0 every call reads the registry."""
+    cached = OnlineWorkers(redis, settings.key_prefix, ttl_s=60)
+    fresh = OnlineWorkers(redis, settings.key_prefix, ttl_s=0)
+    assert await cached.records() == [] and await fresh.records() == []
+    async with beating(settings, redis, "claims", TEXT_INPUT):
+        assert await cached.records() == []
+        assert [r.components for r in await fresh.records()] == [("claims",)]
