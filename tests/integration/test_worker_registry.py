@@ -119,13 +119,14 @@ async def checked_world(world: World, **overrides) -> Settings:
     )
 
 
-async def post(api: httpx.AsyncClient, body: dict) -> httpx.Response:
-    return await api.post(f"{API}/analyze-async", json=body, headers=ENTERPRISE)
+async def post(api: httpx.AsyncClient, body: dict, key: str | None = None) -> httpx.Response:
+    idempotency = {"Idempotency-Key": key} if key else {}
+    return await api.post(f"{API}/analyze-async", json=body, headers={**ENTERPRISE, **idempotency})
 
 
 async def test_text_is_refused_until_every_analysis_component_has_an_online_worker(world, redis):
     """503 with Retry-After and the missing component while one is absent, stale or stopped;
-    202 while all four are online."""
+    202 while all four are online; a replay of an accepted request gets its session anyway."""
     settings = await checked_world(world)
     text = {"content": "hello there"}
     async with client_for(settings) as api, contextlib.AsyncExitStack() as stack:
@@ -133,13 +134,14 @@ async def test_text_is_refused_until_every_analysis_component_has_an_online_work
             await stack.enter_async_context(beating(settings, redis, c, TEXT_INPUT))
         missing = await post(api, text)
         async with beating(settings, redis, "techniques", TEXT_INPUT) as said:
-            served = await post(api, text)
+            served = await post(api, text, key="once")
             silent = encode(said, 0, time.time() - 61)  # its last beat a minute ago
             await redis.set(Keys(settings.key_prefix).worker(said.worker_id), silent)
             stale = await post(api, text)
             await Heartbeat(redis, settings.key_prefix, unchanged(said)).beat()
             back = await post(api, text)
         stopped = await post(api, text)
+        replayed = await post(api, text, key="once")
     for refused in (missing, stale, stopped):
         assert refused.status_code == 503, refused.text
         assert refused.headers["Retry-After"] == "30"
@@ -147,6 +149,8 @@ async def test_text_is_refused_until_every_analysis_component_has_an_online_work
             "text input cannot be analysed right now: no techniques worker is online"
         )
     assert served.status_code == 202 and back.status_code == 202, (served.text, back.text)
+    assert replayed.status_code == 202, replayed.text
+    assert replayed.json()["session_id"] == served.json()["session_id"]
 
 
 async def test_an_image_needs_an_online_media_worker_with_ocr(world, redis, tmp_path: Path):
