@@ -1,7 +1,9 @@
 """The worker registry as the API sees it: read at most every few seconds, so a POST stays fast.
 
 A session that no online worker can serve is refused (503) instead of left to wait in a queue
-nobody reads. Redis unreachable, the API cannot tell: it accepts, as it accepted before.
+nobody reads. When the API cannot tell it accepts, as it accepted before: Redis unreachable,
+or a registry without a single record (Redis flushed or replaced: every worker writes its
+record again within a heartbeat, and records of stopped workers stay an hour otherwise).
 """
 
 from __future__ import annotations
@@ -55,11 +57,15 @@ class OnlineWorkers:
         """Why no online worker can serve a session of `input_type`; None when one can or the
         registry cannot be read."""
         try:
-            return unserved(await self.records(), input_type)
+            records = await self.records()
         except Exception as exc:  # Redis away: the queues still take the session
             raise_if_cancelled(exc)
             log.warning("worker registry not read, session accepted", error=repr(exc))
             return None
+        if not records:
+            log.warning("worker registry empty, session accepted")
+            return None
+        return unserved(records, input_type)
 
 
 async def watch(online: OnlineWorkers) -> None:

@@ -218,3 +218,15 @@ async def test_the_api_trusts_its_copy_of_the_registry_for_its_ttl_only(settings
     async with beating(settings, redis, "claims", TEXT_INPUT):
         assert await cached.records() == []
         assert [r.components for r in await fresh.records()] == [("claims",)]
+
+
+async def test_an_empty_registry_is_no_evidence_and_the_session_is_queued(world, redis):
+    """No record at all (Redis flushed): 202, the session waits for workers; one record of
+    anything, and what it does not cover is refused."""
+    settings = await checked_world(world)
+    async with client_for(settings) as api:
+        empty = await post(api, {"content": "hello there"})
+        async with beating(settings, redis, "aggregator", ()):
+            known = await post(api, {"content": "hello there"})
+    assert empty.status_code == 202, empty.text
+    assert known.status_code == 503 and "no techniques worker is online" in known.text
