@@ -10,7 +10,13 @@ from aggregator.service import Aggregator
 from shared.broker import connect
 from shared.names import Names
 from tests.integration.conftest import eventually, running
-from tests.integration.test_worker_flow import explain, final_view, submit, workers_for
+from tests.integration.test_worker_flow import (
+    explain,
+    final_view,
+    scored,
+    submit,
+    workers_for,
+)
 from workers.runtime import Worker, WorkerOptions
 
 pytestmark = pytest.mark.integration
@@ -49,7 +55,7 @@ async def test_a_task_handed_back_unacked_counts_as_redelivered(settings, pool, 
         await taken.nack(requeue=True)  # as a worker that lost its channel mid-task
     finally:
         await connection.close()
-    async with running(Worker(settings, WorkerOptions("claims", 1, 1)).run):
+    async with running(Worker(settings, WorkerOptions("claims", 1, 1), scored).run):
         await eventually(lambda: _redelivered(before))
     assert sample("verdict_redeliveries_total", component="claims") == before + 1
 
