@@ -11,9 +11,8 @@ from dispatcher import error_responses
 from dispatcher.audit import RefusalAudit
 from dispatcher.guard import RequestGuard, SecurityHeaders
 from dispatcher.quotas import RateLimitHeaders
-from dispatcher.routes import health, progress, sessions, workers
+from dispatcher.routes import health, progress, review, sessions, workers
 from dispatcher.state import AppState
-from dispatcher.views import API
 from shared.settings import Settings
 
 # Largest request body read, from the character limit: a code point outside the BMP sent as
@@ -22,7 +21,10 @@ JSON_BYTES_PER_CHAR = 12
 # Room for the other fields and the JSON around them.
 BODY_OVERHEAD_BYTES = 64 * 1024
 
-ROUTERS = (sessions.router, progress.router, health.router, workers.router)
+# Sessions and reviews alike must not sit in shared caches.
+PRIVATE = "/api/v3/"
+
+ROUTERS = (sessions.router, progress.router, review.router, health.router, workers.router)
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -40,7 +42,7 @@ def create_app(settings: Settings) -> FastAPI:
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(RequestGuard, settings=settings, limit=body_limit(settings))
-    app.add_middleware(SecurityHeaders, private_prefix=API)
+    app.add_middleware(SecurityHeaders, private_prefix=PRIVATE)
     app.add_middleware(RateLimitHeaders)
     app.add_middleware(RefusalAudit)  # outermost: sees every refusal, FastAPI's own included
     return app

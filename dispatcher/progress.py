@@ -24,6 +24,9 @@ log = structlog.get_logger(__name__)
 
 # How often the event stream re-reads state when no notification arrives (Redis may be down).
 EVENT_POLL_S = 1.0
+# Waiting for a person's review can take hours: the stream is told of the decision, so it
+# re-reads only this often in case the announcement was lost (a Redis restart).
+REVIEW_POLL_S = 30.0
 
 
 def no_such_session() -> HTTPException:
@@ -59,7 +62,8 @@ def sse(event: str, data: Any) -> bytes:
 
 
 async def event_stream(state: AppState, session_id: str, who: Caller) -> AsyncIterator[bytes]:
-    """Server-sent `progress` events until the session is final, then one `result` event.
+    """Server-sent `progress` events until the session is final, then one `result` event;
+    for a verdict queued for human review, then one `review` event once it is decided.
 
     A session that vanishes mid-stream (row deleted, expired) ends the stream with an `end`
     event, as does a failure to read it: a stream always ends as a well-formed response.
@@ -99,15 +103,32 @@ async def _session_events(
             view = await sessions.load(state.pool, session_id, who.tenant)
             if view is not None and view.final:
                 yield sse("result", result_body(view))
+                async for event in _review_event(state, view, who, pubsub):
+                    yield event
                 return
         await _wait_for_news(pubsub)
 
 
-async def _wait_for_news(pubsub: Any) -> None:
+async def _review_event(
+    state: AppState, view: SessionView, who: Caller, pubsub: Any
+) -> AsyncIterator[bytes]:
+    """One `review` event once a queued verdict is decided; nothing for one never queued."""
+    while view.review is not None:
+        if view.review["reviewed_at"] is not None:
+            yield sse("review", view.review)
+            return
+        await _wait_for_news(pubsub, REVIEW_POLL_S)
+        found = await sessions.load(state.pool, view.id, who.tenant)
+        if found is None:
+            raise no_such_session()
+        view = found
+
+
+async def _wait_for_news(pubsub: Any, timeout_s: float = EVENT_POLL_S) -> None:
     if pubsub is None:
         await asyncio.sleep(EVENT_POLL_S)
         return
     try:
-        await pubsub.get_message(ignore_subscribe_messages=True, timeout=EVENT_POLL_S)
+        await pubsub.get_message(ignore_subscribe_messages=True, timeout=timeout_s)
     except Exception:
         await asyncio.sleep(EVENT_POLL_S)

@@ -15,7 +15,7 @@ from aio_pika.abc import AbstractRobustConnection
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
-from dispatcher import online
+from dispatcher import online, review_backlog
 from dispatcher.online import OnlineWorkers
 from dispatcher.queue_watch import watch
 from dispatcher.quotas import Quotas
@@ -96,6 +96,7 @@ class AppState:
             depths = watch(lambda: state.connection, from_settings(settings))
             await opened.enter(in_background(depths, "queue depths"))
             await opened.enter(in_background(online.watch(state.workers), "worker registry"))
+            await opened.enter(in_background(review_backlog.watch(state.pool), "review backlog"))
             yield state
 
     @property

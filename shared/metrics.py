@@ -56,8 +56,12 @@ SESSION_SECONDS = Histogram(
     "Seconds from a session's POST to its verdict",
     buckets=(0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800),
 )
-# Age of the oldest verdict waiting for a human reviewer (0 when none waits); exported by the
-# API and the aggregators, set by the review queue.
+
+# Set by the API every few seconds (dispatcher/review_backlog.py); the alert on the review
+# objective reads the age.
+REVIEW_PENDING = Gauge(
+    "verdict_review_pending", "Verdicts queued for human review and not decided yet"
+)
 REVIEW_OLDEST_AGE = Gauge(
     "verdict_review_oldest_age_seconds", "Age of the oldest item waiting in the review queue"
 )
