@@ -15,5 +15,5 @@ async def workers(who: Admin, state: State) -> JSONResponse:
     """Every worker and aggregator record with its status now (online, stale, offline), read
     fresh from Redis: 403 without the admin scope."""
     records = await state.workers.refresh()
-    body = {"workers": [r.as_json() for r in records]}
-    return JSONResponse(body, headers={"Cache-Control": "no-store"})
+    # No-store like everything under /api/v3/ (dispatcher/app.py, PRIVATE).
+    return JSONResponse({"workers": [r.as_json() for r in records]})
