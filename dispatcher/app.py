@@ -11,7 +11,7 @@ from dispatcher import error_responses
 from dispatcher.audit import RefusalAudit
 from dispatcher.guard import RequestGuard, SecurityHeaders
 from dispatcher.quotas import RateLimitHeaders
-from dispatcher.routes import health, progress, review, sessions
+from dispatcher.routes import health, progress, review, sessions, workers
 from dispatcher.state import AppState
 from shared.settings import Settings
 
@@ -24,7 +24,7 @@ BODY_OVERHEAD_BYTES = 64 * 1024
 # Sessions and reviews alike must not sit in shared caches.
 PRIVATE = "/api/v3/"
 
-ROUTERS = (sessions.router, progress.router, review.router, health.router)
+ROUTERS = (sessions.router, progress.router, review.router, health.router, workers.router)
 
 
 def create_app(settings: Settings) -> FastAPI:
