@@ -171,6 +171,8 @@ class Applier:
         for recorded in sessions:
             if recorded.verdict is None:
                 continue
+            if recorded.took_s is not None:
+                metrics.SESSION_SECONDS.observe(recorded.took_s)
             log.info(
                 "session finalized",
                 session_id=recorded.session_id,

@@ -16,7 +16,7 @@ from dispatcher.console import review as console_review
 from dispatcher.console import routes as console
 from dispatcher.guard import RequestGuard, SecurityHeaders
 from dispatcher.quotas import RateLimitHeaders
-from dispatcher.routes import health, progress, review, sessions
+from dispatcher.routes import health, progress, review, sessions, workers
 from dispatcher.state import AppState
 from shared.settings import Settings
 
@@ -34,6 +34,7 @@ ROUTERS = (
     progress.router,
     review.router,
     health.router,
+    workers.router,
     console.router,
     console_dead_letters.router,
     console_review.router,

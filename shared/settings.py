@@ -275,8 +275,11 @@ class Settings(BaseSettings):
     api_metrics_host: str = "127.0.0.1"
     # Sessions whose tenant the API remembers (a session's tenant never changes).
     api_tenant_cache_size: int = Field(10_000, ge=1)
-    # How long the API trusts a count of media_preprocess consumers before asking again.
-    api_media_readers_ttl_s: float = Field(5.0, ge=0)
+    # How long the API trusts its copy of the worker registry before reading it again.
+    api_workers_ttl_s: float = Field(3.0, ge=0)
+    # Refuse (503) a session no online worker can serve; off, it is queued to wait for one
+    # (for deployments that start workers when work arrives).
+    api_check_workers: bool = True
 
     # Retries: delay for attempt n is base × 2^(n-1) (docs/architecture.md §3.4).
     retry_base_ms: int = Field(30_000, ge=1)

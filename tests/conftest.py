@@ -70,6 +70,9 @@ def make_settings(
         "janitor_interval_s": 0.5,
         "shutdown_grace_s": 5,
         "log_json": False,
+        # Most worlds run no workers, or start them after the POST: the registry check is
+        # turned on by the tests of it (tests/integration/test_worker_registry.py).
+        "api_check_workers": False,
     }
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]

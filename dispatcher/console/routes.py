@@ -29,14 +29,10 @@ from shared import attempts, console_store, live
 from shared.api_keys import key_hash
 from shared.console_store import STATUSES
 from shared.constants import QUEUE_COMPONENTS
-from shared.heartbeat import live_workers
 from shared.keys import Keys
+from shared.registry import registry
 
 router = APIRouter(prefix="/admin", include_in_schema=False)
-
-# A worker that has not beaten for longer than this is shown stale (two beats missed); past
-# OFFLINE_AFTER_S its heartbeat expires and it is gone from the list.
-STALE_AFTER_S = 60
 
 
 def _with_cookie(response: Response, cookies: SessionCookies, value: str) -> Response:
@@ -173,16 +169,7 @@ async def session_page(
 async def workers_page(
     request: Request, state: State, on: TheConsole, session: SignedIn
 ) -> HTMLResponse:
-    """Every worker whose heartbeat has not expired, with how long ago it last beat."""
-    now = time.time()
-    workers = sorted(
-        await live_workers(state.redis, state.settings.key_prefix),
-        key=lambda w: (str(w.get("component")), str(w.get("worker_id"))),
-    )
-    rows = [{**w, "status": worker_status(now - float(str(w["seen_at"])))} for w in workers]
+    """Every worker of the registry (the last hour's), online, stale or offline."""
+    found = await registry(state.redis, state.settings.key_prefix, time.time())
+    rows = sorted(found, key=lambda w: (w.status != "online", w.components, w.worker_id))
     return render(request, "workers.html", on.cookies, session, workers=rows, page="workers")
-
-
-def worker_status(silent_s: float) -> str:
-    """`online` within two heartbeats of its last, `stale` after."""
-    return "online" if silent_s <= STALE_AFTER_S else "stale"

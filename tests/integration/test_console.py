@@ -4,6 +4,7 @@ CSRF, redirects, escaping, search and a session's page."""
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import secrets
 from collections.abc import AsyncIterator
@@ -463,8 +464,9 @@ async def test_a_reviewer_claims_and_overrides_a_verdict_seen_in_the_result(worl
 WORKER_ROW = re.compile(r'<tr id="worker-([^"]+)">(.*?)</tr>', re.S)
 
 
-async def test_the_workers_page_lists_a_running_worker_online(world):
-    """A running worker shows with its component and status online, gone once it stopped."""
+async def test_the_workers_page_lists_the_registry_online_then_offline(world):
+    """A running worker shows with its host, pid, component, version and status online; once
+    it stopped cleanly it shows offline."""
     settings = await console_world(world)
     worker = Worker(settings, WorkerOptions("claims", 1, 1), length_score)
     async with browser(settings) as client:
@@ -475,5 +477,8 @@ async def test_the_workers_page_lists_a_running_worker_online(world):
 
         async with running(worker.run):
             (row,) = await eventually(rows, 20)
-            assert "claims" in row[1] and 'class="worker-online"' in row[1]
-        assert await rows() == []
+            worker_id, cells = row
+            assert "claims" in cells and 'class="worker-online"' in cells
+            assert str(os.getpid()) in cells  # in-process: this test's pid
+        (row,) = await rows()
+        assert row[0] == worker_id and 'class="worker-offline"' in row[1]
