@@ -56,13 +56,22 @@ def sign_in(page: Page, key: str = ADMIN_KEY) -> None:
     page.click("button[type=submit]")
 
 
+# The API's copy of the worker registry lags it by up to API_WORKERS_TTL_S (3 s): just after
+# start-up it may still refuse work the registry already shows a worker for.
+ACCEPT_WITHIN_S = 15
+
+
 def submit(base: str, count: int, content: str = "The cure they do not want you to know") -> list:
+    """Submit `count` sessions, each retried as a client would on a 503 with Retry-After."""
     with httpx.Client(base_url=base, timeout=10) as client:
         ids = []
         for n in range(count):
-            r = client.post(
-                f"{API}/analyze-async", json={"content": f"{content} #{n}"}, headers=ENTERPRISE
-            )
+            body = {"content": f"{content} #{n}"}
+            deadline = time.monotonic() + ACCEPT_WITHIN_S
+            r = client.post(f"{API}/analyze-async", json=body, headers=ENTERPRISE)
+            while r.status_code == 503 and time.monotonic() < deadline:
+                time.sleep(float(r.headers.get("retry-after", "1")))
+                r = client.post(f"{API}/analyze-async", json=body, headers=ENTERPRISE)
             assert r.status_code == 202, r.text
             ids.append(r.json()["session_id"])
         return ids
