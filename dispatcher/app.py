@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from dispatcher import error_responses
 from dispatcher.audit import RefusalAudit
@@ -24,17 +25,28 @@ BODY_OVERHEAD_BYTES = 64 * 1024
 
 ROUTERS = (sessions.router, progress.router, health.router)
 
+DESCRIPTION = (
+    "Submit content for analysis and follow it to its verdict. Every route under "
+    "/api/v3/pipeline wants an API key: `X-API-Key: <key>` or `Authorization: Bearer <key>` "
+    "(Authorize, above). A session's event stream also opens with the token of the "
+    "`events_url` the POST answered with, for a browser's EventSource, which cannot send a key."
+)
+
 
 def create_app(settings: Settings) -> FastAPI:
     """The API: routers and error answers behind, from the outside in, the refusal audit,
     the RateLimit headers, the security headers and the request guard (the last added
     middleware is the outermost)."""
     # No trailing-slash redirects: their Location would be built from the client's Host header.
-    app = FastAPI(
+    # Swagger UI (/docs) and ReDoc (/redoc) from the assets fastapi-offline ships, never a
+    # CDN: the docs work on a machine without internet.
+    app = FastAPIOffline(
         title="verdict-pipeline",
         version="0.1.0",
+        description=DESCRIPTION,
         lifespan=_lifespan(settings),
         redirect_slashes=False,
+        swagger_ui_parameters={"persistAuthorization": True},
     )
     error_responses.install(app)
     for router in ROUTERS:

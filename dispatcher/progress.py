@@ -7,13 +7,14 @@ progress.
 from __future__ import annotations
 
 import asyncio
-import json
+import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
 import structlog
 from fastapi import HTTPException
 
+from dispatcher import sse
 from dispatcher.auth import Caller
 from dispatcher.state import AppState
 from dispatcher.views import result_body
@@ -53,13 +54,11 @@ async def session_progress(state: AppState, session_id: str, who: Caller) -> dic
     return (await owned_view(state, session_id, who)).progress()
 
 
-def sse(event: str, data: Any) -> bytes:
-    """One server-sent event: its name and its data as one line of JSON."""
-    return f"event: {event}\ndata: {json.dumps(data, default=str)}\n\n".encode()
-
-
-async def event_stream(state: AppState, session_id: str, who: Caller) -> AsyncIterator[bytes]:
-    """Server-sent `progress` events until the session is final, then one `result` event.
+async def event_stream(
+    state: AppState, session_id: str, who: Caller, last_event_id: str | None = None
+) -> AsyncIterator[bytes]:
+    """Server-sent events (dispatcher/sse.py) until the session is final: `progress` events
+    the client has not seen (by `Last-Event-ID`), then one `result` event.
 
     A session that vanishes mid-stream (row deleted, expired) ends the stream with an `end`
     event, as does a failure to read it: a stream always ends as a well-formed response.
@@ -71,36 +70,30 @@ async def event_stream(state: AppState, session_id: str, who: Caller) -> AsyncIt
     except Exception:  # no Redis, or every stream connection in use: follow the record
         pubsub = None
     try:
-        async for event in _session_events(state, session_id, who, pubsub):
+        read = functools.partial(_snapshot, state, session_id, who)
+        async for event in sse.follow(read, lambda: _wait_for_news(pubsub), last_event_id):
             yield event
     except HTTPException:
-        yield sse("end", {"reason": "the session no longer exists"})
+        yield sse.frame("end", {"reason": "the session no longer exists"})
     except Exception as exc:
         log.warning("event stream ended early", session_id=session_id, error=repr(exc))
-        yield sse("end", {"reason": "progress cannot be read now; reconnect later"})
+        yield sse.frame("end", {"reason": "progress cannot be read now; reconnect later"})
     finally:
         state.streams[who.tenant] -= 1
         if pubsub is not None:
             await pubsub.aclose()
 
 
-async def _session_events(
-    state: AppState, session_id: str, who: Caller, pubsub: Any
-) -> AsyncIterator[bytes]:
-    last = None
-    while True:
-        if not await state.tenants.exists(session_id):  # the record, not the cache
-            raise no_such_session()
-        progress = await session_progress(state, session_id, who)
-        if progress != last:
-            yield sse("progress", progress)
-            last = progress
-        if progress["status"] != "processing":
-            view = await sessions.load(state.pool, session_id, who.tenant)
-            if view is not None and view.final:
-                yield sse("result", result_body(view))
-                return
-        await _wait_for_news(pubsub)
+async def _snapshot(state: AppState, session_id: str, who: Caller) -> sse.Snapshot:
+    """The session now: progress from the live cache, the result from the record once final."""
+    if not await state.tenants.exists(session_id):  # the record, not the cache
+        raise no_such_session()
+    progress = await session_progress(state, session_id, who)
+    if progress["status"] != "processing":
+        view = await sessions.load(state.pool, session_id, who.tenant)
+        if view is not None and view.final:
+            return sse.Snapshot(view.progress(), result_body(view))
+    return sse.Snapshot(progress)
 
 
 async def _wait_for_news(pubsub: Any) -> None:

@@ -15,6 +15,7 @@ from aio_pika.abc import AbstractRobustConnection
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
+from dispatcher.event_tokens import token_key
 from dispatcher.queue_watch import ConsumerCounts, watch
 from dispatcher.quotas import Quotas
 from dispatcher.tenancy import SessionTenants
@@ -52,6 +53,8 @@ class AppState:
     # Event streams open now, by tenant (API_MAX_STREAMS_PER_TENANT).
     streams: Counter[str] = field(default_factory=Counter)
     task_signer: Ed25519PrivateKey = field(init=False, repr=False)
+    # Signs the tokens of the events links it hands out (dispatcher/event_tokens.py).
+    events_key: bytes = field(init=False, repr=False)
     _analysis: AnalysisPool | None = field(default=None, repr=False)
 
     @property
@@ -66,6 +69,7 @@ class AppState:
     def __post_init__(self) -> None:
         # Every task the API publishes is signed (shared/signing.py); no key, no start.
         self.task_signer = task_signer(self.settings)
+        self.events_key = token_key(self.settings)
         self.quotas = Quotas(self.settings, self.redis, self.pool)
         self.tenants = SessionTenants(self.pool, self.settings.api_tenant_cache_size)
         self.media_readers = ConsumerCounts(self.settings.api_media_readers_ttl_s)
