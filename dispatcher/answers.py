@@ -16,7 +16,7 @@ from starlette.responses import StreamingResponse
 class Problem(BaseModel):
     """Why a request was refused or failed, in the client's terms."""
 
-    detail: str = Field(examples=["unknown API key"])
+    detail: str = Field(description="what was wrong, in the client's terms")
 
 
 class ValidationProblem(Problem):

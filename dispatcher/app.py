@@ -10,6 +10,7 @@ from fastapi_offline import FastAPIOffline
 
 from dispatcher import error_responses
 from dispatcher.audit import RefusalAudit
+from dispatcher.docs import DocsPolicy
 from dispatcher.guard import RequestGuard, SecurityHeaders
 from dispatcher.quotas import RateLimitHeaders
 from dispatcher.routes import health, progress, sessions
@@ -24,6 +25,8 @@ JSON_BYTES_PER_CHAR = 12
 BODY_OVERHEAD_BYTES = 64 * 1024
 
 ROUTERS = (sessions.router, progress.router, health.router)
+# The documentation pages (fastapi-offline's defaults).
+DOCS_PAGES = ("/docs", "/redoc")
 
 DESCRIPTION = (
     "Submit content for analysis and follow it to its verdict. Every route under "
@@ -52,6 +55,7 @@ def create_app(settings: Settings) -> FastAPI:
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(RequestGuard, settings=settings, limit=body_limit(settings))
+    app.add_middleware(DocsPolicy, paths=DOCS_PAGES)
     app.add_middleware(SecurityHeaders, private_prefix=API)
     app.add_middleware(RateLimitHeaders)
     app.add_middleware(RefusalAudit)  # outermost: sees every refusal, FastAPI's own included

@@ -13,6 +13,8 @@ read one and how to wait for news, so its rules are tested without a server:
   tells an EventSource to stop.
 
 Events are forwarded by name: a new kind of event needs a name and an id, not a new framing.
+Not sse-starlette: what it would add (framing, a ping task, disconnect watching) is these few
+lines and Starlette's StreamingResponse, while the rules above are this API's own either way.
 """
 
 from __future__ import annotations
