@@ -126,7 +126,11 @@ class Applier:
         while True:
             try:
                 applied = await record_results(
-                    self.storage.pool, results, self.settings.verdict_weights, self._explain
+                    self.storage.pool,
+                    results,
+                    self.settings.verdict_weights,
+                    self._explain,
+                    self.settings.review_policy,
                 )
                 break
             except _DB_DOWN as exc:  # hold the batch unacked until Postgres is back
@@ -225,7 +229,10 @@ class Applier:
         while not stop.is_set():
             try:
                 finished = await finalize_overdue(
-                    self.storage.pool, self.settings.verdict_weights, self._explain
+                    self.storage.pool,
+                    self.settings.verdict_weights,
+                    self._explain,
+                    review=self.settings.review_policy,
                 )
                 for recorded in finished:
                     log.warning("session finalized at its deadline", session_id=recorded.session_id)

@@ -17,6 +17,7 @@ import asyncpg
 
 from aggregator.verdict import Verdict, compute, outcome_of
 from shared.messages import Result
+from shared.review_policy import NO_REVIEW, ReviewPolicy, review_reasons
 from shared.sessions import progress_of
 
 Explain = Callable[[Verdict, dict[str, dict[str, Any]]], dict[str, str]]
@@ -37,6 +38,7 @@ class Recorded:
     duplicate: bool  # every result applied for it this time was already recorded
     results: dict[str, dict[str, Any]]
     explanation: dict[str, str] | None = None  # with the verdict
+    review: tuple[str, ...] = ()  # why the verdict is queued for review (none: it is not)
 
 
 def live_states(sessions: Sequence[Recorded]) -> list[tuple[str, dict[str, Any]]]:
@@ -61,29 +63,41 @@ class Applied:
 
 
 async def record_results(
-    pool: asyncpg.Pool, results: Sequence[Result], weights: Mapping[str, float], explain: Explain
+    pool: asyncpg.Pool,
+    results: Sequence[Result],
+    weights: Mapping[str, float],
+    explain: Explain,
+    review: ReviewPolicy = NO_REVIEW,
 ) -> Applied:
     """Apply results exactly once; redeliveries and duplicates change nothing."""
     ids = sorted({uuid.UUID(r.session_id) for r in results})
     async with pool.acquire() as conn:
         rows = await _record(conn, ids, results)
-        settled = await _finalize(conn, _settle(rows, weights, explain))
+        settled = await _finalize(conn, _settle(rows, weights, explain, review))
     known = {r.session_id for r in settled}
     return Applied(settled, [r for r in results if r.session_id not in known])
 
 
 async def record_result(
-    pool: asyncpg.Pool, result: Result, weights: Mapping[str, float], explain: Explain
+    pool: asyncpg.Pool,
+    result: Result,
+    weights: Mapping[str, float],
+    explain: Explain,
+    review: ReviewPolicy = NO_REVIEW,
 ) -> Recorded:
     """Apply one result; UnknownSession when its session does not exist."""
-    applied = await record_results(pool, [result], weights, explain)
+    applied = await record_results(pool, [result], weights, explain, review)
     if applied.unknown:
         raise UnknownSession(result.session_id)
     return applied.sessions[0]
 
 
 async def finalize_overdue(
-    pool: asyncpg.Pool, weights: Mapping[str, float], explain: Explain, limit: int = 100
+    pool: asyncpg.Pool,
+    weights: Mapping[str, float],
+    explain: Explain,
+    limit: int = 100,
+    review: ReviewPolicy = NO_REVIEW,
 ) -> list[Recorded]:
     """Finalize sessions past their deadline: missing components become `timeout`."""
     async with pool.acquire() as conn, conn.transaction():
@@ -109,7 +123,7 @@ async def finalize_overdue(
             ids,
         )
         rows = await _record(conn, sorted(ids), [])
-        return await _finalize(conn, _settle(rows, weights, explain, changed=True))
+        return await _finalize(conn, _settle(rows, weights, explain, review, changed=True))
 
 
 async def _record(
@@ -135,6 +149,7 @@ def _settle(
     rows: Sequence[asyncpg.Record],
     weights: Mapping[str, float],
     explain: Explain,
+    review: ReviewPolicy,
     changed: bool | None = None,
 ) -> list[Recorded]:
     """Each session's state; a verdict for those still processing that have every component."""
@@ -156,14 +171,22 @@ def _settle(
                 duplicate=not (row["fresh"] if changed is None else changed),
                 results=results,
                 explanation=explain(verdict, results) if verdict else None,
+                review=_reasons(review, row["plan"], verdict),
             )
         )
     return recorded
 
 
+def _reasons(review: ReviewPolicy, plan: int, verdict: Verdict | None) -> tuple[str, ...]:
+    if verdict is None:
+        return ()
+    return tuple(review_reasons(review, plan, verdict.label, verdict.confidence))
+
+
 async def _finalize(conn: asyncpg.Connection, settled: list[Recorded]) -> list[Recorded]:
-    """Move complete sessions to their final state and write their verdicts, in one guarded
-    statement; a session another aggregator finalized first keeps no verdict here."""
+    """Move complete sessions to their final state, write their verdicts and queue those with
+    review reasons, in one guarded statement (so a verdict is queued exactly when it is
+    written); a session another aggregator finalized first keeps no verdict here."""
     finals = [(r, r.verdict) for r in settled if r.verdict is not None]
     if not finals:
         return settled
@@ -173,12 +196,22 @@ async def _finalize(conn: asyncpg.Connection, settled: list[Recorded]) -> list[R
             UPDATE sessions SET status = f.status, finished_at = now()
             FROM unnest($1::uuid[], $6::text[]) AS f(id, status)
             WHERE sessions.id = f.id AND sessions.status = 'processing'
-            RETURNING sessions.id
+            RETURNING sessions.id, sessions.tenant, sessions.plan
         ), written AS (
             INSERT INTO verdicts (session_id, score, label, confidence, explanation)
             SELECT v.* FROM unnest($1::uuid[], $2::real[], $3::text[], $4::real[], $5::jsonb[])
                 AS v(session_id, score, label, confidence, explanation)
             JOIN moved ON moved.id = v.session_id
+            ON CONFLICT (session_id) DO NOTHING
+        ), queued AS (
+            INSERT INTO review_queue (session_id, tenant, plan, label, score, confidence,
+                                     reasons)
+            SELECT moved.id, moved.tenant, moved.plan, q.label, q.score, q.confidence,
+                   string_to_array(q.reasons, ',')
+            FROM unnest($1::uuid[], $2::real[], $3::text[], $4::real[], $7::text[])
+                AS q(session_id, score, label, confidence, reasons)
+            JOIN moved ON moved.id = q.session_id
+            WHERE q.reasons <> ''
             ON CONFLICT (session_id) DO NOTHING
         )
         SELECT id FROM moved
@@ -189,11 +222,12 @@ async def _finalize(conn: asyncpg.Connection, settled: list[Recorded]) -> list[R
         [v.confidence for _, v in finals],
         [r.explanation for r, _ in finals],
         [v.session_status for _, v in finals],
+        [",".join(r.review) for r, _ in finals],
     )
     mine = {str(row["id"]) for row in moved}
     return [
         r
         if r.verdict is None or r.session_id in mine
-        else replace(r, verdict=None, explanation=None)
+        else replace(r, verdict=None, explanation=None, review=())
         for r in settled
     ]

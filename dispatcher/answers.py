@@ -71,11 +71,47 @@ class Result(SessionProgress):
     verdict: dict[str, Any] | None = Field(
         None, description="score, label, confidence and explanation {ro, en}"
     )
+    review: Review | None = Field(None, description="null unless queued for human review")
+
+
+class Review(BaseModel):
+    """The human review of a verdict queued for one, as its session's owner sees it."""
+
+    status: str = Field(examples=["pending"], description="pending, claimed or decided")
+    label: str | None = Field(None, description="the reviewer's label once decided")
+    note: str | None = None
+    reviewed_at: str | None = None
 
 
 class ResultWithLinks(Result, Links):
     """200 to a POST: the session was analysed in-process, or its Idempotency-Key names one
     already final."""
+
+
+class ReviewItem(BaseModel):
+    """A verdict queued for review, as reviewers see it (shared/reviews.py)."""
+
+    session_id: str
+    tenant: str
+    plan: int
+    label: str
+    score: float
+    confidence: float
+    reasons: list[str]
+    queued_at: str
+    status: str = Field(description="pending, claimed or decided")
+    claimed_by: str | None
+    claimed_at: str | None
+    reviewed_label: str | None
+    note: str | None
+    reviewed_by: str | None
+    reviewed_at: str | None
+
+
+class ReviewQueue(BaseModel):
+    """Verdicts waiting for a reviewer, oldest first."""
+
+    items: list[ReviewItem]
 
 
 class Health(BaseModel):
@@ -170,6 +206,24 @@ EVENTS: dict[int | str, dict[str, Any]] = {
         "the tenant has API_MAX_STREAMS_PER_TENANT streams open, or too many bad keys or "
         "tokens from this address; see Retry-After"
     ),
+}
+# Answers of the review routes (admin keys only).
+REVIEWING: dict[int | str, dict[str, Any]] = {
+    **KEYED,
+    403: problem("this API key has no admin scope"),
+}
+REVIEW_QUEUE: dict[int | str, dict[str, Any]] = {
+    **REVIEWING,
+    200: {"model": ReviewQueue, "description": "the waiting verdicts, oldest first"},
+}
+REVIEW_ITEM: dict[int | str, dict[str, Any]] = {
+    **REVIEWING,
+    200: {"model": ReviewItem, "description": "the queued verdict and what became of it"},
+    404: problem("this session's verdict is not queued"),
+}
+REVIEW_ACTION: dict[int | str, dict[str, Any]] = {
+    **REVIEW_ITEM,
+    409: problem("another reviewer holds the claim, or the item is already decided"),
 }
 HEALTH: dict[int | str, dict[str, Any]] = {
     **ANY_ROUTE,

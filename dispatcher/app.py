@@ -13,9 +13,8 @@ from dispatcher.audit import RefusalAudit
 from dispatcher.docs import DocsPolicy
 from dispatcher.guard import RequestGuard, SecurityHeaders
 from dispatcher.quotas import RateLimitHeaders
-from dispatcher.routes import health, progress, sessions
+from dispatcher.routes import health, progress, review, sessions
 from dispatcher.state import AppState
-from dispatcher.views import API
 from shared.settings import Settings
 
 # Largest request body read, from the character limit: a code point outside the BMP sent as
@@ -24,7 +23,10 @@ JSON_BYTES_PER_CHAR = 12
 # Room for the other fields and the JSON around them.
 BODY_OVERHEAD_BYTES = 64 * 1024
 
-ROUTERS = (sessions.router, progress.router, health.router)
+# Sessions and reviews alike must not sit in shared caches.
+PRIVATE = "/api/v3/"
+
+ROUTERS = (sessions.router, progress.router, review.router, health.router)
 # The documentation pages (fastapi-offline's defaults).
 DOCS_PAGES = ("/docs", "/redoc")
 
@@ -56,7 +58,7 @@ def create_app(settings: Settings) -> FastAPI:
         app.include_router(router)
     app.add_middleware(RequestGuard, settings=settings, limit=body_limit(settings))
     app.add_middleware(DocsPolicy, paths=DOCS_PAGES)
-    app.add_middleware(SecurityHeaders, private_prefix=API)
+    app.add_middleware(SecurityHeaders, private_prefix=PRIVATE)
     app.add_middleware(RateLimitHeaders)
     app.add_middleware(RefusalAudit)  # outermost: sees every refusal, FastAPI's own included
     return app

@@ -25,6 +25,9 @@ log = structlog.get_logger(__name__)
 
 # How often the event stream re-reads state when no notification arrives (Redis may be down).
 EVENT_POLL_S = 1.0
+# Waiting for a person's review can take hours: the stream is told of the decision, so it
+# re-reads only this often in case the announcement was lost (a Redis restart).
+REVIEW_POLL_S = 30.0
 
 
 def no_such_session() -> HTTPException:
@@ -58,7 +61,8 @@ async def event_stream(
     state: AppState, session_id: str, who: Caller, last_event_id: str | None = None
 ) -> AsyncIterator[bytes]:
     """Server-sent events (dispatcher/sse.py) until the session is final: `progress` events
-    the client has not seen (by `Last-Event-ID`), then one `result` event.
+    the client has not seen (by `Last-Event-ID`), then one `result` event; for a verdict
+    queued for human review, then one `review` event once it is decided.
 
     A session that vanishes mid-stream (row deleted, expired) ends the stream with an `end`
     event, as does a failure to read it: a stream always ends as a well-formed response.
@@ -71,7 +75,8 @@ async def event_stream(
         pubsub = None
     try:
         read = functools.partial(_snapshot, state, session_id, who)
-        async for event in sse.follow(read, lambda: _wait_for_news(pubsub), last_event_id):
+        wait = functools.partial(_wait_for_news, pubsub)
+        async for event in sse.follow(read, wait, last_event_id):
             yield event
     except HTTPException:
         yield sse.frame("end", {"reason": "the session no longer exists"})
@@ -85,22 +90,28 @@ async def event_stream(
 
 
 async def _snapshot(state: AppState, session_id: str, who: Caller) -> sse.Snapshot:
-    """The session now: progress from the live cache, the result from the record once final."""
+    """The session now: progress from the live cache; the result and any review from the
+    record once final."""
     if not await state.tenants.exists(session_id):  # the record, not the cache
         raise no_such_session()
     progress = await session_progress(state, session_id, who)
     if progress["status"] != "processing":
         view = await sessions.load(state.pool, session_id, who.tenant)
-        if view is not None and view.final:
-            return sse.Snapshot(view.progress(), result_body(view))
+        if view is None:
+            raise no_such_session()
+        if view.final:
+            return sse.Snapshot(view.progress(), result_body(view), view.review)
     return sse.Snapshot(progress)
 
 
-async def _wait_for_news(pubsub: Any) -> None:
+async def _wait_for_news(pubsub: Any, for_review: bool) -> None:
+    """Until news on the session's channel, or a poll interval: a long one while a review is
+    awaited, though never past a keep-alive, which the stream owes its client meanwhile."""
+    timeout_s = min(REVIEW_POLL_S, sse.KEEPALIVE_S) if for_review else EVENT_POLL_S
     if pubsub is None:
-        await asyncio.sleep(EVENT_POLL_S)
+        await asyncio.sleep(timeout_s)
         return
     try:
-        await pubsub.get_message(ignore_subscribe_messages=True, timeout=EVENT_POLL_S)
+        await pubsub.get_message(ignore_subscribe_messages=True, timeout=timeout_s)
     except Exception:
         await asyncio.sleep(EVENT_POLL_S)

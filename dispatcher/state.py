@@ -15,6 +15,7 @@ from aio_pika.abc import AbstractRobustConnection
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
+from dispatcher import review_backlog
 from dispatcher.event_tokens import token_key
 from dispatcher.queue_watch import ConsumerCounts, watch
 from dispatcher.quotas import Quotas
@@ -94,6 +95,7 @@ class AppState:
             await opened.enter(in_background(state._connect_until_up(), "broker connection"))
             depths = watch(lambda: state.connection, from_settings(settings))
             await opened.enter(in_background(depths, "queue depths"))
+            await opened.enter(in_background(review_backlog.watch(state.pool), "review backlog"))
             yield state
 
     async def _connect_until_up(self) -> None:

@@ -85,7 +85,7 @@ async def accept(state: AppState, session: NewSession) -> Accepted:
     # critical path, and a later state from the aggregator is never overwritten by it.
     announced = asyncio.ensure_future(_announce(state, session))
     try:
-        await _publish_all(state, tasks)
+        await _publish_all(state, tasks, session.tenant)
     except BrokerUnavailable as exc:
         log.warning(
             "broker unavailable, analysing synchronously", session_id=session.id, error=str(exc)
@@ -124,11 +124,13 @@ async def media_task_path(state: AppState, tenant: str, plan: int, media_path: s
     return path
 
 
-async def _publish_all(state: AppState, tasks: list[Task]) -> None:
+async def _publish_all(state: AppState, tasks: list[Task], tenant: str) -> None:
     publisher = state.publisher
     if publisher is None:
         raise BrokerUnavailable("no connection to RabbitMQ")
-    results = await asyncio.gather(*(publisher.task(t) for t in tasks), return_exceptions=True)
+    results = await asyncio.gather(
+        *(publisher.task(t, tenant=tenant) for t in tasks), return_exceptions=True
+    )
     errors = [r for r in results if isinstance(r, BaseException)]
     if errors:
         # A refusal by a live broker outranks a lost connection: it must not turn into sync work.

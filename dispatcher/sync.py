@@ -59,7 +59,10 @@ async def analyse_inline(
         results = await asyncio.gather(
             *(_run(t, context, settings.sync_timeout_s) for t in analyses)
         )
-    recorded = [await record_result(pool, r, settings.verdict_weights, explain) for r in results]
+    recorded = [
+        await record_result(pool, r, settings.verdict_weights, explain, settings.review_policy)
+        for r in results
+    ]
     try:  # the POST's "processing" state would otherwise stand in Redis for a day
         await live.publish_states(redis, settings.key_prefix, live_states(recorded))
     except Exception as exc:  # Redis is a cache of Postgres: a miss falls back to the record

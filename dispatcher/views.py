@@ -27,7 +27,8 @@ def processing_body(session_id: str, events_token: str | None = None) -> dict[st
 
 
 def result_body(view: SessionView) -> dict[str, Any]:
-    """The result document: progress, plan, times, each component's result and the verdict."""
+    """The result document: progress, plan, times, each component's result, the verdict and
+    its human review."""
     return {
         "session_id": view.id,
         **view.progress(),
@@ -37,4 +38,6 @@ def result_body(view: SessionView) -> dict[str, Any]:
         "finished_at": view.finished_at.isoformat() if view.finished_at else None,
         "components": view.results,
         "verdict": view.verdict,
+        # {status, label, note, reviewed_at} once the verdict was queued for review, else null.
+        "review": view.review,
     }

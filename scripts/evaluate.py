@@ -289,6 +289,14 @@ def as_json(result: Mapping[str, Any]) -> dict[str, Any]:
 @click.option(
     "--threshold", default=50.0, show_default=True, help="Score at which a component flags a text."
 )
+@click.option(
+    "--file",
+    "outside_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Evaluate this JSON-lines file (same schema) instead of a part, e.g. texts written "
+    "blind before they join the dev part.",
+)
 @click.option("--show-misses", is_flag=True, help="List every disagreement (dev part only).")
 @click.option(
     "--show-test-misses",
@@ -297,15 +305,22 @@ def as_json(result: Mapping[str, Any]) -> dict[str, Any]:
 )
 @click.option("--json", "as_json_output", is_flag=True, help="Print the report as JSON.")
 def main(
-    part: str, threshold: float, show_misses: bool, show_test_misses: bool, as_json_output: bool
+    part: str,
+    threshold: float,
+    outside_file: Path | None,
+    show_misses: bool,
+    show_test_misses: bool,
+    as_json_output: bool,
 ) -> None:
     """Per-component precision, recall and F1, and the verdict's confusion and reliability."""
     try:
-        items = load_part(part)
+        items = read_items(outside_file) if outside_file else load_part(part)
     except EvaluationSetChanged as exc:
         raise click.ClickException(f"{exc}: it was edited, so it is not reported") from exc
+    if outside_file:
+        part = outside_file.name
     result = evaluate(items, threshold)
-    misses_allowed = part == "dev" or show_test_misses
+    misses_allowed = part not in ("test", "all") or show_test_misses
     if not (misses_allowed and (show_misses or show_test_misses)):
         result["misses"] = []
     if as_json_output:

@@ -20,7 +20,8 @@ class Keys:
         return f"{self.prefix}:session:{session_id}"
 
     def session_events(self, session_id: str) -> str:
-        """Pub/sub channel announcing each change of a session's live state (SSE)."""
+        """Pub/sub channel announcing each change of a session's live state and the review
+        of its verdict (SSE)."""
         return f"{self.prefix}:events:{session_id}"
 
     def lock(self, session_id: str, component: str) -> str:

@@ -65,3 +65,10 @@ async def publish_states(
 async def read_state(redis: Redis, prefix: str, session_id: str) -> dict[str, Any] | None:
     raw = await redis.get(state_key(prefix, session_id))
     return json.loads(raw) if raw else None
+
+
+async def announce_review(
+    redis: Redis, prefix: str, session_id: str, review: dict[str, Any]
+) -> None:
+    """Tell the session's event streams that its verdict was reviewed (they re-read it)."""
+    await redis.publish(events_channel(prefix, session_id), json.dumps({"review": review}))

@@ -40,3 +40,12 @@ def serve(port: int | None) -> None:
 QUEUE_DEPTH = Gauge(
     "verdict_queue_depth", "Messages ready in each queue of the topology", ["queue"]
 )
+
+# Set by the API every few seconds (dispatcher/review_backlog.py); the alert on the review
+# objective reads the age.
+REVIEW_PENDING = Gauge(
+    "verdict_review_pending", "Verdicts queued for human review and not decided yet"
+)
+REVIEW_OLDEST_AGE = Gauge(
+    "verdict_review_oldest_age_seconds", "Age of the oldest item waiting in the review queue"
+)

@@ -40,6 +40,8 @@ class SessionView:
     components: tuple[str, ...]
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     verdict: dict[str, Any] | None = None
+    # The human review of the verdict, when it was queued for one (shared/reviews.py).
+    review: dict[str, Any] | None = None
     created_at: datetime | None = None
     finished_at: datetime | None = None
 
@@ -148,8 +150,11 @@ async def load(
                coalesce((SELECT jsonb_object_agg(r.component, jsonb_build_object(
                     'status', r.status, 'score', r.score, 'data', r.data, 'error', r.error,
                     'attempt', r.attempt, 'processing_ms', r.processing_ms))
-                FROM component_results r WHERE r.session_id = s.id), '{}') AS results
+                FROM component_results r WHERE r.session_id = s.id), '{}') AS results,
+               q.status AS q_status, q.reviewed_label AS q_label, q.note AS q_note,
+               q.reviewed_at AS q_reviewed_at
         FROM sessions s LEFT JOIN verdicts v ON v.session_id = s.id
+        LEFT JOIN review_queue q ON q.session_id = s.id
         WHERE s.id = $1
         """,
         sid,
@@ -173,9 +178,23 @@ async def load(
         components=tuple(row["components"]),
         results=row["results"],
         verdict=verdict,
+        review=_review(row),
         created_at=row["created_at"],
         finished_at=row["finished_at"],
     )
+
+
+def _review(row: asyncpg.Record) -> dict[str, Any] | None:
+    """The `review` of the result document (as shared.reviews.ReviewItem.public)."""
+    if row["q_status"] is None:
+        return None
+    reviewed_at = row["q_reviewed_at"]
+    return {
+        "status": row["q_status"],
+        "label": row["q_label"],
+        "note": row["q_note"],
+        "reviewed_at": reviewed_at.isoformat() if reviewed_at else None,
+    }
 
 
 # --- used by the API ---

@@ -10,7 +10,8 @@ from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validato
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared.api_keys import is_key_hash
-from shared.constants import ANALYSIS_COMPONENTS, PLANS, QUEUE_COMPONENTS
+from shared.constants import ANALYSIS_COMPONENTS, PLANS, QUEUE_COMPONENTS, REVIEW_CLAIM_TTL_S
+from shared.review_policy import RISK_LABELS, ReviewPolicy
 
 # What .env.example puts where a deployment must choose a secret; refused wherever it is read.
 PLACEHOLDER = "change-me"
@@ -73,6 +74,15 @@ class Settings(BaseSettings):
     # queue's dead-letter route; far below RabbitMQ's 128 KiB frame_max, which a header frame
     # cannot exceed. (Bodies are bounded by shared.messages.MAX_MESSAGE_BYTES.)
     max_header_bytes: int = Field(16_384, ge=1024, le=65_536)
+    # The operator role's broker URL (topology/access.py: read the DLQ, publish replays):
+    # `verdict dlq` uses it (falling back to AMQP_URL when unset), the API's console only it.
+    operator_amqp_url: str | None = None
+    # A dead letter replayed this many times is a loop: replay refuses it unless forced.
+    dlq_max_replays: int = Field(3, ge=1)
+    # Letters one DLQ operation looks at, from the head, at most: each is one basic.get, held
+    # unacked until the operation ends and then put back by the broker, so this bounds its
+    # time and memory on a DLQ of 100,000 (README "Dead letters" has the measured cost).
+    dlq_scan_limit: int = Field(1_000, ge=1, le=100_000)
 
     # JSON object: {"sha256:<hex of the key>": {"tenant": "...", "plan": 1..6}}; the keys
     # themselves are never configured (`verdict keys new` makes one and its entry).
@@ -156,6 +166,7 @@ class Settings(BaseSettings):
         "redis_url",
         "database_url",
         "rabbitmq_management_url",
+        "operator_amqp_url",
         "llm_api_key",
         "transcription_api_key",
         mode="after",
@@ -309,6 +320,16 @@ class Settings(BaseSettings):
         }
     )
 
+    # Human review (shared/review_policy.py). Off by default: a queue nobody works only grows
+    # (and pages, `verdict_review_oldest_age_seconds`). A verdict is queued when its
+    # confidence is under REVIEW_CONFIDENCE_BELOW, or when its label is at or above
+    # REVIEW_LABEL_AT_LEAST on one of REVIEW_PLANS (JSON list, e.g. [5, 6]; default all).
+    review_confidence_below: float | None = Field(None, gt=0, le=1)
+    review_label_at_least: str | None = None
+    review_plans: frozenset[int] = frozenset(PLANS)
+    # A reviewer's claim on an item lapses after this long; the item returns to the queue.
+    review_claim_ttl_s: float = Field(REVIEW_CLAIM_TTL_S, gt=0)
+
     # External services (all optional).
     llm_url: str | None = None
     llm_model: str = "gpt-4o-mini"
@@ -331,6 +352,26 @@ class Settings(BaseSettings):
         if missing or any(w < 0 for w in value.values()):
             raise ValueError(f"verdict weights need a non-negative weight for {sorted(missing)}")
         return value
+
+    @field_validator("review_label_at_least", mode="after")
+    @classmethod
+    def _a_risk_label(cls, value: str | None) -> str | None:
+        if value is not None and value not in RISK_LABELS:
+            raise ValueError(f"REVIEW_LABEL_AT_LEAST must be one of {list(RISK_LABELS)}")
+        return value
+
+    @field_validator("review_plans", mode="after")
+    @classmethod
+    def _known_plans(cls, value: frozenset[int]) -> frozenset[int]:
+        _plans_only(dict.fromkeys(value))
+        return value
+
+    @property  # not cached: a copy with other REVIEW_* settings must not keep this one's
+    def review_policy(self) -> ReviewPolicy:
+        """Which verdicts the fan-in queues for a person to review."""
+        return ReviewPolicy(
+            self.review_confidence_below, self.review_label_at_least, self.review_plans
+        )
 
     @cached_property
     def key_prefix(self) -> str:

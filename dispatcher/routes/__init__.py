@@ -1,1 +1,1 @@
-"""The API's routes, one router per concern: sessions (submit), progress, health."""
+"""The API's routes, one router per concern: sessions (submit), progress, review, health."""

@@ -8,8 +8,10 @@ from fastapi import APIRouter, Header, HTTPException, status
 from fastapi.responses import JSONResponse, Response
 
 from dispatcher import answers, sse
+from dispatcher.auth import Caller
 from dispatcher.dependencies import KEY_SCHEMES, Admitted, Follower, State
 from dispatcher.progress import event_stream, owned_view, session_progress
+from dispatcher.state import AppState
 from dispatcher.views import API, result_body
 
 router = APIRouter(prefix=API, dependencies=KEY_SCHEMES)
@@ -46,9 +48,9 @@ async def events(
 ) -> Response:
     """Progress as server-sent events until the result (dispatcher/sse.py); 404 before the
     stream starts, 429 while the tenant has API_MAX_STREAMS_PER_TENANT streams open, 204
-    to a client that has had the result (an EventSource then stops reconnecting)."""
+    to a client that has had the last event (an EventSource then stops reconnecting)."""
     await session_progress(state, session_id, who)
-    if sse.finished(last_event_id):
+    if await _had_the_last_event(state, session_id, who, last_event_id):
         return Response(status_code=status.HTTP_204_NO_CONTENT)
     if state.streams[who.tenant] >= state.settings.api_max_streams_per_tenant:
         raise HTTPException(
@@ -59,3 +61,14 @@ async def events(
     return answers.EventStream(
         event_stream(state, session_id, who, last_event_id), headers=sse.HEADERS
     )
+
+
+async def _had_the_last_event(
+    state: AppState, session_id: str, who: Caller, last_event_id: str | None
+) -> bool:
+    """Whether the client's Last-Event-ID is its session's last event; the record is read
+    only for a client past the result (is a review still to come?)."""
+    if last_event_id not in sse.FINAL_IDS:
+        return False
+    view = await owned_view(state, session_id, who)
+    return sse.finished(last_event_id, review_queued=view.review is not None)

@@ -8,10 +8,12 @@ import pytest
 
 from aggregator.explanation import explain
 from aggregator.fanin import record_results
-from shared import sessions
+from shared import reviews, sessions
+from shared.constants import ANALYSIS_COMPONENTS
 from shared.db import create_pool, migrate
 from shared.db_roles import DatabaseRoles, provision, scram_verifier
 from shared.messages import Result, now_ms
+from shared.review_policy import ReviewPolicy
 from shared.sessions import NewSession, result_still_needed
 from tests.cli import verdict
 from tests.conftest import make_settings
@@ -33,7 +35,7 @@ def test_a_scram_verifier_has_postgres_layout():
 
 async def test_the_app_role_works_rows_and_nothing_else(services, database_url):
     """Provisioned twice (`verdict db provision`, then again), migrated as the owner: the app
-    role records sessions and results but is no superuser, creates and drops nothing and
+    role records sessions, results and reviews but is no superuser, creates and drops nothing and
     cannot touch the migrations table; a wrong password is refused and only verifiers are
     stored."""
     with owned_postgres(auth_host="scram-sha-256") as server:
@@ -62,6 +64,7 @@ async def test_the_app_role_works_rows_and_nothing_else(services, database_url):
             )
             await record_results(pool, [result], WEIGHTS, explain)
             assert (await sessions.load(pool, sid)).results["techniques"]["score"] == 40
+            await the_app_role_queues_and_reviews_verdicts(pool)
             async with pool.acquire() as conn:
                 assert (
                     await conn.fetchval(
@@ -96,6 +99,23 @@ async def test_the_app_role_works_rows_and_nothing_else(services, database_url):
         assert all(row["rolpassword"].startswith("SCRAM-SHA-256$") for row in stored)
 
 
+async def the_app_role_queues_and_reviews_verdicts(pool: asyncpg.Pool) -> None:
+    """As the app role the aggregator queues a verdict for review with the verdict, and the
+    API lists, claims and decides it."""
+    sid = sessions.new_session_id()
+    await sessions.create(pool, NewSession(sid, "t", 3, "text", {"content": "x"}, 60))
+    results = [
+        Result(session_id=sid, component=c, success=True, score=40, timestamp=now_ms())
+        for c in ANALYSIS_COMPONENTS
+    ]
+    await record_results(pool, results, WEIGHTS, explain, ReviewPolicy(confidence_below=1.0))
+    assert [item.session_id for item in await reviews.pending(pool, tenant="t")] == [sid]
+    assert await reviews.claim(pool, sid, "reviewer") is not None
+    decided = await reviews.decide(pool, sid, "reviewer", "low_risk", "fine")
+    assert decided is not None and decided.status in ("confirmed", "overridden")
+    assert (await reviews.backlog(pool)).waiting == 0
+
+
 async def worker_reads_only_what_it_needs(url: str, sid: str) -> None:
     """The worker role answers "is this result still needed" and looks fact checks up; it
     cannot read a session's content, anyone's results or verdicts, nor write anything."""
@@ -109,6 +129,7 @@ async def worker_reads_only_what_it_needs(url: str, sid: str) -> None:
             "SELECT tenant FROM sessions",
             "SELECT data, score FROM component_results",
             "SELECT * FROM verdicts",
+            "SELECT * FROM review_queue",
             f"UPDATE sessions SET status = 'failed' WHERE id = '{sid}'",
             "DELETE FROM component_results",
             "INSERT INTO fact_checks (claim) VALUES ('x')",

@@ -14,7 +14,7 @@ import shared.resources
 from aggregator.service import Aggregator
 from dispatcher.queue_watch import watch
 from shared.broker import connect
-from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
+from shared.constants import ATTEMPT_HEADER, DEAD_AT_HEADER, ORIGIN_HEADER, REASON_HEADER
 from shared.messages import MAX_MESSAGE_BYTES, Result
 from shared.names import Names
 from tests.integration.conftest import eventually, publisher_for, queue_depths, running, signed
@@ -155,7 +155,7 @@ async def test_an_oversize_result_is_rejected_once_and_the_aggregator_stays_up(
 
 async def test_a_dead_letter_carries_only_the_whitelisted_headers(settings, publisher):
     """Poison with foreign headers (within the size bound): the letter keeps the task's own
-    small headers plus reason and origin, and none of the rest."""
+    small headers plus reason, origin and time, and none of the rest."""
     queue = Names(settings.topology_prefix).task_queue("domain", 4)
     headers = {
         "sessionId": str(uuid.uuid4()),
@@ -167,7 +167,13 @@ async def test_a_dead_letter_carries_only_the_whitelisted_headers(settings, publ
     await publisher.send(settings.topology_prefix, queue, poison)
     async with running(*workers_for(settings, components=("domain",))):
         [letter] = await dead_letters(settings, 1)
-    assert set(letter.headers) == {"sessionId", ATTEMPT_HEADER, REASON_HEADER, ORIGIN_HEADER}
+    assert set(letter.headers) == {
+        "sessionId",
+        ATTEMPT_HEADER,
+        REASON_HEADER,
+        ORIGIN_HEADER,
+        DEAD_AT_HEADER,
+    }
     assert letter.headers[ORIGIN_HEADER] == queue
     assert "invalid task" in letter.headers[REASON_HEADER]
 

@@ -91,7 +91,7 @@ def an_applier(events: list[Any]) -> Applier:
 def fan_in(refused: set[str], calls: list[list[str]]) -> Any:
     """A fan-in that refuses (as Postgres would) any batch holding a session in `refused`."""
 
-    async def record_results(pool, results, weights, explain) -> Applied:
+    async def record_results(pool, results, weights, explain, review) -> Applied:
         sids = [r.session_id for r in results]
         calls.append(sids)
         if refused & set(sids):

@@ -64,3 +64,29 @@ async def test_a_stopped_process_cancels_what_its_main_left_running(monkeypatch)
     assert exits == [1]
     released.set()
     await task
+
+
+async def test_a_process_still_stopping_after_the_limit_logs_where_each_task_hangs(
+    monkeypatch, capfd
+):
+    """Past STUCK_STOPPING_S after SIGTERM, a process that has not ended logs every task's
+    stack (and the threads'), so a stop that ends in the supervisor's SIGKILL says where."""
+    from ops import cli
+
+    logged: list[dict] = []
+    monkeypatch.setattr(cli.log, "error", lambda event, **kw: logged.append({"event": event, **kw}))
+
+    async def hanging_in_shutdown():
+        await asyncio.Event().wait()
+
+    hung = asyncio.create_task(hanging_in_shutdown())
+    stop = asyncio.Event()
+    watchdog = asyncio.create_task(cli.report_if_stuck(stop, 0.05))
+    await asyncio.sleep(0.1)
+    assert logged == []  # nothing before the stop
+    stop.set()
+    await asyncio.wait_for(watchdog, 5)
+    stacks = [entry["stack"] for entry in logged if entry["event"] == "still stopping"]
+    assert any("hanging_in_shutdown" in stack for stack in stacks)
+    assert "report_if_stuck" in capfd.readouterr().err  # the threads, by faulthandler
+    hung.cancel()

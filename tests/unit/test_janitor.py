@@ -33,7 +33,7 @@ async def test_a_failing_janitor_pass_is_logged_counted_and_the_loop_goes_on(mon
     passes: list[int] = []
     third = asyncio.Event()
 
-    async def finalize_overdue(pool, weights, explain):
+    async def finalize_overdue(pool, weights, explain, review):
         passes.append(len(passes) + 1)
         if len(passes) <= 2:
             raise RuntimeError("bug in a finalize pass")

@@ -31,6 +31,7 @@ STORAGE = {
     "shared/db_roles.py",
     "shared/sessions.py",
     "shared/tenants.py",
+    "shared/reviews.py",
     "aggregator/fanin.py",
     "workers/analysis/factcheck_store.py",
 }

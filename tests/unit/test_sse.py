@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dispatcher.sse import (
     KEEPALIVE,
     RESULT_ID,
+    REVIEW_ID,
     Snapshot,
     finished,
     follow,
@@ -28,8 +29,13 @@ def progress(answered: int, status: str = "processing") -> dict:
     }
 
 
-def final() -> Snapshot:
-    return Snapshot(progress(4, "completed"), {"status": "completed", "verdict": {"label": "x"}})
+def final(review: dict | None = None) -> Snapshot:
+    result = {"status": "completed", "verdict": {"label": "x"}}
+    return Snapshot(progress(4, "completed"), result, review)
+
+
+PENDING = {"status": "pending", "label": None, "note": None, "reviewed_at": None}
+DECIDED = {"status": "decided", "label": "low_risk", "note": "ok", "reviewed_at": "2026-11-30"}
 
 
 class Clock:
@@ -55,7 +61,10 @@ async def stream(
     async def read() -> Snapshot:
         return next(feed)
 
-    return [f async for f in follow(read, clock.wait, last_event_id, 15.0, clock)]
+    async def wait(for_review: bool) -> None:
+        await clock.wait()
+
+    return [f async for f in follow(read, wait, last_event_id, 15.0, clock)]
 
 
 def parsed(frames: list[bytes]) -> list[dict[str, str]]:
@@ -123,10 +132,30 @@ async def test_no_keep_alive_while_events_flow() -> None:
     assert KEEPALIVE not in await stream(snapshots, step=10.0)
 
 
-def test_only_a_client_that_had_the_result_is_finished() -> None:
-    """204 on reconnect is for a client past the result, not one that had progress only."""
-    assert finished(RESULT_ID)
-    assert not finished(None) and not finished("4")
+def test_only_a_client_that_had_the_last_event_is_finished() -> None:
+    """204 on reconnect is for a client past the result (past the review when a verdict was
+    queued for one), not one that had progress only."""
+    assert finished(RESULT_ID, review_queued=False) and finished(REVIEW_ID, review_queued=True)
+    assert not finished(RESULT_ID, review_queued=True)
+    assert not finished(None, review_queued=False) and not finished("4", review_queued=False)
+
+
+async def test_a_verdict_queued_for_review_is_followed_by_the_review_once_decided() -> None:
+    """The result, then the stream waits (keep-alives meanwhile) for the review event."""
+    frames = await stream([final(PENDING)] * 20 + [final(DECIDED)])
+    events = parsed(frames)
+    assert [(e["event"], e["id"]) for e in events] == [
+        ("progress", "4"),
+        ("result", RESULT_ID),
+        ("review", REVIEW_ID),
+    ]
+    assert KEEPALIVE in frames
+
+
+async def test_a_client_back_after_the_result_waits_for_the_review_alone() -> None:
+    """Last-Event-ID `result` with a review pending: neither progress nor result again."""
+    events = parsed(await stream([final(PENDING), final(DECIDED)], RESULT_ID))
+    assert [(e["event"], e["id"]) for e in events] == [("review", REVIEW_ID)]
 
 
 def test_the_progress_id_counts_failed_components_too() -> None:

@@ -49,6 +49,7 @@ Register = Literal[
     "satire",
     "revelation",
     "sourced",
+    "studied",
     "hedges",
     "emotive",
 ]
@@ -154,6 +155,7 @@ class RegisterLexicons(BaseModel):
     debunked: Terms
     satire: Terms
     sourced: Terms
+    studied: Terms
     hedges: Terms
     emotive: Terms
 
@@ -281,6 +283,10 @@ def sentence_register(sentence: str) -> list[Register]:
     emotive...), quotations left out."""
     folded = _QUOTED.sub(lambda m: " " * len(m[0]), fold(sentence))
     found = [name for name in REGISTERS if _patterns().register[name].search(folded)]
+    if "studied" in found and "viral_sources" in found:
+        # "Reporters analysed thousands of posts": the posts are what was studied, not
+        # where the sentence got its claim.
+        found.remove("viral_sources")
     if "emotive" not in found and ("!" in sentence or _SHOUTING.search(sentence)):
         found.append("emotive")
     return found

@@ -130,6 +130,8 @@ class BrandIndex:
     names: tuple[Protected, ...]
     lure_words: frozenset[str]
     lure_lengths: tuple[int, ...]
+    # Lure words folded like names: "l0gin", "onIine" and "h0mebank" are lures too.
+    lure_skeletons: frozenset[str] = frozenset()
 
     def match(self, text: str) -> tuple[Protected, str] | None:
         """(name, "same" | "homoglyphs" | "typo") when `text` reads as a protected name."""
@@ -156,7 +158,9 @@ class BrandIndex:
         return None
 
     def is_lure(self, word: str) -> bool:
-        return word in self.lure_words or word.isdigit()
+        if word in self.lure_words or word.isdigit():
+            return True
+        return len(word) >= MIN_LONG_NAME and self.folding.strict(word) in self.lure_skeletons
 
     def lure_cuts(self, text: str) -> tuple[list[bool], list[bool]]:
         """(before, after): before[i] when text[:i] is a run of lure words and numbers
@@ -229,6 +233,7 @@ def brand_index(brands: BrandList, sources: SourceList) -> BrandIndex:
         names=tuple(protected),
         lure_words=frozenset(brands.lure_words),
         lure_lengths=tuple(sorted({len(w) for w in brands.lure_words})),
+        lure_skeletons=frozenset(folding.strict(w) for w in brands.lure_words),
     )
 
 

@@ -19,7 +19,8 @@ _QUOTED = re.compile(
     r"|‘[^’\n]{1,400}+’|(?<!\w)'[^'\n]{1,400}+'(?!\w)"
 )
 # Sentence ends; a quote's inner "." also ends one, which only makes sentences shorter.
-_SENTENCE_END = re.compile(r"[.!?…\n]++")
+# A point between digits ("1.45 GBP", "2.000 de lei") is part of a number, not an end.
+_SENTENCE_END = re.compile(r"[.!?…\n]++(?!\d)")
 # A satire label counts near the start or the end of a text, where sites put it.
 SATIRE_LABEL_REACH = 300
 # How far (characters) from a quote its speaker's verb may be: "X said:" / "…, he said."

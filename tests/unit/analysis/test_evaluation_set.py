@@ -43,9 +43,9 @@ def test_the_set_has_240_texts_half_romanian_half_english_all_labelled():
 
 def test_the_test_part_is_stratified_by_language_and_category():
     """Every language × category with five or more texts has some in each part, and the
-    test part holds about 40 % of the set."""
+    test part holds 30-45 % of the set (it is frozen, so texts written later grow dev only)."""
     dev, test = ev.read_items(ev.DEV), ev.read_items(ev.TEST)
-    assert 0.35 <= len(test) / (len(dev) + len(test)) <= 0.45
+    assert 0.30 <= len(test) / (len(dev) + len(test)) <= 0.45
     cells = {(i["lang"], i["category"]) for i in dev + test}
     for cell in cells:
         in_dev = sum((i["lang"], i["category"]) == cell for i in dev)
@@ -98,7 +98,8 @@ def test_the_json_report_as_a_user_asks_for_it(tmp_path, monkeypatch):
     precision, recall and F1; the grade × label confusion, the reliability table and grade
     right by language and by category, each covering every text."""
     few = tmp_path / "dev.jsonl"
-    spread = ev.DEV.read_text(encoding="utf-8").splitlines(True)[::13]  # 12 of all kinds
+    lines = ev.DEV.read_text(encoding="utf-8").splitlines(True)
+    spread = lines[:: len(lines) // 12][:12]  # 12 of all kinds
     few.write_text("".join(spread), "utf-8")
     monkeypatch.setattr(ev, "DEV", few)
     result = CliRunner().invoke(ev.main, ["--json"])
