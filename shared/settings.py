@@ -109,6 +109,10 @@ class Settings(BaseSettings):
     media_verify_key: str | None = None
     # JSON {"claims": "<secret>", …}: HMAC keys of results, by the component that signs them.
     result_keys: dict[str, SecretStr] = Field(default_factory=dict)
+    # HMAC key of the links to one session's events the API hands out (`events_url`, for
+    # browsers, whose EventSource cannot send an API key); the API alone holds it and does
+    # not start without it (dispatcher/event_tokens.py). At least MIN_SECRET_CHARS characters.
+    events_token_key: SecretStr | None = None
     # Rate limits and quotas (dispatcher/quotas.py). Limits use the `limits` notation, e.g.
     # "10/second;300/minute": every window applies, each a fixed window counted in Redis.
     # Off only for benchmarks and the chaos run, which measure the pipeline, not its quotas.
