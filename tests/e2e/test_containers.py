@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import secrets
+import signal
 import subprocess
 import threading
 import time
@@ -36,6 +37,9 @@ ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "compose.yaml"
 OVERRIDE = ROOT / "tests" / "containers" / "compose.override.yaml"
 PREFIX = "analysis"
+# Project names: this prefix, the test process's id (a later run removes the projects of a
+# process that died before its teardown), a random suffix.
+PROJECT = "verdict-e2e"
 KEY = "container-test-key"
 HEADERS = {"X-API-Key": KEY}
 TEXTS = (
@@ -44,9 +48,11 @@ TEXTS = (
     "The city council met on Tuesday to discuss the new bus routes, see https://www.reuters.com/x",
 )
 # Podman runs health checks from systemd timers; where there is no systemd (this kind of VM)
-# the test runs each container's own check, at its interval or this often when sooner, so
-# the stack is not held up 30 s per worker before its first probe.
-PROBE_EVERY_S = 5.0
+# the test runs each container's own check at its own interval, the first one this soon after
+# the container is seen (not a whole 30 s interval later, as Docker would). More often would
+# not help: each check of a worker starts a Python process, and 13 of them every few seconds
+# are more than two cores can run.
+FIRST_PROBE_S = 5.0
 
 
 @dataclass
@@ -196,10 +202,13 @@ class HealthProbes:
     def _probe_due(self, api: httpx.Client) -> None:
         label = f"com.docker.compose.project={self.stack.project}"
         filters = json.dumps({"label": [label], "status": ["running"]})
-        for container in api.get("/v4.0.0/libpod/containers/json", params={"filters": filters}).json():
+        listed = api.get("/v4.0.0/libpod/containers/json", params={"filters": filters})
+        for container in listed.json():
             cid = container["Id"]
             now = time.monotonic()
-            if self.next_probe.get(cid, 0) > now:
+            if cid not in self.next_probe:
+                self.next_probe[cid] = now + FIRST_PROBE_S
+            if self.next_probe[cid] > now:
                 continue
             config = api.get(f"/v4.0.0/libpod/containers/{cid}/json").raise_for_status()
             config = config.json()["Config"]
@@ -207,24 +216,44 @@ class HealthProbes:
             if not interval:
                 self.next_probe[cid] = float("inf")  # no health check (a one-shot job)
                 continue
-            self.next_probe[cid] = now + min(interval / 1e9, PROBE_EVERY_S)
+            self.next_probe[cid] = now + interval / 1e9
             api.get(f"/v4.0.0/libpod/containers/{cid}/healthcheck")
 
 
-def _cleanup(stack: Stack) -> None:
+def _remove_abandoned(docker_host: str) -> None:
+    """Projects of earlier runs whose test process died before its teardown (a hard kill)."""
+    listed = _podman("ps", "-a", "--format", '{{ index .Labels "com.docker.compose.project" }}')
+    for project in set(listed.split()):
+        parts = project.split("-")
+        if project.startswith(PROJECT) and len(parts) == 4 and not _alive(int(parts[2])):
+            _cleanup(project, docker_host, None)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _cleanup(project: str, docker_host: str, env_file: Path | None) -> None:
     """Everything of the project goes, whatever state a failure left it in."""
-    subprocess.run(
-        ["docker-compose", "-p", stack.project, "--env-file", str(stack.env_file)]
-        + ["-f", str(COMPOSE), "-f", str(OVERRIDE), "down", "-v", "--remove-orphans", "-t", "10"],
-        cwd=ROOT,
-        env={**os.environ, "DOCKER_HOST": stack.docker_host},
-        capture_output=True,
-        timeout=300,
-    )
-    label = f"label=com.docker.compose.project={stack.project}"
+    if env_file:
+        files = ["--env-file", str(env_file), "-f", str(COMPOSE), "-f", str(OVERRIDE)]
+        down = ["down", "-v", "--remove-orphans", "-t", "10"]
+        subprocess.run(
+            ["docker-compose", "-p", project, *files, *down],
+            cwd=ROOT,
+            env={**os.environ, "DOCKER_HOST": docker_host},
+            capture_output=True,
+            timeout=300,
+        )
+    label = f"label=com.docker.compose.project={project}"
     for kind in ("container", "volume", "network"):
+        every = ["-a"] if kind == "container" else []
         listed = subprocess.run(
-            ["podman", kind, "ls", "-q", "--filter", label] + (["-a"] if kind == "container" else []),
+            ["podman", kind, "ls", "-q", "--filter", label, *every],
             capture_output=True,
             text=True,
         ).stdout.split()
@@ -241,7 +270,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     env_file = folder / "env"
     env_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
     env_file.chmod(0o600)
-    stack = Stack(f"verdict-e2e-{uuid.uuid4().hex[:8]}", env_file, docker_host, env, _replicas())
+    _remove_abandoned(docker_host)
+    project = f"{PROJECT}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    stack = Stack(project, env_file, docker_host, env, _replicas())
     stack.timings["prepare_s"] = prepared_s
     try:
         with HealthProbes(stack):
@@ -251,7 +282,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             stack.timings["healthy_s"] = time.monotonic() - start
             yield stack
     finally:
-        _cleanup(stack)
+        _cleanup(stack.project, docker_host, env_file)
         print(f"container stack timings: {json.dumps(stack.timings)}")
 
 
@@ -380,29 +411,37 @@ def test_sessions_on_several_plans_reach_verdicts_in_postgres(stack):
             assert body["status"] == "completed" and body["plan_type"] == plan, body
 
 
+def _scale(stack: Stack, service: str, replicas: int) -> None:
+    """`up --scale` of one service alone: the one-shot jobs it depends on are not run again."""
+    scale = ["--scale", f"{service}={replicas}"]
+    stack.compose("up", "-d", "--no-deps", "--no-recreate", *scale, service)
+
+
 def test_scaling_a_worker_up_adds_consumers_and_down_loses_no_task(stack):
     """`--scale worker-claims=4` gives each claims queue 4 consumers; scaling it to 1 while
     sessions are in flight leaves 1 consumer and every session still reaches its verdict."""
     replicas = stack.replicas["worker-claims"]
-    stack.compose("up", "-d", "--no-recreate", "--scale", f"worker-claims={replicas + 1}")
+    _scale(stack, "worker-claims", replicas + 1)
     _wait(lambda: _component_consumers(stack, "claims") == {replicas + 1}, 120, "claims scaled up")
 
     submitted = _submit(stack, 30)
-    stack.compose("up", "-d", "--no-recreate", "--scale", "worker-claims=1")
+    _scale(stack, "worker-claims", 1)
     _wait(lambda: _component_consumers(stack, "claims") == {1}, 120, "claims scaled down")
     _all_verdicts(stack, list(submitted))
 
-    stack.compose("up", "-d", "--no-recreate", "--scale", f"worker-claims={replicas}")
+    _scale(stack, "worker-claims", replicas)
     _wait(lambda: _component_consumers(stack, "claims") == {replicas}, 120, "claims restored")
 
 
 def test_a_killed_worker_container_restarts_and_every_session_completes(stack):
-    """`podman kill` of a worker container under load: the container is started again by its
-    restart policy, its consumers come back, and every session reaches its verdict."""
+    """A worker container killed under load (SIGKILL to its process, as a crash or the OOM
+    killer does) is started again by its restart policy, its consumers come back, and every
+    session reaches its verdict. Not `podman kill`: podman 4.3 counts that as a user's stop
+    and restarts nothing, as after `compose stop`."""
     victim = stack.containers("worker-techniques")[0]
     restarts = victim["RestartCount"]
     submitted = _submit(stack, 30)
-    _podman("kill", victim["Id"])
+    os.kill(victim["State"]["Pid"], signal.SIGKILL)
     _wait(
         lambda: [
             c
@@ -423,8 +462,11 @@ def test_compose_stop_exits_0_everywhere_and_a_second_up_finds_topology_and_sche
     just before the stop reach their verdicts after it."""
     submitted = _submit(stack, 12)
     stack.compose("stop", timeout=600)
-    app = [c for c in stack.containers() if c["Config"]["Labels"]["com.docker.compose.service"]
-           in stack.replicas]
+    app = [
+        c
+        for c in stack.containers()
+        if c["Config"]["Labels"]["com.docker.compose.service"] in stack.replicas
+    ]
     exits = {c["Name"]: (c["State"]["Status"], c["State"]["ExitCode"]) for c in app}
     assert exits and set(exits.values()) == {("exited", 0)}, exits
 
