@@ -460,6 +460,7 @@ def test_compose_stop_exits_0_everywhere_and_a_second_up_finds_topology_and_sche
     """`compose stop` ends every app container with exit 0 (SIGTERM handled); a second `up`
     finds the queues and tables still there (migrations: none pending), and sessions accepted
     just before the stop reach their verdicts after it."""
+    _wait_all_healthy(stack)  # every process past its start (the restarted worker too)
     submitted = _submit(stack, 12)
     stack.compose("stop", timeout=600)
     app = [
