@@ -371,6 +371,34 @@ def db_migrate() -> None:
     click.echo(f"applied {len(applied)} migration(s): {', '.join(applied) or 'none pending'}")
 
 
+@db.command("prune")
+@click.option(
+    "--retention-days", type=click.IntRange(min=1), default=None,
+    help="keep this many days before today (default: RETENTION_DAYS)",
+)
+def db_prune(retention_days: int | None) -> None:
+    """Drop the day partitions past retention and make PARTITION_DAYS_AHEAD days ahead.
+
+    Run as the owner (like migrate), e.g. daily: each partition is detached CONCURRENTLY,
+    so reads and writes of the tables go on meanwhile.
+    """
+    from shared.partitions import prune_database
+
+    settings = _settings()
+    keep = settings.retention_days if retention_days is None else retention_days
+    try:
+        pruned = asyncio.run(
+            prune_database(settings.database_url, keep, settings.partition_days_ahead)
+        )
+    except VerdictError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(
+        f"dropped {len(pruned.dropped)} day(s): {', '.join(pruned.dropped) or 'none'};"
+        f" {pruned.keys_deleted} idempotency key(s) deleted;"
+        f" {pruned.created} partition(s) created ahead"
+    )
+
+
 @db.command("provision")
 @click.option("--owner", default=None, help="owner role (default: <database>_owner)")
 @click.option("--app", "app_role", default=None, help="application role (default: <database>_app)")

@@ -160,15 +160,26 @@ async def key_used(conn: asyncpg.Connection | asyncpg.Pool, tenant: str, key: st
     )
 
 
+# What hangs off a session goes with it (migration 008 has no foreign keys to cascade).
+DELETE_SQL = """
+WITH gone AS (
+    DELETE FROM sessions WHERE id = $1 AND day = session_day($1)
+    RETURNING tenant, idempotency_key
+), results AS (
+    DELETE FROM component_results WHERE session_id = $1 AND day = session_day($1)
+), verdict AS (
+    DELETE FROM verdicts WHERE session_id = $1 AND day = session_day($1)
+), review AS (
+    DELETE FROM review_queue WHERE session_id = $1 AND day = session_day($1)
+)
+DELETE FROM idempotency_keys k USING gone
+WHERE k.tenant = gone.tenant AND k.key = gone.idempotency_key AND k.session_id = $1
+"""
+
+
 async def delete(conn: asyncpg.Connection | asyncpg.Pool, session_id: str) -> None:
     """Remove a session whose tasks the broker refused, so no row claims unqueued work."""
-    await conn.execute(
-        "WITH gone AS (DELETE FROM sessions WHERE id = $1 AND day = session_day($1)"
-        " RETURNING tenant, idempotency_key)"
-        " DELETE FROM idempotency_keys k USING gone"
-        " WHERE k.tenant = gone.tenant AND k.key = gone.idempotency_key AND k.session_id = $1",
-        uuid.UUID(session_id),
-    )
+    await conn.execute(DELETE_SQL, uuid.UUID(session_id))
 
 
 async def load(

@@ -13,6 +13,13 @@
 -- tenant's Idempotency-Key moves to its own small table (idempotency_keys), which keeps
 -- keys unique across days; prune deletes the keys of the days it drops.
 --
+-- No foreign keys between them: dropping a partition that holds one takes an ACCESS
+-- EXCLUSIVE lock on the referenced parent (all of `sessions`), which waits for every reader
+-- and stalls everyone queued behind it. Rows hang off a session by construction instead:
+-- record_results() inserts results only for sessions it has locked, verdicts and review
+-- items are written by the statement that finalizes their session, and deleting a session
+-- (shared/sessions.py `delete`) deletes what hangs off it.
+--
 -- This migration copies the four tables (they are locked meanwhile).
 
 CREATE FUNCTION session_day(id uuid) RETURNS date
@@ -76,8 +83,7 @@ CREATE TABLE component_results (
     worker_id     text,
     processing_ms integer,
     recorded_at   timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (session_id, day, component),
-    FOREIGN KEY (session_id, day) REFERENCES sessions (id, day) ON DELETE CASCADE
+    PRIMARY KEY (session_id, day, component)
 ) PARTITION BY RANGE (day);
 
 CREATE TABLE verdicts (
@@ -88,8 +94,7 @@ CREATE TABLE verdicts (
     confidence  real        NOT NULL,
     explanation jsonb       NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (session_id, day),
-    FOREIGN KEY (session_id, day) REFERENCES sessions (id, day) ON DELETE CASCADE
+    PRIMARY KEY (session_id, day)
 ) PARTITION BY RANGE (day);
 
 CREATE TABLE review_queue (
@@ -112,8 +117,7 @@ CREATE TABLE review_queue (
     reviewed_at    timestamptz,
     CHECK ((status IN ('claimed', 'confirmed', 'overridden')) = (claimed_by IS NOT NULL)),
     CHECK ((status IN ('confirmed', 'overridden')) = (reviewed_at IS NOT NULL)),
-    PRIMARY KEY (session_id, day),
-    FOREIGN KEY (session_id, day) REFERENCES sessions (id, day) ON DELETE CASCADE
+    PRIMARY KEY (session_id, day)
 ) PARTITION BY RANGE (day);
 
 CREATE INDEX review_queue_open ON review_queue (queued_at) WHERE status IN ('pending', 'claimed');
@@ -129,10 +133,12 @@ CREATE TABLE idempotency_keys (
 );
 CREATE INDEX idempotency_keys_day ON idempotency_keys (day);
 
--- Creates the missing day partitions of the four tables from `first_day` to `last_day`.
--- SECURITY DEFINER: the aggregators' janitor (application role, no DDL) keeps days ahead
--- ready through it. A short lock_timeout: creating a partition briefly locks its parent,
--- and a janitor must never queue traffic behind itself; it tries again on its next pass.
+-- Creates the missing day partitions of the four tables from `first_day` to `last_day`, and
+-- the legacy ones when missing (prune drops them once their sessions are past retention;
+-- an id other than UUIDv7 then still has a home). SECURITY DEFINER: the aggregators
+-- (application role, no DDL) keep the days ahead ready through it. A short lock_timeout:
+-- creating a partition briefly locks its parent, and no caller may queue traffic behind
+-- itself; it tries again later.
 CREATE FUNCTION create_day_partitions(first_day date, last_day date) RETURNS integer
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = public, pg_temp SET lock_timeout = '2s' AS $$
@@ -141,10 +147,15 @@ DECLARE
     t     text;
     made  integer := 0;
 BEGIN
-    -- Two janitors at once would both find a day missing; one creates it.
+    -- Two callers at once would both find a day missing; one creates it.
     PERFORM pg_advisory_xact_lock(hashtext('create_day_partitions'));
-    FOR d IN SELECT generate_series(first_day, last_day, interval '1 day')::date LOOP
-        FOREACH t IN ARRAY ARRAY['sessions', 'component_results', 'verdicts', 'review_queue'] LOOP
+    FOREACH t IN ARRAY ARRAY['sessions', 'component_results', 'verdicts', 'review_queue'] LOOP
+        IF to_regclass(format('%I', t || '_legacy')) IS NULL THEN
+            EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (MINVALUE) TO (%L)',
+                           t || '_legacy', t, date '1970-01-02');
+            made := made + 1;
+        END IF;
+        FOR d IN SELECT generate_series(first_day, last_day, interval '1 day')::date LOOP
             IF to_regclass(format('%I', t || '_' || to_char(d, 'YYYYMMDD'))) IS NULL THEN
                 EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)',
                                t || '_' || to_char(d, 'YYYYMMDD'), t, d, d + 1);
@@ -157,16 +168,9 @@ END
 $$;
 REVOKE EXECUTE ON FUNCTION create_day_partitions(date, date) FROM PUBLIC;
 
-CREATE TABLE sessions_legacy PARTITION OF sessions FOR VALUES FROM (MINVALUE) TO ('1970-01-02');
-CREATE TABLE component_results_legacy PARTITION OF component_results
-    FOR VALUES FROM (MINVALUE) TO ('1970-01-02');
-CREATE TABLE verdicts_legacy PARTITION OF verdicts FOR VALUES FROM (MINVALUE) TO ('1970-01-02');
-CREATE TABLE review_queue_legacy PARTITION OF review_queue
-    FOR VALUES FROM (MINVALUE) TO ('1970-01-02');
-
 -- Yesterday to a week ahead (the janitor keeps PARTITION_DAYS_AHEAD ready from then on),
 -- and any day an existing UUIDv7 session needs.
-SELECT create_day_partitions(current_date - 1, current_date + 7);
+SELECT create_day_partitions(d - 1, d + 7) FROM (SELECT (now() AT TIME ZONE 'UTC')::date AS d) AS today;
 SELECT create_day_partitions(min(session_day(id)), max(session_day(id)))
 FROM sessions_007 WHERE session_day(id) > date '1970-01-01';
 
