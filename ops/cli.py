@@ -89,6 +89,8 @@ async def report_if_stuck(stop: asyncio.Event, after_s: float) -> None:
         task.print_stack(file=stack)
         log.error("still stopping", task=repr(task), stack=stack.getvalue())
     faulthandler.dump_traceback(all_threads=True)
+
+
 # Background tasks still running when a process's main coroutine returns get this long to end
 # once cancelled; the event loop's own clean-up would wait for them without limit.
 LEFTOVER_GRACE_S = 5.0
@@ -373,7 +375,9 @@ def db_migrate() -> None:
 
 @db.command("prune")
 @click.option(
-    "--retention-days", type=click.IntRange(min=1), default=None,
+    "--retention-days",
+    type=click.IntRange(min=1),
+    default=None,
     help="keep this many days before today (default: RETENTION_DAYS)",
 )
 def db_prune(retention_days: int | None) -> None:

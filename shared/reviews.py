@@ -189,7 +189,9 @@ async def review_of(db: Db, session_id: str) -> ReviewItem | None:
     sid = _uuid(session_id)
     if sid is None:
         return None
-    row = await db.fetchrow("SELECT * FROM review_queue WHERE session_id = $1 AND day = session_day($1)", sid)
+    row = await db.fetchrow(
+        "SELECT * FROM review_queue WHERE session_id = $1 AND day = session_day($1)", sid
+    )
     return _item(row) if row else None
 
 

@@ -133,7 +133,8 @@ SELECT id, request_hash FROM made
 
 async def record(conn: asyncpg.Connection | asyncpg.Pool, s: NewSession) -> Recorded:
     """`create`, also saying which request the existing session of a reused key came from."""
-    row = await conn.fetchrow(RECORD_SQL,
+    row = await conn.fetchrow(
+        RECORD_SQL,
         uuid.UUID(s.id),
         s.tenant,
         s.user_id,
@@ -182,6 +183,25 @@ async def delete(conn: asyncpg.Connection | asyncpg.Pool, session_id: str) -> No
     await conn.execute(DELETE_SQL, uuid.UUID(session_id))
 
 
+# A session by id with its results, verdict and review: one day partition of each table.
+LOAD_SQL = """
+SELECT s.*, round(v.score::numeric, 2)::float8 AS v_score, v.label AS v_label,
+       round(v.confidence::numeric, 3)::float8 AS v_confidence,
+       v.explanation AS v_explanation,
+       coalesce((SELECT jsonb_object_agg(r.component, jsonb_build_object(
+            'status', r.status, 'score', r.score, 'data', r.data, 'error', r.error,
+            'attempt', r.attempt, 'processing_ms', r.processing_ms))
+        FROM component_results r WHERE r.session_id = s.id AND r.day = session_day($1)),
+        '{}') AS results,
+       q.status AS q_status, q.reviewed_label AS q_label, q.note AS q_note,
+       q.reviewed_at AS q_reviewed_at
+FROM sessions s
+LEFT JOIN verdicts v ON v.session_id = s.id AND v.day = session_day($1)
+LEFT JOIN review_queue q ON q.session_id = s.id AND q.day = session_day($1)
+WHERE s.id = $1 AND s.day = session_day($1)
+"""
+
+
 async def load(
     conn: asyncpg.Connection | asyncpg.Pool, session_id: str, tenant: str | None = None
 ) -> SessionView | None:
@@ -190,25 +210,7 @@ async def load(
         sid = uuid.UUID(session_id)
     except ValueError:
         return None
-    row = await conn.fetchrow(
-        """
-        SELECT s.*, round(v.score::numeric, 2)::float8 AS v_score, v.label AS v_label,
-               round(v.confidence::numeric, 3)::float8 AS v_confidence,
-               v.explanation AS v_explanation,
-               coalesce((SELECT jsonb_object_agg(r.component, jsonb_build_object(
-                    'status', r.status, 'score', r.score, 'data', r.data, 'error', r.error,
-                    'attempt', r.attempt, 'processing_ms', r.processing_ms))
-                FROM component_results r WHERE r.session_id = s.id AND r.day = session_day($1)),
-                '{}') AS results,
-               q.status AS q_status, q.reviewed_label AS q_label, q.note AS q_note,
-               q.reviewed_at AS q_reviewed_at
-        FROM sessions s
-        LEFT JOIN verdicts v ON v.session_id = s.id AND v.day = session_day($1)
-        LEFT JOIN review_queue q ON q.session_id = s.id AND q.day = session_day($1)
-        WHERE s.id = $1 AND s.day = session_day($1)
-        """,
-        sid,
-    )
+    row = await conn.fetchrow(LOAD_SQL, sid)
     if row is None or (tenant is not None and row["tenant"] != tenant):
         return None
     verdict = None
@@ -252,8 +254,10 @@ def _review(row: asyncpg.Record) -> dict[str, Any] | None:
 
 async def mark_sync(conn: asyncpg.Connection | asyncpg.Pool, session_id: str) -> None:
     """Record that the session is analysed in the API's process (the broker was away)."""
-    await conn.execute("UPDATE sessions SET mode = 'sync' WHERE id = $1::uuid AND day = session_day($1::uuid)",
-        session_id,)
+    await conn.execute(
+        "UPDATE sessions SET mode = 'sync' WHERE id = $1::uuid AND day = session_day($1::uuid)",
+        session_id,
+    )
 
 
 async def tenant_of(conn: asyncpg.Connection | asyncpg.Pool, session_id: uuid.UUID) -> str | None:
@@ -272,16 +276,20 @@ async def store_answers(conn: asyncpg.Connection | asyncpg.Pool) -> bool:
 # --- used by workers and aggregators ---
 
 
+# The workers' check before a task runs: columns their role may read only (shared/db_roles.py).
+RESULT_NEEDED_SQL = """
+SELECT s.status, r.component IS NOT NULL AS recorded
+FROM sessions s
+LEFT JOIN component_results r
+    ON r.session_id = s.id AND r.day = session_day($1) AND r.component = $2
+WHERE s.id = $1 AND s.day = session_day($1)
+"""
+
+
 async def result_still_needed(db: asyncpg.Pool, session_id: str, component: str) -> bool:
     """False when the session is gone or final, or `component`'s result is recorded."""
     row = await db.fetchrow(
-        """
-        SELECT s.status, r.component IS NOT NULL AS recorded
-        FROM sessions s
-        LEFT JOIN component_results r
-            ON r.session_id = s.id AND r.day = session_day($1) AND r.component = $2
-        WHERE s.id = $1 AND s.day = session_day($1)
-        """,
+        RESULT_NEEDED_SQL,
         uuid.UUID(session_id),
         component,
     )

@@ -79,6 +79,20 @@ async def test_session_ids_name_their_day_partition(pool):
     assert relations(plan[0]["Plan"]) == [partitions.partition_name("sessions", date.today())]
 
 
+async def test_sql_and_python_agree_on_the_day_of_an_id(pool):
+    """session_day() in SQL and in Python: the same day, up to the last millisecond of one."""
+    midnight_ms = 1_796_083_200_000  # 2026-12-01T00:00:00Z
+    ids = [sessions.new_session_id(ms) for ms in (midnight_ms - 1, midnight_ms, 0)]
+    ids.append(str(uuid.uuid4()))
+    in_sql = await pool.fetchval(
+        "SELECT array_agg(session_day(u) ORDER BY n)"
+        " FROM unnest($1::uuid[]) WITH ORDINALITY AS t(u, n)",
+        ids,
+    )
+    assert in_sql == [sessions.session_day(i) for i in ids]
+    assert sessions.session_day(ids[0]) == date(2026, 11, 30)
+
+
 async def test_prune_drops_days_past_retention_and_keeps_the_rest(settings, private_url):
     """`verdict db prune` with 30 days of retention: the session of 40 days ago goes with its
     results, verdict, review item, idempotency key and partitions; today's stays; the days
@@ -225,13 +239,21 @@ async def test_migration_008_converts_a_populated_database(services):
             assert view is not None and view.verdict["label"] == "mixed"
             assert sorted(view.results) == sorted(WEIGHTS)
             assert view.review["status"] == "pending"
-            assert await pool.fetchval(
-                "SELECT tableoid::regclass::text FROM sessions WHERE id = $1", sid
-            ) == "sessions_legacy"
+            assert (
+                await pool.fetchval(
+                    "SELECT tableoid::regclass::text FROM sessions WHERE id = $1", sid
+                )
+                == "sessions_legacy"
+            )
             replay = await sessions.record(
                 pool,
                 NewSession(
-                    sessions.new_session_id(), "tenant-a", 3, "text", {}, 60,
+                    sessions.new_session_id(),
+                    "tenant-a",
+                    3,
+                    "text",
+                    {},
+                    60,
                     idempotency_key="k1",
                 ),
             )
