@@ -93,6 +93,21 @@ async def test_sql_and_python_agree_on_the_day_of_an_id(pool):
     assert sessions.session_day(ids[0]) == date(2026, 11, 30)
 
 
+async def test_one_idempotency_key_makes_one_session_under_concurrent_requests(pool):
+    """Eight concurrent creates under one key: one session, and every create names it."""
+    key = f"key-{uuid.uuid4()}"
+    news = [
+        NewSession(sessions.new_session_id(), "tenant-a", 3, "text", {}, 60, idempotency_key=key)
+        for _ in range(8)
+    ]
+    ids = await asyncio.gather(*(sessions.create(pool, new) for new in news))
+    assert len(set(ids)) == 1 and ids[0] in {new.id for new in news}
+    stored = await pool.fetchval(
+        "SELECT count(*) FROM sessions WHERE tenant = 'tenant-a' AND idempotency_key = $1", key
+    )
+    assert stored == 1
+
+
 async def test_prune_drops_days_past_retention_and_keeps_the_rest(settings, private_url):
     """`verdict db prune` with 30 days of retention: the session of 40 days ago goes with its
     results, verdict, review item, idempotency key and partitions; today's stays; the days
