@@ -33,6 +33,8 @@ from shared.tenants import IN_FLIGHT_SQL
 DAY_MS = 86_400_000
 TENANTS = 50
 
+# One session in 10,000 is still processing, all of them tenant-0's (g % 10000 = 0 implies
+# g % TENANTS = 0): the quota query is shown for a tenant at its cap and for one with none.
 # A UUIDv7 in SQL: the row's millisecond, version 7, then md5 bits of its number (variant 8).
 UUID7 = (
     "(lpad(to_hex({ms}), 12, '0') || '7' || substr(md5(g::text), 1, 3) || '8'"
@@ -48,7 +50,7 @@ SELECT id, session_day(id), 'tenant-' || (g % {TENANTS}), 1 + g % 6, 'text',
        CASE WHEN g % 100 = 0 THEN 'key-' || g END,
        to_timestamp(ms / 1000.0), to_timestamp(ms / 1000.0) + interval '15 minutes',
        CASE WHEN g % 10000 = 0 THEN NULL ELSE to_timestamp(ms / 1000.0 + 2) END
-FROM (SELECT g, $1::bigint + (g - $2::bigint) * $3::bigint AS ms
+FROM (SELECT g, $1::bigint + g * $3::bigint AS ms
       FROM generate_series($2::bigint, $4::bigint) AS g) AS t,
      LATERAL (SELECT {UUID7.format(ms="t.ms")} AS id) AS u
 """
@@ -140,14 +142,15 @@ async def plans(conn: asyncpg.Connection) -> None:
         " (SELECT count(*) FROM pg_inherits WHERE inhparent = 'sessions'::regclass) AS days"
     )
     print(f"\nrows: {dict(counts)}")
+    today = datetime.now(UTC).date()
     sid = await conn.fetchval(
-        "SELECT id FROM sessions WHERE day = (SELECT max(day) - 3 FROM sessions) LIMIT 1"
+        "SELECT id FROM sessions WHERE day = $1 LIMIT 1", today - timedelta(days=10)
     )
     key = await conn.fetchrow("SELECT tenant, key FROM idempotency_keys LIMIT 1")
     batch = [
         r["id"]
         for r in await conn.fetch(
-            "SELECT id FROM sessions WHERE day = (SELECT max(day) FROM sessions) LIMIT 10"
+            "SELECT id FROM sessions WHERE day = $1 LIMIT 10", today - timedelta(days=1)
         )
     ]
     await explain(conn, "API: GET /result, /queue-status (sessions.load)", LOAD_SQL, sid)
@@ -155,14 +158,10 @@ async def plans(conn: asyncpg.Connection) -> None:
     async with conn.transaction():
         await explain(conn, "fan-in: lock a batch of 10 sessions", LOCK_SQL, batch)
         await explain(conn, "janitor: overdue sessions (aggregator/fanin.py)", OVERDUE_SQL, 100)
-    await explain(
-        conn,
-        "API: tenant in-flight count and replay",
-        IN_FLIGHT_SQL,
-        key["tenant"],
-        100,
-        key["key"],
-    )
+    for tenant, what in (("tenant-0", "every open session"), ("tenant-1", "none open")):
+        await explain(
+            conn, f"API: in-flight count and replay, {what}", IN_FLIGHT_SQL, tenant, 100, "key-x"
+        )
     await explain(conn, "API: idempotency key used", KEY_SQL, key["tenant"], key["key"])
 
 
