@@ -141,17 +141,29 @@ class Applier:
             except _DB_DOWN as exc:  # hold the batch unacked until Postgres is back
                 log.warning("postgres unavailable, holding results", error=repr(exc))
                 await asyncio.sleep(DB_RETRY_S)
-        for result in applied.unknown:
-            log.warning(
-                "result for an unknown or withdrawn session dropped",
-                session_id=result.session_id,
-                component=result.component,
-            )
         metrics.RESULTS.labels("applied").inc(len(results) - len(applied.unknown))
         await self._announce(applied.sessions)
-        for delivery, _ in batch:
-            await delivery.ack()
+        unknown = {id(result) for result in applied.unknown}
+        for delivery, result in batch:
+            if id(result) in unknown:
+                await self._dead_letter_unknown(delivery, result)
+            else:
+                await delivery.ack()
         return [r.session_id for r in applied.sessions if r.verdict is not None]
+
+    async def _dead_letter_unknown(self, delivery: AbstractIncomingMessage, result: Result) -> None:
+        """A result no recorded session awaits goes to the DLQ for an operator, never only to
+        the log: it may be the work of a dispatcher that records sessions elsewhere."""
+        metrics.RESULTS.labels("unknown_session").inc()
+        reason = (
+            f"result for an unknown or withdrawn session {result.session_id} "
+            f"(component {result.component})"
+        )
+        try:
+            await self.dead_letter(delivery, reason, kind="unknown_session")
+        except Exception as exc:  # back to its queue: dead-lettered when it returns
+            log.error("unknown-session result not dead-lettered, handed back", error=repr(exc))
+            await hand_back([delivery])
 
     async def _end_urgent(self, session_ids: list[str]) -> None:
         """Urgent sessions are final: lower tiers everywhere need not wait for them now."""
@@ -176,6 +188,8 @@ class Applier:
         for recorded in sessions:
             if recorded.verdict is None:
                 continue
+            if recorded.took_s is not None:
+                metrics.SESSION_SECONDS.observe(recorded.took_s)
             log.info(
                 "session finalized",
                 session_id=recorded.session_id,

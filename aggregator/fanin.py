@@ -39,6 +39,7 @@ class Recorded:
     results: dict[str, dict[str, Any]]
     explanation: dict[str, str] | None = None  # with the verdict
     review: tuple[str, ...] = ()  # why the verdict is queued for review (none: it is not)
+    took_s: float | None = None  # from the POST to the verdict, for the call that wrote it
 
 
 def live_states(sessions: Sequence[Recorded]) -> list[tuple[str, dict[str, Any]]]:
@@ -203,7 +204,8 @@ async def _finalize(conn: asyncpg.Connection, settled: list[Recorded]) -> list[R
             FROM unnest($1::uuid[], $6::text[]) AS f(id, status)
             WHERE sessions.id = f.id AND sessions.day = ANY(session_days($1::uuid[]))
                 AND sessions.status = 'processing'
-            RETURNING sessions.id, sessions.day, sessions.tenant, sessions.plan
+            RETURNING sessions.id, sessions.day, sessions.tenant, sessions.plan,
+                extract(epoch FROM sessions.finished_at - sessions.created_at) AS took_s
         ), written AS (
             INSERT INTO verdicts (session_id, day, score, label, confidence, explanation)
             SELECT v.session_id, moved.day, v.score, v.label, v.confidence, v.explanation
@@ -222,7 +224,7 @@ async def _finalize(conn: asyncpg.Connection, settled: list[Recorded]) -> list[R
             WHERE q.reasons <> ''
             ON CONFLICT (session_id, day) DO NOTHING
         )
-        SELECT id FROM moved
+        SELECT id, took_s FROM moved
         """,
         [uuid.UUID(r.session_id) for r, _ in finals],
         [v.score for _, v in finals],
@@ -232,10 +234,15 @@ async def _finalize(conn: asyncpg.Connection, settled: list[Recorded]) -> list[R
         [v.session_status for _, v in finals],
         [",".join(r.review) for r, _ in finals],
     )
-    mine = {str(row["id"]) for row in moved}
-    return [
-        r
-        if r.verdict is None or r.session_id in mine
-        else replace(r, verdict=None, explanation=None, review=())
-        for r in settled
-    ]
+    took = {str(row["id"]): float(row["took_s"]) for row in moved}
+    return [_as_written(r, took) for r in settled]
+
+
+def _as_written(recorded: Recorded, took: dict[str, float]) -> Recorded:
+    """A settled session as this call left it: its verdict (and time to it) when this call
+    wrote it, none when another aggregator finalized it first."""
+    if recorded.verdict is None:
+        return recorded
+    if recorded.session_id in took:
+        return replace(recorded, took_s=took[recorded.session_id])
+    return replace(recorded, verdict=None, explanation=None, review=())

@@ -21,6 +21,10 @@ class QueueFull(PublishError):
     """Raised when the broker refuses a message because its queue hit the length cap."""
 
 
+class DeadLetterQueueError(VerdictError):
+    """Raised when the DLQ cannot be browsed, replayed or purged: missing, or not allowed."""
+
+
 class MissingCredential(VerdictError):
     """Raised at start-up when a process lacks a key or secret its role needs."""
 
