@@ -313,6 +313,11 @@ class Settings(BaseSettings):
     # Per-plan overrides of the deadline, JSON {"6": 300}.
     session_deadline_by_plan: dict[int, float] = Field(default_factory=dict)
     janitor_interval_s: float = Field(5.0, gt=0)
+    # Retention of the session record (migration 008): `verdict db prune` drops the day
+    # partitions of sessions, results, verdicts and review items older than this many days.
+    retention_days: int = Field(30, ge=1)
+    # Day partitions kept ready ahead of today (by the aggregators and by prune).
+    partition_days_ahead: int = Field(7, ge=1, le=366)
 
     verdict_weights: dict[str, float] = Field(
         default_factory=lambda: {
