@@ -82,6 +82,7 @@ class Aggregator:
                 in_background(applier.apply_lane(self._lanes, True), "urgent results"),
                 in_background(applier.apply_lane(self._lanes, False), "results"),
                 in_background(applier.janitor(stop), "janitor"),
+                in_background(applier.keep_partitions_ahead(stop), "partitions"),
             ):
                 # One consumer per results queue, each with its own prefetch: urgent results
                 # are delivered even while lower-tier ones fill the other buffer. A passive

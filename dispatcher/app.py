@@ -7,6 +7,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 
 from dispatcher import error_responses
 from dispatcher.audit import RefusalAudit
@@ -14,6 +15,7 @@ from dispatcher.console import dead_letters as console_dead_letters
 from dispatcher.console import pages as console_pages
 from dispatcher.console import review as console_review
 from dispatcher.console import routes as console
+from dispatcher.docs import DocsPolicy
 from dispatcher.guard import RequestGuard, SecurityHeaders
 from dispatcher.quotas import RateLimitHeaders
 from dispatcher.routes import health, progress, review, sessions, workers
@@ -39,6 +41,15 @@ ROUTERS = (
     console_dead_letters.router,
     console_review.router,
 )
+# The documentation pages (fastapi-offline's defaults).
+DOCS_PAGES = ("/docs", "/redoc")
+
+DESCRIPTION = (
+    "Submit content for analysis and follow it to its verdict. Every route under "
+    "/api/v3/pipeline wants an API key: `X-API-Key: <key>` or `Authorization: Bearer <key>` "
+    "(Authorize, above). A session's event stream also opens with the token of the "
+    "`events_url` the POST answered with, for a browser's EventSource, which cannot send a key."
+)
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -46,11 +57,15 @@ def create_app(settings: Settings) -> FastAPI:
     the RateLimit headers, the security headers and the request guard (the last added
     middleware is the outermost)."""
     # No trailing-slash redirects: their Location would be built from the client's Host header.
-    app = FastAPI(
+    # Swagger UI (/docs) and ReDoc (/redoc) from the assets fastapi-offline ships, never a
+    # CDN: the docs work on a machine without internet.
+    app = FastAPIOffline(
         title="verdict-pipeline",
         version="0.1.0",
+        description=DESCRIPTION,
         lifespan=_lifespan(settings),
         redirect_slashes=False,
+        swagger_ui_parameters={"persistAuthorization": True},
     )
     error_responses.install(app)
     for router in ROUTERS:
@@ -58,6 +73,7 @@ def create_app(settings: Settings) -> FastAPI:
     # The console's stylesheet and script, from the package: no CDN.
     app.mount("/admin/static", StaticFiles(directory=console_pages.STATIC), name="console-static")
     app.add_middleware(RequestGuard, settings=settings, limit=body_limit(settings))
+    app.add_middleware(DocsPolicy, paths=DOCS_PAGES)
     app.add_middleware(SecurityHeaders, private_prefix=PRIVATE)
     app.add_middleware(RateLimitHeaders)
     app.add_middleware(RefusalAudit)  # outermost: sees every refusal, FastAPI's own included

@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
 from dispatcher import online, review_backlog
+from dispatcher.event_tokens import token_key
 from dispatcher.online import OnlineWorkers
 from dispatcher.queue_watch import QueueHistory, watch
 from dispatcher.quotas import Quotas
@@ -57,6 +58,8 @@ class AppState:
     # The last hour of queue readings, for the console's charts.
     queue_history: QueueHistory = field(default_factory=QueueHistory)
     task_signer: Ed25519PrivateKey = field(init=False, repr=False)
+    # Signs the tokens of the events links it hands out (dispatcher/event_tokens.py).
+    events_key: bytes = field(init=False, repr=False)
     _analysis: AnalysisPool | None = field(default=None, repr=False)
 
     @property
@@ -71,6 +74,7 @@ class AppState:
     def __post_init__(self) -> None:
         # Every task the API publishes is signed (shared/signing.py); no key, no start.
         self.task_signer = task_signer(self.settings)
+        self.events_key = token_key(self.settings)
         self.quotas = Quotas(self.settings, self.redis, self.pool)
         self.tenants = SessionTenants(self.pool, self.settings.api_tenant_cache_size)
         self.workers = OnlineWorkers(

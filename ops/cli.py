@@ -92,6 +92,8 @@ async def report_if_stuck(stop: asyncio.Event, after_s: float) -> None:
         task.print_stack(file=stack)
         log.error("still stopping", task=repr(task), stack=stack.getvalue())
     faulthandler.dump_traceback(all_threads=True)
+
+
 # Background tasks still running when a process's main coroutine returns get this long to end
 # once cancelled; the event loop's own clean-up would wait for them without limit.
 LEFTOVER_GRACE_S = 5.0
@@ -382,6 +384,36 @@ def db_migrate() -> None:
 
     applied = asyncio.run(migrate(_settings().database_url))
     click.echo(f"applied {len(applied)} migration(s): {', '.join(applied) or 'none pending'}")
+
+
+@db.command("prune")
+@click.option(
+    "--retention-days",
+    type=click.IntRange(min=1),
+    default=None,
+    help="keep this many days before today (default: RETENTION_DAYS)",
+)
+def db_prune(retention_days: int | None) -> None:
+    """Drop the day partitions past retention and make PARTITION_DAYS_AHEAD days ahead.
+
+    Run as the owner (like migrate), e.g. daily: each partition is detached CONCURRENTLY,
+    so reads and writes of the tables go on meanwhile.
+    """
+    from shared.partitions import prune_database
+
+    settings = _settings()
+    keep = settings.retention_days if retention_days is None else retention_days
+    try:
+        pruned = asyncio.run(
+            prune_database(settings.database_url, keep, settings.partition_days_ahead)
+        )
+    except VerdictError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(
+        f"dropped {len(pruned.dropped)} day(s): {', '.join(pruned.dropped) or 'none'};"
+        f" {pruned.keys_deleted} idempotency key(s) deleted;"
+        f" {pruned.created} partition(s) created ahead"
+    )
 
 
 @db.command("provision")

@@ -39,14 +39,19 @@ from shared.constants import (
 # Why a message was dead-lettered: a small fixed set, so the metric's cardinality is bounded.
 # poison: unreadable or misrouted; oversize: over a size bound, rejected to the broker's
 # dead-letter route; failed: a task given up on; refused: a result Postgres cannot store;
-# unauthenticated: a task or result whose signature does not hold (forged or altered).
-DeadLetterKind = Literal["poison", "oversize", "failed", "refused", "unauthenticated"]
+# unauthenticated: a task or result whose signature does not hold (forged or altered);
+# unknown_session: a result for a session PostgreSQL has no record of (withdrawn, or a task
+# published by another dispatcher), kept for an operator rather than dropped.
+DeadLetterKind = Literal[
+    "poison", "oversize", "failed", "refused", "unauthenticated", "unknown_session"
+]
 KINDS: Final[tuple[DeadLetterKind, ...]] = (
     "poison",
     "oversize",
     "failed",
     "refused",
     "unauthenticated",
+    "unknown_session",
 )
 
 # Session ids, component names and routing keys are far shorter; anything longer is noise.

@@ -29,6 +29,10 @@ class MissingCredential(VerdictError):
     """Raised at start-up when a process lacks a key or secret its role needs."""
 
 
+class PruneError(VerdictError):
+    """Raised when the session record cannot be pruned (Postgres refused or is away)."""
+
+
 class DataFileError(VerdictError):
     """Raised at start-up when a shipped data file (lexicon, source list) is malformed."""
 

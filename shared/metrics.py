@@ -9,7 +9,7 @@ JOB_SECONDS = Histogram("verdict_job_seconds", "Executor run time", ["component"
 RETRIES = Counter(
     "verdict_retries_total", "Tasks re-queued through a retry tier", ["component", "reason"]
 )
-# reason: one of shared.deadletters.KINDS (poison, oversize, failed, refused).
+# reason: one of shared.deadletters.KINDS (poison, oversize, failed, refused, …).
 # Deliveries the broker marks redelivered: handed back unacked (a worker killed, a channel
 # lost, a task re-queued at shutdown) and delivered again.
 REDELIVERIES = Counter(
@@ -31,6 +31,7 @@ JANITOR_ERRORS = Counter(
 LOCK_CONTENTION = Counter(
     "verdict_lock_contention_total", "Tasks whose lock was held elsewhere", ["component"]
 )
+# outcome: applied, or unknown_session (dead-lettered: no session recorded under its id).
 RESULTS = Counter("verdict_results_total", "Results applied by the aggregator", ["outcome"])
 SESSIONS = Counter("verdict_sessions_total", "Sessions accepted by the API", ["mode"])
 

@@ -116,6 +116,10 @@ class Settings(BaseSettings):
     media_verify_key: str | None = None
     # JSON {"claims": "<secret>", …}: HMAC keys of results, by the component that signs them.
     result_keys: dict[str, SecretStr] = Field(default_factory=dict)
+    # HMAC key of the links to one session's events the API hands out (`events_url`, for
+    # browsers, whose EventSource cannot send an API key); the API alone holds it and does
+    # not start without it (dispatcher/event_tokens.py). At least MIN_SECRET_CHARS characters.
+    events_token_key: SecretStr | None = None
     # Rate limits and quotas (dispatcher/quotas.py). Limits use the `limits` notation, e.g.
     # "10/second;300/minute": every window applies, each a fixed window counted in Redis.
     # Off only for benchmarks and the chaos run, which measure the pipeline, not its quotas.
@@ -326,6 +330,11 @@ class Settings(BaseSettings):
     # Per-plan overrides of the deadline, JSON {"6": 300}.
     session_deadline_by_plan: dict[int, float] = Field(default_factory=dict)
     janitor_interval_s: float = Field(5.0, gt=0)
+    # Retention of the session record (migration 008): `verdict db prune` drops the day
+    # partitions of sessions, results, verdicts and review items older than this many days.
+    retention_days: int = Field(30, ge=1)
+    # Day partitions kept ready ahead of today (by the aggregators and by prune).
+    partition_days_ahead: int = Field(7, ge=1, le=366)
 
     verdict_weights: dict[str, float] = Field(
         default_factory=lambda: {

@@ -65,6 +65,7 @@ def make_settings(
         "media_signing_key": TEST_SIGNING["MEDIA_SIGNING_KEY"],
         "media_verify_key": TEST_SIGNING["MEDIA_VERIFY_KEY"],
         "result_keys": json.loads(TEST_SIGNING["RESULT_KEYS"]),
+        "events_token_key": TEST_SIGNING["EVENTS_TOKEN_KEY"],
         "retry_base_ms": 200,
         "lock_retry_ms": 100,
         "janitor_interval_s": 0.5,

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import time
+
 from fastapi import APIRouter, HTTPException, status
 from fastapi.responses import JSONResponse
 
+from dispatcher import answers
 from dispatcher.auth import Caller, effective_plan
-from dispatcher.dependencies import Admitted, State
+from dispatcher.dependencies import KEY_SCHEMES, Admitted, State
+from dispatcher.event_tokens import grant_for, issue
 from dispatcher.idempotency import IdempotencyHeader, request_fingerprint
 from dispatcher.media import MediaRefused
 from dispatcher.progress import owned_view
@@ -26,10 +30,15 @@ from shared import sessions
 from shared.sessions import NewSession
 from shared.settings import Settings
 
-router = APIRouter(prefix=API)
+router = APIRouter(prefix=API, dependencies=KEY_SCHEMES)
 
 
-@router.post("/analyze-async", status_code=status.HTTP_202_ACCEPTED)
+@router.post(
+    "/analyze-async",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=None,
+    responses=answers.SUBMIT,
+)
 async def analyze_async(
     body: AnalyzeRequest, who: Admitted, state: State, idempotency_key: IdempotencyHeader = None
 ) -> JSONResponse:
@@ -46,7 +55,8 @@ async def analyze_async(
     accepted = await _accept(state, new)
     if accepted.mode == "sync" or accepted.replayed:
         return await _current_state(state, accepted.session_id, who)
-    return JSONResponse(processing_body(accepted.session_id), status.HTTP_202_ACCEPTED)
+    token = events_token(state, who, accepted.session_id, plan)
+    return JSONResponse(processing_body(accepted.session_id, token), status.HTTP_202_ACCEPTED)
 
 
 def size_problem(body: AnalyzeRequest, settings: Settings) -> str | None:
@@ -138,6 +148,13 @@ async def _accept(state: AppState, new: NewSession) -> Accepted:
 async def _current_state(state: AppState, session_id: str, who: Caller) -> JSONResponse:
     """A session as its submitter sees it now: 200 with the result once final, else 202."""
     view = await owned_view(state, session_id, who)
+    token = events_token(state, who, view.id, view.plan)
     if view.final:
-        return JSONResponse({**result_body(view), **links(view.id)}, status.HTTP_200_OK)
-    return JSONResponse(processing_body(view.id), status.HTTP_202_ACCEPTED)
+        return JSONResponse({**result_body(view), **links(view.id, token)}, status.HTTP_200_OK)
+    return JSONResponse(processing_body(view.id, token), status.HTTP_202_ACCEPTED)
+
+
+def events_token(state: AppState, who: Caller, session_id: str, plan: int) -> str:
+    """The token of the session's `events_url`: its events only, for as long as it may run."""
+    grant = grant_for(state.settings, session_id, who.tenant, plan, time.time())
+    return issue(state.events_key, grant)

@@ -5,12 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from dispatcher.dependencies import Admin, State
+from dispatcher import answers
+from dispatcher.dependencies import KEY_SCHEMES, Admin, State
 
-router = APIRouter()
+router = APIRouter(tags=["workers"], dependencies=KEY_SCHEMES)
 
 
-@router.get("/api/v3/workers")
+@router.get("/api/v3/workers", responses=answers.WORKERS)
 async def workers(who: Admin, state: State) -> JSONResponse:
     """Every worker and aggregator record with its status now (online, stale, offline), read
     fresh from Redis: 403 without the admin scope."""

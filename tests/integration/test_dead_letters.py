@@ -261,3 +261,32 @@ async def test_a_full_dlq_parks_an_exhausted_task_and_its_letter_still_arrives(w
     assert filler.headers[REASON_HEADER] == "filler"
     assert json.loads(parked.body)["sessionId"] == sid
     assert "still down" in parked.headers[REASON_HEADER]
+
+
+async def test_a_result_for_an_unknown_session_is_dead_lettered_and_counted(world, pool):
+    """A signed result naming no recorded session (e.g. a task an older dispatcher published)
+    reaches the DLQ with the reason and the session id, and is counted; the aggregator goes
+    on to apply a real session's results."""
+    settings = await world()
+    stranger = str(uuid.uuid4())
+    labels = {"source": "aggregator", "reason": "unknown_session"}
+    before = metric("verdict_dead_letters_total", **labels)
+    before_results = metric("verdict_results_total", outcome="unknown_session")
+    async with (
+        publisher_for(settings) as publisher,
+        running(Aggregator(settings, explain=explain).run),
+    ):
+        orphan = Result(session_id=stranger, component="claims", success=True, score=5, timestamp=1)
+        await publisher.result(signed(settings, orphan))
+        [letter] = await dead_letters(settings, 1)
+        sid = await submit(pool, publisher, plan=3)
+        for component in ("techniques", "ai_tampered", "claims", "domain"):
+            result = Result(session_id=sid, component=component, success=True, score=5, timestamp=1)
+            await publisher.result(signed(settings, result))
+        view = await final_view(pool, sid)
+    assert view.status == "completed"
+    assert Result.model_validate_json(letter.body).session_id == stranger
+    assert "unknown or withdrawn session" in letter.headers[REASON_HEADER]
+    assert stranger in letter.headers[REASON_HEADER]
+    assert metric("verdict_dead_letters_total", **labels) - before == 1
+    assert metric("verdict_results_total", outcome="unknown_session") - before_results == 1

@@ -897,11 +897,12 @@ async def test_an_event_stream_ends_cleanly_when_its_session_vanishes(
         async with client.stream("GET", f"{API}/{sid}/events") as stream:
             async for line in stream.aiter_lines():
                 events.append(line)
-                if line.startswith("data:") and len(events) == 2:
+                first_event = [e for e in events if e.startswith("data:")] == [line]
+                if line.startswith("data:") and first_event:
                     await pool.execute("DELETE FROM sessions WHERE id = $1::uuid", sid)
                     if live_state_too:
                         await redis.delete(live.state_key(api.settings.key_prefix, sid))
-    assert events[0] == "event: progress"
+    assert events[0].startswith("retry: ") and "event: progress" in events
     assert "event: end" in events
     assert "no longer exists" in events[events.index("event: end") + 1]
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
@@ -930,6 +931,8 @@ async def test_event_streams_are_capped_per_tenant_and_never_switch_rate_limits_
                 stream = await streams.enter_async_context(http.stream("GET", url))
                 assert stream.status_code == 200
                 readers.append(stream.aiter_lines())
+                assert (await anext(readers[-1])).startswith("retry: ")
+                assert await anext(readers[-1]) == ""
                 assert (await anext(readers[-1])).startswith("event: progress")
             refused = await http.get(url)
             assert refused.status_code == 429 and "event streams" in refused.json()["detail"]

@@ -33,6 +33,7 @@ STORAGE = {
     "shared/tenants.py",
     "shared/console_store.py",
     "shared/reviews.py",
+    "shared/partitions.py",
     "aggregator/fanin.py",
     "workers/analysis/factcheck_store.py",
 }
