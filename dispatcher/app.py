@@ -6,10 +6,15 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
 from dispatcher import error_responses
 from dispatcher.audit import RefusalAudit
+from dispatcher.console import dead_letters as console_dead_letters
+from dispatcher.console import pages as console_pages
+from dispatcher.console import review as console_review
+from dispatcher.console import routes as console
 from dispatcher.docs import DocsPolicy
 from dispatcher.guard import RequestGuard, SecurityHeaders
 from dispatcher.quotas import RateLimitHeaders
@@ -26,7 +31,16 @@ BODY_OVERHEAD_BYTES = 64 * 1024
 # Sessions and reviews alike must not sit in shared caches.
 PRIVATE = "/api/v3/"
 
-ROUTERS = (sessions.router, progress.router, review.router, health.router, workers.router)
+ROUTERS = (
+    sessions.router,
+    progress.router,
+    review.router,
+    health.router,
+    workers.router,
+    console.router,
+    console_dead_letters.router,
+    console_review.router,
+)
 # The documentation pages (fastapi-offline's defaults).
 DOCS_PAGES = ("/docs", "/redoc")
 
@@ -56,6 +70,8 @@ def create_app(settings: Settings) -> FastAPI:
     error_responses.install(app)
     for router in ROUTERS:
         app.include_router(router)
+    # The console's stylesheet and script, from the package: no CDN.
+    app.mount("/admin/static", StaticFiles(directory=console_pages.STATIC), name="console-static")
     app.add_middleware(RequestGuard, settings=settings, limit=body_limit(settings))
     app.add_middleware(DocsPolicy, paths=DOCS_PAGES)
     app.add_middleware(SecurityHeaders, private_prefix=PRIVATE)

@@ -13,6 +13,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from dispatcher.console.pages import CONSOLE, problem_page
 from dispatcher.dependencies import app_state
 from dispatcher.views import API
 
@@ -61,6 +62,8 @@ async def charged_400(request: Request, exc: StarletteHTTPException) -> Response
             {"detail": "the body is not valid JSON in UTF-8 (or nests too deep to read)"},
             status.HTTP_400_BAD_REQUEST,
         )
+    if request.url.path.startswith(CONSOLE) and exc.status_code >= 400:
+        return problem_page(exc.status_code, str(exc.detail), exc.headers)
     return await http_exception_handler(request, exc)
 
 

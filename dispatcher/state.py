@@ -18,7 +18,7 @@ from redis.asyncio import Redis
 from dispatcher import online, review_backlog
 from dispatcher.event_tokens import token_key
 from dispatcher.online import OnlineWorkers
-from dispatcher.queue_watch import watch
+from dispatcher.queue_watch import QueueHistory, watch
 from dispatcher.quotas import Quotas
 from dispatcher.tenancy import SessionTenants
 from shared.background import in_background
@@ -55,6 +55,8 @@ class AppState:
     workers: OnlineWorkers = field(init=False)
     # Event streams open now, by tenant (API_MAX_STREAMS_PER_TENANT).
     streams: Counter[str] = field(default_factory=Counter)
+    # The last hour of queue readings, for the console's charts.
+    queue_history: QueueHistory = field(default_factory=QueueHistory)
     task_signer: Ed25519PrivateKey = field(init=False, repr=False)
     # Signs the tokens of the events links it hands out (dispatcher/event_tokens.py).
     events_key: bytes = field(init=False, repr=False)
@@ -97,7 +99,7 @@ class AppState:
             )
             opened.closes(state, lambda s: s._close_broker_and_analysis())
             await opened.enter(in_background(state._connect_until_up(), "broker connection"))
-            depths = watch(lambda: state.connection, from_settings(settings))
+            depths = watch(lambda: state.connection, from_settings(settings), state.queue_history)
             await opened.enter(in_background(depths, "queue depths"))
             await opened.enter(in_background(online.watch(state.workers), "worker registry"))
             await opened.enter(in_background(review_backlog.watch(state.pool), "review backlog"))

@@ -21,7 +21,7 @@ import uvloop
 from shared.constants import AGGREGATOR_PREFETCH, QUEUE_COMPONENTS, WORKER_DEFAULTS
 from shared.errors import VerdictError
 from shared.logging import configure
-from shared.settings import Settings, is_placeholder, load_settings
+from shared.settings import SCOPES, Settings, is_placeholder, load_settings
 from workers.analysis.cli import factchecks
 
 if TYPE_CHECKING:
@@ -269,13 +269,23 @@ def keys() -> None:
 @keys.command("new")
 @click.option("--tenant", required=True, help="tenant the key's sessions belong to")
 @click.option("--plan", type=click.IntRange(1, 6), required=True, help="highest plan, 1..6")
-def keys_new(tenant: str, plan: int) -> None:
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    type=click.Choice(sorted(SCOPES)),
+    help="a scope beyond the tenant's own sessions (admin: the console under /admin)",
+)
+def keys_new(tenant: str, plan: int, scopes: tuple[str, ...]) -> None:
     """Print a fresh key (give it to the client, once) and its API_KEYS entry (configure it)."""
     from shared.api_keys import key_hash, new_key
 
     key = new_key()
+    grant: dict[str, object] = {"tenant": tenant, "plan": plan}
+    if scopes:
+        grant["scopes"] = sorted(set(scopes))
     click.echo(f"key: {key}")
-    click.echo("API_KEYS entry: " + json.dumps({key_hash(key): {"tenant": tenant, "plan": plan}}))
+    click.echo("API_KEYS entry: " + json.dumps({key_hash(key): grant}))
 
 
 @keys.command("signing")

@@ -28,6 +28,11 @@ class Keys:
         """The lock a worker holds while it analyses one component of a session."""
         return f"{self.prefix}:lock:{session_id}:{component}"
 
+    def attempts(self, session_id: str, component: str) -> str:
+        """The attempts workers made at one component of a session (a list, for the console's
+        timeline); each component's workers may only append to their own."""
+        return f"{self.prefix}:attempts:{session_id}:{component}"
+
     def worker(self, worker_id: str) -> str:
         """A worker process's heartbeat (a hash with a TTL)."""
         return f"{self.prefix}:workers:{worker_id}"

@@ -5,8 +5,10 @@ the user that runs it).
     role                keys (R read, W write)                       channels
     api                 RW session state, rate-limit counters,        events, urgent
                         media text (analysis while the broker is down);
-                        R worker records (the registry)
+                        R worker records (the registry), every component's
+                        attempts (the console)
     worker-{component}  RW its own component's locks, heartbeats;     urgent (subscribe)
+                        W its own component's attempts;
                         media workers also the media text cache
     aggregator          RW session state, heartbeats                  events, urgent
 
@@ -56,12 +58,13 @@ def redis_roles(keys: Keys) -> tuple[RedisRole, ...]:
     state, events = keys.session_state("*"), keys.session_events("*")
     api = (
         *("+get", "+set", "+del", "+incr", "+incrby", "+expire", "+ttl", "+publish"),
-        *("+mget", "+scan"),
+        *("+mget", "+scan", "+lrange"),
         f"%RW~{state}",
         f"%RW~{events}",  # the live-state script names the channel among its keys
         f"%RW~{keys.rate_limits}*",
         f"%RW~{keys.media_text('*')}",
         f"%R~{keys.workers}",
+        f"%R~{keys.attempts('*', '*')}",
         f"&{events}",
         f"&{keys.urgent}",
     )
@@ -84,8 +87,9 @@ def redis_roles(keys: Keys) -> tuple[RedisRole, ...]:
 def _worker(keys: Keys, component: str) -> tuple[str, ...]:
     media = (f"%RW~{keys.media_text('*')}",) if component == MEDIA_PREPROCESS else ()
     return (
-        *("+get", "+mget", "+set", "+del", "+pexpire", "+scan"),
+        *("+get", "+mget", "+set", "+del", "+pexpire", "+scan", "+rpush", "+ltrim"),
         f"%RW~{keys.lock('*', component)}",
+        f"%W~{keys.attempts('*', component)}",
         *media,
         f"%RW~{keys.workers}",
         f"&{keys.urgent}",

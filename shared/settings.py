@@ -98,6 +98,13 @@ class Settings(BaseSettings):
     api_forwarded_allow_ips: str | None = None
     api_max_streams_per_tenant: int = Field(32, ge=1)
 
+    # The admin console (/admin): the key its session cookies are signed with (at least 32
+    # characters; unset: the console answers 503), how long a sign-in lasts, and the sign-in
+    # attempts one client address may make (the `limits` notation; every window applies).
+    admin_session_key: SecretStr | None = None
+    admin_session_ttl_s: int = Field(28_800, ge=60)
+    admin_login_limit: str = "5/minute;30/hour"
+
     # Who said so (shared/signing.py). Each process gets only the keys its role uses: the API
     # the task signing key; a worker the task verify key and its own component's result key
     # (media workers also the signing key, for the tasks they dispatch); an aggregator every
@@ -217,7 +224,17 @@ class Settings(BaseSettings):
             _parse_limits(text)
         return merged
 
-    @field_validator("auth_failure_limit", mode="after")
+    @field_validator("admin_session_key", mode="after")
+    @classmethod
+    def _strong_session_key(cls, value: SecretStr | None) -> SecretStr | None:
+        secret = value.get_secret_value() if value is not None else ""
+        if value is not None and (len(secret) < MIN_SECRET_CHARS or is_placeholder(secret)):
+            raise ValueError(
+                f"ADMIN_SESSION_KEY must hold at least {MIN_SECRET_CHARS} random characters"
+            )
+        return value
+
+    @field_validator("auth_failure_limit", "admin_login_limit", mode="after")
     @classmethod
     def _auth_failure_limit_parses(cls, value: str) -> str:
         _parse_limits(value)

@@ -19,6 +19,7 @@ from shared.messages import Task
 from shared.settings import Settings
 from shared.signing import TaskKeys
 from workers.executor import Executor, ExecutorContext, task_timeout_s
+from workers.middleware.attempts import RecordAttempt
 from workers.middleware.authenticity import SignResults, VerifyTask
 from workers.middleware.chain import Job, Lock, Next, Step, attempt_of, chain
 from workers.middleware.dead_letters import DeadLetterOnReject, DeadLetterParked
@@ -70,6 +71,7 @@ def steps_for(
     db: asyncpg.Pool,
     worker_id: str,
     keys: Authenticity,
+    attempts: RecordAttempt | None = None,
 ) -> list[Step]:
     """The worker's steps, outermost first. Their order is the contract:
 
@@ -79,7 +81,9 @@ def steps_for(
       delivery settled (exactly-once: a duplicate waits on the lock, or is skipped);
     - a step that must check or change the incoming task goes after ParseTask (it sees
       `job.delivery` and `job.task`); one that must see or change the outgoing results
-      goes between Report and Watchdog (it sees `job.results` before they are published).
+      goes between Report and Watchdog (it sees `job.results` before they are published);
+    - `attempts`, when given, writes each run down once it is settled (inside the lock, so
+      it sees retries and dead letters decided within).
     """
     park_ms = max(settings.retry_delays_ms())  # the longest tier: a full DLQ drains meanwhile
     # What this component's workers park, only they (and aggregators) can mark as parked.
@@ -95,6 +99,7 @@ def steps_for(
         count_outcome,
         SkipFinished(db, settings.lock_retry_ms),
         HoldLock(locks, settings.lock_retry_ms),
+        *([attempts] if attempts is not None else []),
         Report(publisher, component, park_ms, parking_key),
         SignResults(component, keys.result_key),
         Watchdog(settings.lock_retry_ms),

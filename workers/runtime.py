@@ -15,6 +15,7 @@ from shared import metrics
 from shared.broker import Publisher
 from shared.constants import MEDIA_PREPROCESS, PLANS
 from shared.heartbeat import Heartbeat, worker_id
+from shared.keys import Keys
 from shared.names import Names
 from shared.resources import Resources
 from shared.settings import Settings
@@ -25,6 +26,7 @@ from workers.executor import Executor, ExecutorContext, executor_for
 from workers.handling import Authenticity, Execute, TaskHandler, steps_for
 from workers.intake import Buffer, Intake
 from workers.isolation import AnalysisPool
+from workers.middleware.attempts import RecordAttempt
 from workers.middleware.locking import redis_locks
 from workers.scheduling import FifoQueue, TierQueue
 from workers.slots import Slots
@@ -103,6 +105,7 @@ class Worker:
                 pool,
                 opts.worker_id,
                 Authenticity(self._task_keys, self._result_key),
+                RecordAttempt(redis, Keys(settings.key_prefix), opts.worker_id),
             )
             handler = TaskHandler(steps, Execute(self._executor, context))
             # Before consuming: a task's timeout must not run while the processes start.

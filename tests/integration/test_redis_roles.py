@@ -16,7 +16,8 @@ from redis.exceptions import NoPermissionError
 
 from dispatcher.quotas import WindowCounts
 from dispatcher.ratelimits import parse_limits
-from shared import live
+from shared import attempts, live
+from shared.attempts import Attempt
 from shared.heartbeat import Heartbeat, announcement, unchanged
 from shared.keys import Keys
 from shared.locks import ComponentLock, lock_key
@@ -87,6 +88,11 @@ async def test_each_role_runs_its_own_code_as_its_user(clients) -> None:
     assert await redis["api"].get(keys.media_text(sid)) == b"text"  # the API's sync path
     await UrgentSignals(redis["api"], keys.prefix).begin(sid)
     await UrgentSignals(redis["aggregator"], keys.prefix).end([sid])
+    tried = Attempt(1, "w-1", 1.0, 2.0, "retry", "next attempt in 200 ms")
+    await attempts.record(redis["worker-claims"], keys, sid, "claims", tried)
+    assert await attempts.read(redis["api"], keys, sid, ["claims", "domain"]) == {
+        "claims": [tried]
+    }  # the console's timeline
 
 
 async def test_the_api_counts_rate_limits_as_its_user(clients, services, database_url) -> None:
@@ -108,6 +114,9 @@ async def test_the_api_counts_rate_limits_as_its_user(clients, services, databas
         ("worker-claims", lambda k, r: r.publish(k.session_events("s"), "forged")),
         ("worker-claims", lambda k, r: r.set(k.lock("s", "domain"), "x")),  # not its lock
         ("worker-domain", lambda k, r: r.set(k.media_text("s"), "planted")),  # media only
+        ("worker-claims", lambda k, r: r.rpush(k.attempts("s", "domain"), "{}")),  # not its own
+        ("worker-claims", lambda k, r: r.lrange(k.attempts("s", "claims"), 0, -1)),  # write-only
+        ("api", lambda k, r: r.rpush(k.attempts("s", "claims"), "{}")),  # read-only
         ("api", lambda k, r: r.set(k.lock("s", "claims"), "mine")),  # the API takes no lock
         ("api", lambda k, r: r.set(k.worker("w-1"), "{}")),  # reads the registry, no more
         ("aggregator", lambda k, r: r.delete(k.lock("s", "claims"))),

@@ -46,6 +46,7 @@ def test_no_secret_on_a_command_line():
     ("variable", "holders"),
     [
         ("DEPLOY_API_KEYS", {"api"}),
+        ("ADMIN_SESSION_KEY", {"api"}),
         ("TASK_SIGNING_KEY", {"api"}),
         ("EVENTS_TOKEN_KEY", {"api"}),
         ("MEDIA_SIGNING_KEY", {"worker-media-preprocess"}),

@@ -6,6 +6,7 @@ from click.testing import CliRunner
 
 from ops.cli import main
 from shared.api_keys import key_hash
+from shared.settings import ApiKey
 from shared.signing import private_task_key, public_task_key
 
 
@@ -15,6 +16,19 @@ def test_a_new_key_comes_with_the_entry_that_admits_it():
     key = out.split("key: ", 1)[1].split()[0]
     entry = json.loads(out.split("API_KEYS entry: ", 1)[1])
     assert entry == {key_hash(key): {"tenant": "acme", "plan": 4}}
+
+
+def test_a_new_admin_key_carries_the_admin_scope_in_its_entry():
+    """`--scope admin` puts the scope in the entry, which the settings accept; an unknown
+    scope is refused before any key is made."""
+    args = ["keys", "new", "--tenant", "ops", "--plan", "6", "--scope", "admin"]
+    out = CliRunner().invoke(main, args).output
+    entry = json.loads(out.split("API_KEYS entry: ", 1)[1])
+    (grant,) = entry.values()
+    assert grant == {"tenant": "ops", "plan": 6, "scopes": ["admin"]}
+    assert ApiKey(**grant).scopes == {"admin"}
+    refused = CliRunner().invoke(main, [*args[:-1], "root"])
+    assert refused.exit_code != 0 and "key:" not in refused.output
 
 
 def test_a_key_is_hashed_from_standard_input_not_an_argument():
