@@ -89,6 +89,8 @@ async def report_if_stuck(stop: asyncio.Event, after_s: float) -> None:
         task.print_stack(file=stack)
         log.error("still stopping", task=repr(task), stack=stack.getvalue())
     faulthandler.dump_traceback(all_threads=True)
+
+
 # Background tasks still running when a process's main coroutine returns get this long to end
 # once cancelled; the event loop's own clean-up would wait for them without limit.
 LEFTOVER_GRACE_S = 5.0
@@ -133,6 +135,7 @@ ACCESS_HELP = (
 def topology_declare(access: bool) -> None:
     """Declare every exchange, queue and binding (idempotent)."""
     from shared.broker import connect
+    from shared.settings import broker_urls
     from topology.broker import declare
     from topology.spec import from_settings
 
@@ -140,7 +143,7 @@ def topology_declare(access: bool) -> None:
 
     async def go() -> None:
         url = await _provision(settings) if access else settings.amqp_url
-        connection = await connect(url, "topology")
+        connection = await connect(broker_urls(url, settings.amqp_hosts), "topology")
         try:
             await declare(await connection.channel(), from_settings(settings))
         finally:

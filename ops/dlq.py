@@ -51,7 +51,7 @@ def describe(message: AbstractIncomingMessage) -> DeadLetter:
 async def inspect(settings: Settings, limit: int) -> list[DeadLetter]:
     """Up to `limit` dead letters, left in place (fetched, then given back)."""
     async with Resources() as opened:
-        connection = await opened.broker(settings.amqp_url, "dlq-inspect")
+        connection = await opened.broker(settings.amqp_urls(), "dlq-inspect")
         channel = await connection.channel()
         await channel.set_qos(prefetch_count=limit)
         queue = await channel.declare_queue(Names(settings.topology_prefix).dlq, passive=True)
@@ -69,7 +69,7 @@ async def replay(settings: Settings, limit: int, reason_contains: str | None = N
     names = Names(settings.topology_prefix)
     replayed = 0
     async with Resources() as opened:
-        connection = await opened.broker(settings.amqp_url, "dlq-replay")
+        connection = await opened.broker(settings.amqp_urls(), "dlq-replay")
         publisher = await Publisher(connection, names, settings.publish_timeout_s).open()
         channel = await connection.channel()
         queue = await channel.declare_queue(names.dlq, passive=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 import aio_pika
@@ -14,7 +15,9 @@ from aio_pika.abc import (
     AbstractIncomingMessage,
     AbstractRobustConnection,
 )
+from aio_pika.robust_connection import RobustConnection
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from yarl import URL
 
 from shared import metrics
 from shared.constants import ATTEMPT_HEADER
@@ -37,14 +40,49 @@ _CONNECTION_ERRORS = (
 )
 
 
-async def connect(url: str, name: str) -> AbstractRobustConnection:
-    """A connection that re-establishes itself, its channels and consumers after a loss."""
+class FailoverConnection(RobustConnection):
+    """A robust connection over several nodes of a cluster: each attempt tries every URL once,
+    starting after the node it last used, so a lost node is tried last, not first.
+
+    aio-pika's robust connection takes one URL and reconnects to it alone; every (re)connect
+    goes through its private `__connect_transport`, which reads `self.url`, so that is where
+    the rotation happens (tests/integration/test_cluster.py fails if an upgrade moves it).
+    """
+
+    def __init__(self, urls: Sequence[str], **kwargs: Any) -> None:
+        super().__init__(URL(urls[0]), **kwargs)
+        self._urls = [URL(u) for u in urls]
+        self._current = 0
+
+    async def _RobustConnection__connect_transport(self) -> None:
+        error: BaseException | None = None
+        for step in range(len(self._urls)):
+            index = (self._current + step + (1 if self.connection_attempt else 0)) % len(self._urls)
+            self.url = self._urls[index]
+            try:
+                await super()._RobustConnection__connect_transport()  # type: ignore[misc]
+            except _CONNECTION_ERRORS as exc:
+                log.warning("broker node unreachable", node=self.url.host, port=self.url.port)
+                error = exc
+                continue
+            self._current = index
+            return
+        assert error is not None
+        raise error
+
+
+async def connect(url: str | Sequence[str], name: str) -> AbstractRobustConnection:
+    """A connection that re-establishes itself, its channels and consumers after a loss; with
+    several URLs (nodes of one cluster), to whichever of them answers."""
+    urls = [url] if isinstance(url, str) else list(url)
+    connection = FailoverConnection(
+        urls, client_properties={"connection_name": name}, reconnect_interval=1
+    )
     try:
-        return await aio_pika.connect_robust(
-            url, client_properties={"connection_name": name}, reconnect_interval=1, timeout=10
-        )
+        await connection.connect(timeout=10)
     except _CONNECTION_ERRORS as exc:
         raise BrokerUnavailable(f"cannot connect to RabbitMQ: {exc}") from exc
+    return connection
 
 
 JSON = "application/json"
@@ -164,8 +202,9 @@ class Publisher:
                     f"no queue is bound for {routing_key!r} on {exchange!r}"
                 ) from exc
             except aiormq.exceptions.DeliveryError as exc:
+                # A nack: no node took responsibility for the message, so it is not accepted.
                 raise QueueFull(
-                    f"broker refused a message for {routing_key!r}: queue full"
+                    f"broker refused a message for {routing_key!r}: queue full or no quorum"
                 ) from exc
             except _CONNECTION_ERRORS as exc:
                 if last_try or not await self._recovered():
