@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -170,6 +171,8 @@ class Publisher:
         self._reconnect_wait = timeout_s if reconnect_wait_s is None else reconnect_wait_s
         self._channel: AbstractChannel | None = None
         self._exchanges: dict[str, AbstractExchange] = {}
+        self._renewing = asyncio.Lock()
+        self._retiring: set[asyncio.Task[None]] = set()
 
     async def open(self) -> Publisher:
         self._channel = await self._connection.channel(
@@ -193,6 +196,7 @@ class Publisher:
         publish is retried: a duplicate is harmless downstream, a lost task is not.
         """
         for last_try in (False, True):
+            channel = self._channel
             try:
                 ex = await self._exchange(exchange)
                 await ex.publish(message, routing_key, mandatory=True, timeout=self._timeout)
@@ -203,14 +207,37 @@ class Publisher:
                 ) from exc
             except aiormq.exceptions.DeliveryError as exc:
                 # A nack: no node took responsibility for the message, so it is not accepted.
-                raise QueueFull(
-                    f"broker refused a message for {routing_key!r}: queue full or no quorum"
-                ) from exc
+                # Once more on a fresh channel (see _renew_channel); a full queue nacks again.
+                await self._renew_channel(channel)
+                if last_try:
+                    raise QueueFull(
+                        f"broker refused a message for {routing_key!r}: queue full or no quorum"
+                    ) from exc
             except _CONNECTION_ERRORS as exc:
                 if last_try or not await self._recovered():
                     raise BrokerUnavailable(
                         f"publishing to {routing_key!r} failed: {exc!r}"
                     ) from exc
+
+    async def _renew_channel(self, nacked: AbstractChannel | None) -> None:
+        """Publish on a fresh channel from now on. RabbitMQ 3.10 can keep nacking one quorum
+        queue's publishes on a channel whose publish to it raced the election of its new
+        leader (a node lost); a new channel reaches the new leader at once. The old channel is
+        closed once the publishes still waiting on it have had their time."""
+        async with self._renewing:
+            if self._channel is not nacked:
+                return  # a concurrent send renewed it already
+            fresh = await self._connection.channel(publisher_confirms=True, on_return_raises=True)
+            self._channel, self._exchanges = fresh, {}
+        if nacked is not None:
+            retire = asyncio.create_task(self._close_later(nacked))
+            self._retiring.add(retire)
+            retire.add_done_callback(self._retiring.discard)
+
+    async def _close_later(self, channel: AbstractChannel) -> None:
+        await asyncio.sleep(self._timeout)
+        with contextlib.suppress(*_CONNECTION_ERRORS, aiormq.exceptions.AMQPError):
+            await channel.close()
 
     async def _recovered(self) -> bool:
         """Wait for the robust channel to be restored after a connection loss."""
