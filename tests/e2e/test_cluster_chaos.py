@@ -1,7 +1,7 @@
 """The node-loss chaos, small: quorum queues on a three-node cluster of its own, the first
 node killed (-9), restarted, the second killed, while sessions flow; nothing is lost.
 
-Costs about 4 minutes on a loaded two-core machine, most of it booting the three nodes."""
+Costs about two minutes on a loaded two-core machine, a third of it booting the three nodes."""
 
 import json
 import os
