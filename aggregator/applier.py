@@ -22,6 +22,7 @@ from shared.broker import Publisher, send_to_dlq
 from shared.deadletters import DeadLetterKind
 from shared.messages import Result
 from shared.names import Names
+from shared.partitions import make_ahead
 from shared.sessions import store_explanation
 from shared.settings import Settings
 from shared.urgency import UrgentGate, UrgentSignals
@@ -33,6 +34,10 @@ _DB_DOWN = database.UNAVAILABLE
 DB_RETRY_S = 1.0
 # A janitor failing pass after pass waits at most this long between passes.
 JANITOR_MAX_DELAY_S = 60.0
+# Partitions are made days ahead (PARTITION_DAYS_AHEAD): checking hourly is plenty, and a
+# failed check (a lock not granted in time, Postgres away) is tried again after a minute.
+PARTITION_CHECK_S = 3600.0
+PARTITION_RETRY_S = 60.0
 
 Delivered = tuple[AbstractIncomingMessage, Result]
 
@@ -136,17 +141,29 @@ class Applier:
             except _DB_DOWN as exc:  # hold the batch unacked until Postgres is back
                 log.warning("postgres unavailable, holding results", error=repr(exc))
                 await asyncio.sleep(DB_RETRY_S)
-        for result in applied.unknown:
-            log.warning(
-                "result for an unknown or withdrawn session dropped",
-                session_id=result.session_id,
-                component=result.component,
-            )
         metrics.RESULTS.labels("applied").inc(len(results) - len(applied.unknown))
         await self._announce(applied.sessions)
-        for delivery, _ in batch:
-            await delivery.ack()
+        unknown = {id(result) for result in applied.unknown}
+        for delivery, result in batch:
+            if id(result) in unknown:
+                await self._dead_letter_unknown(delivery, result)
+            else:
+                await delivery.ack()
         return [r.session_id for r in applied.sessions if r.verdict is not None]
+
+    async def _dead_letter_unknown(self, delivery: AbstractIncomingMessage, result: Result) -> None:
+        """A result no recorded session awaits goes to the DLQ for an operator, never only to
+        the log: it may be the work of a dispatcher that records sessions elsewhere."""
+        metrics.RESULTS.labels("unknown_session").inc()
+        reason = (
+            f"result for an unknown or withdrawn session {result.session_id} "
+            f"(component {result.component})"
+        )
+        try:
+            await self.dead_letter(delivery, reason, kind="unknown_session")
+        except Exception as exc:  # back to its queue: dead-lettered when it returns
+            log.error("unknown-session result not dead-lettered, handed back", error=repr(exc))
+            await hand_back([delivery])
 
     async def _end_urgent(self, session_ids: list[str]) -> None:
         """Urgent sessions are final: lower tiers everywhere need not wait for them now."""
@@ -171,6 +188,8 @@ class Applier:
         for recorded in sessions:
             if recorded.verdict is None:
                 continue
+            if recorded.took_s is not None:
+                metrics.SESSION_SECONDS.observe(recorded.took_s)
             log.info(
                 "session finalized",
                 session_id=recorded.session_id,
@@ -233,6 +252,21 @@ class Applier:
                 metrics.JANITOR_ERRORS.inc()
                 log.exception("janitor pass failed", failures=failures)
             delay = janitor_delay_s(self.settings.janitor_interval_s, failures)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+
+    async def keep_partitions_ahead(self, stop: asyncio.Event) -> None:
+        """Keep the day partitions of the next PARTITION_DAYS_AHEAD days ready, so inserts
+        never meet a missing one even when nobody runs `verdict db prune`."""
+        while not stop.is_set():
+            delay = PARTITION_CHECK_S
+            try:
+                made = await make_ahead(self.storage.pool, self.settings.partition_days_ahead)
+                if made:
+                    log.info("day partitions created", partitions=made)
+            except Exception:
+                delay = PARTITION_RETRY_S
+                log.exception("making day partitions failed")
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(stop.wait(), delay)
 

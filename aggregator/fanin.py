@@ -39,6 +39,7 @@ class Recorded:
     results: dict[str, dict[str, Any]]
     explanation: dict[str, str] | None = None  # with the verdict
     review: tuple[str, ...] = ()  # why the verdict is queued for review (none: it is not)
+    took_s: float | None = None  # from the POST to the verdict, for the call that wrote it
 
 
 def live_states(sessions: Sequence[Recorded]) -> list[tuple[str, dict[str, Any]]]:
@@ -92,6 +93,13 @@ async def record_result(
     return applied.sessions[0]
 
 
+# The janitor's pick: every day partition's partial index of open sessions, merged by deadline.
+OVERDUE_SQL = (
+    "SELECT id FROM sessions WHERE status = 'processing' AND deadline_at < now()"
+    " ORDER BY deadline_at LIMIT $1 FOR UPDATE SKIP LOCKED"
+)
+
+
 async def finalize_overdue(
     pool: asyncpg.Pool,
     weights: Mapping[str, float],
@@ -105,8 +113,7 @@ async def finalize_overdue(
         ids = [
             row["id"]
             for row in await conn.fetch(
-                "SELECT id FROM sessions WHERE status = 'processing' AND deadline_at < now()"
-                " ORDER BY deadline_at LIMIT $1 FOR UPDATE SKIP LOCKED",
+                OVERDUE_SQL,
                 limit,
             )
         ]
@@ -114,11 +121,11 @@ async def finalize_overdue(
             return []
         await conn.execute(
             """
-            INSERT INTO component_results (session_id, component, status, error)
-            SELECT s.id, c, 'timeout', 'no result before the session deadline'
+            INSERT INTO component_results (session_id, day, component, status, error)
+            SELECT s.id, s.day, c, 'timeout', 'no result before the session deadline'
             FROM sessions s, unnest(s.components) AS c
-            WHERE s.id = ANY($1::uuid[])
-            ON CONFLICT (session_id, component) DO NOTHING
+            WHERE s.id = ANY($1::uuid[]) AND s.day = ANY(session_days($1::uuid[]))
+            ON CONFLICT (session_id, day, component) DO NOTHING
             """,
             ids,
         )
@@ -195,26 +202,29 @@ async def _finalize(conn: asyncpg.Connection, settled: list[Recorded]) -> list[R
         WITH moved AS (
             UPDATE sessions SET status = f.status, finished_at = now()
             FROM unnest($1::uuid[], $6::text[]) AS f(id, status)
-            WHERE sessions.id = f.id AND sessions.status = 'processing'
-            RETURNING sessions.id, sessions.tenant, sessions.plan
+            WHERE sessions.id = f.id AND sessions.day = ANY(session_days($1::uuid[]))
+                AND sessions.status = 'processing'
+            RETURNING sessions.id, sessions.day, sessions.tenant, sessions.plan,
+                extract(epoch FROM sessions.finished_at - sessions.created_at) AS took_s
         ), written AS (
-            INSERT INTO verdicts (session_id, score, label, confidence, explanation)
-            SELECT v.* FROM unnest($1::uuid[], $2::real[], $3::text[], $4::real[], $5::jsonb[])
+            INSERT INTO verdicts (session_id, day, score, label, confidence, explanation)
+            SELECT v.session_id, moved.day, v.score, v.label, v.confidence, v.explanation
+            FROM unnest($1::uuid[], $2::real[], $3::text[], $4::real[], $5::jsonb[])
                 AS v(session_id, score, label, confidence, explanation)
             JOIN moved ON moved.id = v.session_id
-            ON CONFLICT (session_id) DO NOTHING
+            ON CONFLICT (session_id, day) DO NOTHING
         ), queued AS (
-            INSERT INTO review_queue (session_id, tenant, plan, label, score, confidence,
+            INSERT INTO review_queue (session_id, day, tenant, plan, label, score, confidence,
                                      reasons)
-            SELECT moved.id, moved.tenant, moved.plan, q.label, q.score, q.confidence,
+            SELECT moved.id, moved.day, moved.tenant, moved.plan, q.label, q.score, q.confidence,
                    string_to_array(q.reasons, ',')
             FROM unnest($1::uuid[], $2::real[], $3::text[], $4::real[], $7::text[])
                 AS q(session_id, score, label, confidence, reasons)
             JOIN moved ON moved.id = q.session_id
             WHERE q.reasons <> ''
-            ON CONFLICT (session_id) DO NOTHING
+            ON CONFLICT (session_id, day) DO NOTHING
         )
-        SELECT id FROM moved
+        SELECT id, took_s FROM moved
         """,
         [uuid.UUID(r.session_id) for r, _ in finals],
         [v.score for _, v in finals],
@@ -224,10 +234,15 @@ async def _finalize(conn: asyncpg.Connection, settled: list[Recorded]) -> list[R
         [v.session_status for _, v in finals],
         [",".join(r.review) for r, _ in finals],
     )
-    mine = {str(row["id"]) for row in moved}
-    return [
-        r
-        if r.verdict is None or r.session_id in mine
-        else replace(r, verdict=None, explanation=None, review=())
-        for r in settled
-    ]
+    took = {str(row["id"]): float(row["took_s"]) for row in moved}
+    return [_as_written(r, took) for r in settled]
+
+
+def _as_written(recorded: Recorded, took: dict[str, float]) -> Recorded:
+    """A settled session as this call left it: its verdict (and time to it) when this call
+    wrote it, none when another aggregator finalized it first."""
+    if recorded.verdict is None:
+        return recorded
+    if recorded.session_id in took:
+        return replace(recorded, took_s=took[recorded.session_id])
+    return replace(recorded, verdict=None, explanation=None, review=())

@@ -17,7 +17,7 @@ from shared.broker import Publisher, reject_oversize
 from shared.constants import MEDIA_INPUT_TYPES, MEDIA_PREPROCESS
 from shared.deadletters import marked_as_parked, oversize, parked_letter
 from shared.errors import InvalidMessage
-from shared.heartbeat import Heartbeat, worker_id
+from shared.heartbeat import Heartbeat, announcement, unchanged
 from shared.messages import MAX_MESSAGE_BYTES, Result, decode_result
 from shared.names import Names
 from shared.resources import Resources
@@ -72,8 +72,9 @@ class Aggregator:
             if self.settings.urgent_threshold is not None:  # urgent sessions anywhere hold
                 signals = UrgentSignals(redis, self.settings.key_prefix)  # lower tiers back
                 await opened.enter(precedence_followed(self._gate, signals))
+            announced = announcement("aggregator", self.prefetch, input_types=())
             heartbeat = Heartbeat(
-                redis, self.settings.key_prefix, worker_id(), "aggregator", self.prefetch
+                redis, self.settings.key_prefix, unchanged(announced), lambda: self._lanes.pending
             )
             channel = await connection.channel()
             await channel.set_qos(prefetch_count=self.prefetch)
@@ -81,6 +82,7 @@ class Aggregator:
                 in_background(applier.apply_lane(self._lanes, True), "urgent results"),
                 in_background(applier.apply_lane(self._lanes, False), "results"),
                 in_background(applier.janitor(stop), "janitor"),
+                in_background(applier.keep_partitions_ahead(stop), "partitions"),
             ):
                 # One consumer per results queue, each with its own prefetch: urgent results
                 # are delivered even while lower-tier ones fill the other buffer. A passive

@@ -6,12 +6,14 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from dispatcher import error_responses
 from dispatcher.audit import RefusalAudit
+from dispatcher.docs import DocsPolicy
 from dispatcher.guard import RequestGuard, SecurityHeaders
 from dispatcher.quotas import RateLimitHeaders
-from dispatcher.routes import health, progress, review, sessions
+from dispatcher.routes import health, progress, review, sessions, workers
 from dispatcher.state import AppState
 from shared.settings import Settings
 
@@ -24,7 +26,16 @@ BODY_OVERHEAD_BYTES = 64 * 1024
 # Sessions and reviews alike must not sit in shared caches.
 PRIVATE = "/api/v3/"
 
-ROUTERS = (sessions.router, progress.router, review.router, health.router)
+ROUTERS = (sessions.router, progress.router, review.router, health.router, workers.router)
+# The documentation pages (fastapi-offline's defaults).
+DOCS_PAGES = ("/docs", "/redoc")
+
+DESCRIPTION = (
+    "Submit content for analysis and follow it to its verdict. Every route under "
+    "/api/v3/pipeline wants an API key: `X-API-Key: <key>` or `Authorization: Bearer <key>` "
+    "(Authorize, above). A session's event stream also opens with the token of the "
+    "`events_url` the POST answered with, for a browser's EventSource, which cannot send a key."
+)
 
 
 def create_app(settings: Settings) -> FastAPI:
@@ -32,16 +43,21 @@ def create_app(settings: Settings) -> FastAPI:
     the RateLimit headers, the security headers and the request guard (the last added
     middleware is the outermost)."""
     # No trailing-slash redirects: their Location would be built from the client's Host header.
-    app = FastAPI(
+    # Swagger UI (/docs) and ReDoc (/redoc) from the assets fastapi-offline ships, never a
+    # CDN: the docs work on a machine without internet.
+    app = FastAPIOffline(
         title="verdict-pipeline",
         version="0.1.0",
+        description=DESCRIPTION,
         lifespan=_lifespan(settings),
         redirect_slashes=False,
+        swagger_ui_parameters={"persistAuthorization": True},
     )
     error_responses.install(app)
     for router in ROUTERS:
         app.include_router(router)
     app.add_middleware(RequestGuard, settings=settings, limit=body_limit(settings))
+    app.add_middleware(DocsPolicy, paths=DOCS_PAGES)
     app.add_middleware(SecurityHeaders, private_prefix=PRIVATE)
     app.add_middleware(RateLimitHeaders)
     app.add_middleware(RefusalAudit)  # outermost: sees every refusal, FastAPI's own included

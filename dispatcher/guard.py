@@ -132,7 +132,9 @@ class RequestGuard:
         )
         keyed = _keyed(scope)
         key = self._known_key(scope, headers) if keyed else None
-        reader: Receive = body if key is not None or not keyed else _NoBody()
+        # Without a body there is nothing to keep unread: the real `receive` still tells a
+        # stream opened by an events token (no key) when its client goes away.
+        reader: Receive = body if key is not None or not keyed or body.complete else _NoBody()
         counted = key if key is not None and not body.complete else None
         if counted is not None:
             if self._in_progress[counted] >= self.settings.api_max_requests_per_key:
@@ -201,7 +203,8 @@ async def _refuse(scope: Scope, send: Send, code: int, detail: str, retry: int =
 
 class SecurityHeaders:
     """`X-Content-Type-Options: nosniff` on every response; `Cache-Control: no-store` on
-    responses under `private_prefix` (session data must not sit in shared caches)."""
+    responses under `private_prefix` that set none (session data must not sit in shared
+    caches)."""
 
     def __init__(self, app: ASGIApp, private_prefix: str) -> None:
         self.app = app
@@ -211,13 +214,16 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        extra = [(b"x-content-type-options", b"nosniff")]
-        if scope["path"].startswith(self.private_prefix):
-            extra.append((b"cache-control", b"no-store"))
+        private = scope["path"].startswith(self.private_prefix)
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *extra]
+                headers = list(message.get("headers", []))
+                headers.append((b"x-content-type-options", b"nosniff"))
+                # A route's own Cache-Control (an event stream's) is kept: it says no-store too.
+                if private and all(name.lower() != b"cache-control" for name, _ in headers):
+                    headers.append((b"cache-control", b"no-store"))
+                message["headers"] = headers
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

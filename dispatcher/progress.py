@@ -7,17 +7,19 @@ progress.
 from __future__ import annotations
 
 import asyncio
-import json
+import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
 import structlog
 from fastapi import HTTPException
 
+from dispatcher import sse
 from dispatcher.auth import Caller
 from dispatcher.state import AppState
 from dispatcher.views import result_body
 from shared import live, sessions
+from shared.background import stop_if_cancelled
 from shared.sessions import SessionView
 
 log = structlog.get_logger(__name__)
@@ -56,14 +58,12 @@ async def session_progress(state: AppState, session_id: str, who: Caller) -> dic
     return (await owned_view(state, session_id, who)).progress()
 
 
-def sse(event: str, data: Any) -> bytes:
-    """One server-sent event: its name and its data as one line of JSON."""
-    return f"event: {event}\ndata: {json.dumps(data, default=str)}\n\n".encode()
-
-
-async def event_stream(state: AppState, session_id: str, who: Caller) -> AsyncIterator[bytes]:
-    """Server-sent `progress` events until the session is final, then one `result` event;
-    for a verdict queued for human review, then one `review` event once it is decided.
+async def event_stream(
+    state: AppState, session_id: str, who: Caller, last_event_id: str | None = None
+) -> AsyncIterator[bytes]:
+    """Server-sent events (dispatcher/sse.py) until the session is final: `progress` events
+    the client has not seen (by `Last-Event-ID`), then one `result` event; for a verdict
+    queued for human review, then one `review` event once it is decided.
 
     A session that vanishes mid-stream (row deleted, expired) ends the stream with an `end`
     event, as does a failure to read it: a stream always ends as a well-formed response.
@@ -75,60 +75,46 @@ async def event_stream(state: AppState, session_id: str, who: Caller) -> AsyncIt
     except Exception:  # no Redis, or every stream connection in use: follow the record
         pubsub = None
     try:
-        async for event in _session_events(state, session_id, who, pubsub):
+        read = functools.partial(_snapshot, state, session_id, who)
+        wait = functools.partial(_wait_for_news, pubsub)
+        async for event in sse.follow(read, wait, last_event_id):
             yield event
     except HTTPException:
-        yield sse("end", {"reason": "the session no longer exists"})
+        yield sse.frame("end", {"reason": "the session no longer exists"})
     except Exception as exc:
         log.warning("event stream ended early", session_id=session_id, error=repr(exc))
-        yield sse("end", {"reason": "progress cannot be read now; reconnect later"})
+        yield sse.frame("end", {"reason": "progress cannot be read now; reconnect later"})
     finally:
         state.streams[who.tenant] -= 1
         if pubsub is not None:
             await pubsub.aclose()
 
 
-async def _session_events(
-    state: AppState, session_id: str, who: Caller, pubsub: Any
-) -> AsyncIterator[bytes]:
-    last = None
-    while True:
-        if not await state.tenants.exists(session_id):  # the record, not the cache
+async def _snapshot(state: AppState, session_id: str, who: Caller) -> sse.Snapshot:
+    """The session now: progress from the live cache; the result and any review from the
+    record once final."""
+    if not await state.tenants.exists(session_id):  # the record, not the cache
+        raise no_such_session()
+    progress = await session_progress(state, session_id, who)
+    if progress["status"] != "processing":
+        view = await sessions.load(state.pool, session_id, who.tenant)
+        if view is None:
             raise no_such_session()
-        progress = await session_progress(state, session_id, who)
-        if progress != last:
-            yield sse("progress", progress)
-            last = progress
-        if progress["status"] != "processing":
-            view = await sessions.load(state.pool, session_id, who.tenant)
-            if view is not None and view.final:
-                yield sse("result", result_body(view))
-                async for event in _review_event(state, view, who, pubsub):
-                    yield event
-                return
-        await _wait_for_news(pubsub)
+        if view.final:
+            return sse.Snapshot(view.progress(), result_body(view), view.review)
+    return sse.Snapshot(progress)
 
 
-async def _review_event(
-    state: AppState, view: SessionView, who: Caller, pubsub: Any
-) -> AsyncIterator[bytes]:
-    """One `review` event once a queued verdict is decided; nothing for one never queued."""
-    while view.review is not None:
-        if view.review["reviewed_at"] is not None:
-            yield sse("review", view.review)
-            return
-        await _wait_for_news(pubsub, REVIEW_POLL_S)
-        found = await sessions.load(state.pool, view.id, who.tenant)
-        if found is None:
-            raise no_such_session()
-        view = found
-
-
-async def _wait_for_news(pubsub: Any, timeout_s: float = EVENT_POLL_S) -> None:
+async def _wait_for_news(pubsub: Any, for_review: bool) -> None:
+    """Until news on the session's channel, or a poll interval: a long one while a review is
+    awaited, though never past a keep-alive, which the stream owes its client meanwhile."""
+    timeout_s = min(REVIEW_POLL_S, sse.KEEPALIVE_S) if for_review else EVENT_POLL_S
     if pubsub is None:
-        await asyncio.sleep(EVENT_POLL_S)
+        await asyncio.sleep(timeout_s)
         return
     try:
         await pubsub.get_message(ignore_subscribe_messages=True, timeout=timeout_s)
     except Exception:
+        stop_if_cancelled()  # a closed stream's cancel turned into a read error: end here
         await asyncio.sleep(EVENT_POLL_S)
+    stop_if_cancelled()

@@ -45,30 +45,3 @@ async def watch(
                 raise_if_cancelled(exc)
                 log.debug("queue depths not read", error=repr(exc))
         await asyncio.sleep(QUEUE_WATCH_S)
-
-
-class ConsumerCounts:
-    """Consumers of a queue, read with a passive declare and trusted for `ttl_s` seconds."""
-
-    def __init__(self, ttl_s: float) -> None:
-        self.ttl_s = ttl_s
-        self._seen: dict[str, tuple[float, int]] = {}
-
-    async def of(self, connection: AbstractRobustConnection, queue: str) -> int | None:
-        """The queue's consumer count; None when the broker cannot say (away, no such queue)."""
-        now = asyncio.get_running_loop().time()
-        cached = self._seen.get(queue)
-        if cached is not None and now - cached[0] < self.ttl_s:
-            return cached[1]
-        try:
-            channel = await connection.channel()
-            try:
-                declared = await channel.declare_queue(queue, passive=True, robust=False)
-            finally:
-                await channel.close()
-        except Exception as exc:  # the publish that follows finds out what is wrong
-            log.debug("consumers not read", queue=queue, error=repr(exc))
-            return None
-        count = declared.declaration_result.consumer_count or 0
-        self._seen[queue] = (now, count)
-        return count

@@ -107,6 +107,24 @@ class Quotas:
             await self._charge_key(request, who, key)
         return who
 
+    async def admit_token(self, request: Request, check: Callable[[], Caller]) -> Caller:
+        """The caller an events token stands for (`check`, which raises 401 for a bad one),
+        after the address throttle; a bad token counts as an unknown key against the
+        address. Reads on a token are not rate-limited: it opens one stream of one session,
+        and the tenant's stream cap bounds those."""
+        address = request.client.host if request.client else "unknown"
+        if self.enabled:
+            await self._refuse_throttled_address(request, address)
+        try:
+            who = check()
+        except HTTPException:
+            audit.note(reason="bad_events_token")
+            if self.enabled:
+                await self.windows.charge("auth_failures", self.auth_failures, address)
+            raise
+        audit.note(tenant=who.tenant)
+        return who
+
     async def enforce_in_flight_cap(self, who: Caller, idempotency_key: str | None) -> None:
         """429 when the tenant already has its plan's cap of sessions processing.
 

@@ -15,8 +15,10 @@ from aio_pika.abc import AbstractRobustConnection
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
-from dispatcher import review_backlog
-from dispatcher.queue_watch import ConsumerCounts, watch
+from dispatcher import online, review_backlog
+from dispatcher.event_tokens import token_key
+from dispatcher.online import OnlineWorkers
+from dispatcher.queue_watch import watch
 from dispatcher.quotas import Quotas
 from dispatcher.tenancy import SessionTenants
 from shared.background import in_background
@@ -49,10 +51,13 @@ class AppState:
     publisher: Publisher | None = None
     connection: AbstractRobustConnection | None = None
     tenants: SessionTenants = field(init=False)
-    media_readers: ConsumerCounts = field(init=False)
+    # The worker registry, read at most every API_WORKERS_TTL_S (dispatcher/online.py).
+    workers: OnlineWorkers = field(init=False)
     # Event streams open now, by tenant (API_MAX_STREAMS_PER_TENANT).
     streams: Counter[str] = field(default_factory=Counter)
     task_signer: Ed25519PrivateKey = field(init=False, repr=False)
+    # Signs the tokens of the events links it hands out (dispatcher/event_tokens.py).
+    events_key: bytes = field(init=False, repr=False)
     _analysis: AnalysisPool | None = field(default=None, repr=False)
 
     @property
@@ -67,9 +72,12 @@ class AppState:
     def __post_init__(self) -> None:
         # Every task the API publishes is signed (shared/signing.py); no key, no start.
         self.task_signer = task_signer(self.settings)
+        self.events_key = token_key(self.settings)
         self.quotas = Quotas(self.settings, self.redis, self.pool)
         self.tenants = SessionTenants(self.pool, self.settings.api_tenant_cache_size)
-        self.media_readers = ConsumerCounts(self.settings.api_media_readers_ttl_s)
+        self.workers = OnlineWorkers(
+            self.redis, self.settings.key_prefix, self.settings.api_workers_ttl_s
+        )
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -91,8 +99,15 @@ class AppState:
             await opened.enter(in_background(state._connect_until_up(), "broker connection"))
             depths = watch(lambda: state.connection, from_settings(settings))
             await opened.enter(in_background(depths, "queue depths"))
+            await opened.enter(in_background(online.watch(state.workers), "worker registry"))
             await opened.enter(in_background(review_backlog.watch(state.pool), "review backlog"))
             yield state
+
+    @property
+    def broker_up(self) -> bool:
+        """Whether sessions go to the broker now (otherwise the API analyses them itself)."""
+        connection = self.connection
+        return self.publisher is not None and connection is not None and not connection.is_closed
 
     async def _connect_until_up(self) -> None:
         names = Names(self.settings.topology_prefix)

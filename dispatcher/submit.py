@@ -7,14 +7,13 @@ from dataclasses import dataclass
 
 import structlog
 
-from dispatcher.media import MediaRefused, locate
+from dispatcher.media import locate
 from dispatcher.state import AppState
 from dispatcher.sync import analyse_inline
 from shared import live, metrics, sessions
 from shared.constants import ANALYSIS_COMPONENTS, MEDIA_INPUT_TYPES, MEDIA_PREPROCESS
 from shared.errors import BrokerUnavailable, PublishError, QueueFull
 from shared.messages import Task, TaskInput, now_ms, priority_of
-from shared.names import Names
 from shared.sessions import NewSession, progress_of
 from shared.urgency import UrgentSignals
 
@@ -43,6 +42,9 @@ class KeyReused(Exception):
 # Seconds a refused client should wait: long enough for workers to drain some backlog.
 FULL_RETRY_AFTER_S = 5
 UNROUTABLE_RETRY_AFTER_S = 30
+# About one heartbeat: a worker that (re)starts announces itself at once, and the API sees it
+# within API_WORKERS_TTL_S.
+NO_WORKER_RETRY_AFTER_S = 30
 
 
 def first_tasks(session: NewSession, user_id: str | None) -> list[Task]:
@@ -85,7 +87,7 @@ async def accept(state: AppState, session: NewSession) -> Accepted:
     # critical path, and a later state from the aggregator is never overwritten by it.
     announced = asyncio.ensure_future(_announce(state, session))
     try:
-        await _publish_all(state, tasks)
+        await _publish_all(state, tasks, session.tenant)
     except BrokerUnavailable as exc:
         log.warning(
             "broker unavailable, analysing synchronously", session_id=session.id, error=str(exc)
@@ -109,26 +111,29 @@ async def accept(state: AppState, session: NewSession) -> Accepted:
     return Accepted(session.id, "async")
 
 
-async def media_task_path(state: AppState, tenant: str, plan: int, media_path: str) -> str:
-    """The path a task carries for a client's media file; MediaRefused when none can be read.
+async def media_task_path(state: AppState, tenant: str, media_path: str) -> str:
+    """The path a task carries for a client's media file; MediaRefused when none can be read."""
+    return await asyncio.to_thread(locate, state.settings.media_root, tenant, media_path)
 
-    Refused too while no worker consumes media on the plan's queue: the task could only
-    wait there. With the broker away the session is analysed in-process, as any other.
+
+async def unservable(state: AppState, input_type: str) -> str | None:
+    """Why no online worker can serve a session of `input_type` now, or None.
+
+    Only sessions bound for the broker are checked: with the broker away the API analyses
+    the session itself (dispatcher/sync.py), whatever the registry says.
     """
-    path = await asyncio.to_thread(locate, state.settings.media_root, tenant, media_path)
-    connection = state.connection
-    if connection is not None and not connection.is_closed:
-        queue = Names(state.settings.topology_prefix).task_queue(MEDIA_PREPROCESS, plan)
-        if await state.media_readers.of(connection, queue) == 0:
-            raise MediaRefused("media input cannot be analysed right now (no media worker runs)")
-    return path
+    if not state.settings.api_check_workers or not state.broker_up:
+        return None
+    return await state.workers.refusal(input_type)
 
 
-async def _publish_all(state: AppState, tasks: list[Task]) -> None:
+async def _publish_all(state: AppState, tasks: list[Task], tenant: str) -> None:
     publisher = state.publisher
     if publisher is None:
         raise BrokerUnavailable("no connection to RabbitMQ")
-    results = await asyncio.gather(*(publisher.task(t) for t in tasks), return_exceptions=True)
+    results = await asyncio.gather(
+        *(publisher.task(t, tenant=tenant) for t in tasks), return_exceptions=True
+    )
     errors = [r for r in results if isinstance(r, BaseException)]
     if errors:
         # A refusal by a live broker outranks a lost connection: it must not turn into sync work.

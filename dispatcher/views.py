@@ -10,18 +10,20 @@ from shared.sessions import SessionView
 API = "/api/v3/pipeline"
 
 
-def links(session_id: str) -> dict[str, str]:
-    """Where a client follows a session: its progress, its result and its event stream."""
+def links(session_id: str, events_token: str | None = None) -> dict[str, str]:
+    """Where a client follows a session: its progress, its result and its event stream; the
+    last with the token that opens it without an API key (dispatcher/event_tokens.py)."""
+    events = f"{API}/{session_id}/events"
     return {
         "poll_url": f"{API}/{session_id}/queue-status",
         "result_url": f"{API}/{session_id}/result",
-        "events_url": f"{API}/{session_id}/events",
+        "events_url": f"{events}?token={events_token}" if events_token else events,
     }
 
 
-def processing_body(session_id: str) -> dict[str, Any]:
+def processing_body(session_id: str, events_token: str | None = None) -> dict[str, Any]:
     """The answer for a session still processing: its id and the links to follow it."""
-    return {"session_id": session_id, "status": "processing", **links(session_id)}
+    return {"session_id": session_id, "status": "processing", **links(session_id, events_token)}
 
 
 def result_body(view: SessionView) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import structlog
@@ -25,7 +25,10 @@ from shared.settings import Settings, is_placeholder, load_settings
 from workers.analysis.cli import factchecks
 
 if TYPE_CHECKING:
+    from shared.dead_letter_queue import LetterFilter
     from topology.access import Role
+
+T = TypeVar("T")
 
 log = structlog.get_logger(__name__)
 
@@ -374,6 +377,36 @@ def db_migrate() -> None:
     click.echo(f"applied {len(applied)} migration(s): {', '.join(applied) or 'none pending'}")
 
 
+@db.command("prune")
+@click.option(
+    "--retention-days",
+    type=click.IntRange(min=1),
+    default=None,
+    help="keep this many days before today (default: RETENTION_DAYS)",
+)
+def db_prune(retention_days: int | None) -> None:
+    """Drop the day partitions past retention and make PARTITION_DAYS_AHEAD days ahead.
+
+    Run as the owner (like migrate), e.g. daily: each partition is detached CONCURRENTLY,
+    so reads and writes of the tables go on meanwhile.
+    """
+    from shared.partitions import prune_database
+
+    settings = _settings()
+    keep = settings.retention_days if retention_days is None else retention_days
+    try:
+        pruned = asyncio.run(
+            prune_database(settings.database_url, keep, settings.partition_days_ahead)
+        )
+    except VerdictError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(
+        f"dropped {len(pruned.dropped)} day(s): {', '.join(pruned.dropped) or 'none'};"
+        f" {pruned.keys_deleted} idempotency key(s) deleted;"
+        f" {pruned.created} partition(s) created ahead"
+    )
+
+
 @db.command("provision")
 @click.option("--owner", default=None, help="owner role (default: <database>_owner)")
 @click.option("--app", "app_role", default=None, help="application role (default: <database>_app)")
@@ -504,32 +537,165 @@ def up(compose_file: Path, log_dir: Path | None) -> None:
 
 @main.group()
 def dlq() -> None:
-    """List or replay the dead-letter queue."""
+    """Browse, replay or purge the dead-letter queue (as OPERATOR_AMQP_URL's user, else
+    AMQP_URL's)."""
+
+
+def _age(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    from ops.dlq import parse_age
+
+    if value is None:
+        return None
+    try:
+        return parse_age(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+def _letter_filters(command: Callable[..., None]) -> Callable[..., None]:
+    """The options that choose letters, shared by list, replay and purge."""
+    options = [
+        click.option("--reason", default=None, help="reason contains this (any case)"),
+        click.option("--component", default=None, help="letters of this component"),
+        click.option("--tenant", default=None, help="letters of this tenant's sessions"),
+        click.option(
+            "--older-than", callback=_age, help="dead at least this long (90s, 15m, 2h, 1d)"
+        ),
+        click.option("--newer-than", callback=_age, help="dead at most this long"),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _wanted(ids: tuple[str, ...] = (), **given: Any) -> LetterFilter:
+    from shared.dead_letter_queue import LetterFilter
+
+    return LetterFilter(
+        reason=given["reason"],
+        component=given["component"],
+        tenant=given["tenant"],
+        min_age_s=given["older_than"],
+        max_age_s=given["newer_than"],
+        ids=frozenset(ids),
+    )
+
+
+def _on_dlq(settings: Settings, work: Callable[..., Coroutine[Any, Any, T]]) -> T:
+    """Run `work(connection, names)` as the operator; a project error is a one-line exit 1."""
+    from ops.dlq import with_operator
+
+    try:
+        return asyncio.run(with_operator(settings, work))
+    except VerdictError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _scan_note(scanned: int, depth: int) -> None:
+    if depth > scanned:
+        click.echo(f"looked at the first {scanned} of {depth} letters (DLQ_SCAN_LIMIT)", err=True)
 
 
 @dlq.command("list")
-@click.option("--limit", type=int, default=50, show_default=True, help="letters to show")
-def dlq_list(limit: int) -> None:
-    """Show dead letters with their origin and reason; they stay in the queue."""
-    from ops.dlq import inspect
+@_letter_filters
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="a JSON array instead of lines")
+def dlq_list(limit: int, as_json: bool, **given: Any) -> None:
+    """Show dead letters (id, age, origin, reason, attempt, replays, priority, size, preview),
+    oldest first; they stay in the queue, in order."""
+    from ops import dlq as ops_dlq
+    from shared.dead_letter_queue import list_letters
 
-    letters = asyncio.run(inspect(_settings(), limit))
-    for letter in letters:
-        click.echo(f"{letter.origin or '-'}\t{letter.reason}\t{letter.size} B\t{letter.preview!r}")
-    click.echo(f"{len(letters)} dead letter(s) shown", err=True)
+    settings = _settings()
+    wanted = _wanted(**given)
+    listing = _on_dlq(
+        settings,
+        lambda c, n: list_letters(c, n, wanted, limit, settings.dlq_scan_limit),
+    )
+    if as_json:
+        click.echo(ops_dlq.dumps([ops_dlq.as_json(letter) for letter in listing.letters]))
+    else:
+        click.echo(ops_dlq.HEADER_ROW)
+        for letter in listing.letters:
+            click.echo(ops_dlq.row(letter))
+    click.echo(f"{len(listing.letters)} dead letter(s) shown of {listing.depth}", err=True)
+    _scan_note(listing.scanned, listing.depth)
+
+
+@dlq.command("show")
+@click.argument("letter_id")
+def dlq_show(letter_id: str) -> None:
+    """Show one dead letter, headers and body included, as JSON; it stays in the queue."""
+    from ops import dlq as ops_dlq
+    from shared.dead_letter_queue import letter
+
+    settings = _settings()
+    found = _on_dlq(settings, lambda c, n: letter(c, n, letter_id, settings.dlq_scan_limit))
+    if found is None:
+        raise click.ClickException(
+            f"no dead letter {letter_id} among the first {settings.dlq_scan_limit} of the DLQ"
+        )
+    click.echo(ops_dlq.dumps(ops_dlq.as_json(found)))
 
 
 @dlq.command("replay")
-@click.option("--limit", type=int, default=1000, show_default=True, help="letters to replay")
-@click.option(
-    "--reason", "reason_contains", default=None, help="only letters whose reason has this"
-)
-def dlq_replay(limit: int, reason_contains: str | None) -> None:
-    """Send dead letters back to their queue as a fresh first attempt."""
-    from ops.dlq import replay
+@click.argument("ids", nargs=-1)
+@_letter_filters
+@click.option("--limit", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--force", is_flag=True, help="also letters replayed DLQ_MAX_REPLAYS times (loops)")
+def dlq_replay(ids: tuple[str, ...], limit: int, force: bool, **given: Any) -> None:
+    """Send the letters with these IDS, or matching the filters (all when none), back to
+    their origin queue at their priority, as a first attempt with a replay counted."""
+    from shared.dead_letter_queue import replay
 
-    replayed = asyncio.run(replay(_settings(), limit, reason_contains))
-    click.echo(f"replayed {replayed} dead letter(s)")
+    settings = _settings()
+    wanted = _wanted(ids, **given)
+    outcome = _on_dlq(
+        settings,
+        lambda c, n: replay(
+            c,
+            n,
+            wanted,
+            limit,
+            settings.dlq_max_replays,
+            force=force,
+            scan=settings.dlq_scan_limit,
+        ),
+    )
+    click.echo(f"replayed {len(outcome.replayed)} dead letter(s)")
+    if outcome.refused_loops:
+        click.echo(
+            f"refused {len(outcome.refused_loops)} loop(s), replayed "
+            f"{settings.dlq_max_replays} times already (--force replays them): "
+            + " ".join(outcome.refused_loops)
+        )
+    if outcome.unroutable:
+        click.echo(
+            f"left {len(outcome.unroutable)} with no origin queue to take them: "
+            + " ".join(outcome.unroutable)
+        )
+    _scan_note(outcome.scanned, outcome.depth)
+
+
+@dlq.command("purge")
+@click.argument("ids", nargs=-1)
+@_letter_filters
+@click.option("--yes", is_flag=True, help="really delete them (without it: only count)")
+def dlq_purge(ids: tuple[str, ...], yes: bool, **given: Any) -> None:
+    """Delete the letters with these IDS, or matching the filters (all when none). Without
+    --yes nothing is deleted: it says how many would go and exits 1."""
+    from shared.dead_letter_queue import list_letters, purge
+
+    settings = _settings()
+    wanted = _wanted(ids, **given)
+    scan = settings.dlq_scan_limit
+    if not yes:
+        listing = _on_dlq(settings, lambda c, n: list_letters(c, n, wanted, scan, scan))
+        raise click.ClickException(
+            f"would purge {len(listing.letters)} dead letter(s); run again with --yes"
+        )
+    purged = _on_dlq(settings, lambda c, n: purge(c, n, wanted, scan))
+    click.echo(f"purged {purged} dead letter(s)")
 
 
 main.add_command(factchecks)

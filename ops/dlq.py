@@ -1,118 +1,89 @@
-"""The dead-letter queue for operators: list what is there and why, replay it to its queue."""
+"""`verdict dlq`: the operator's side of shared/dead_letter_queue.py — which credentials,
+ages as typed, and letters as printed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict
+from typing import Any, Final, TypeVar
 
-from aio_pika import Message
-from aio_pika.abc import AbstractIncomingMessage
+from aio_pika.abc import AbstractRobustConnection
 
-from shared.broker import JSON, Publisher, persistent_message
-from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
+from shared.dead_letter_queue import DeadLetter
 from shared.names import Names
 from shared.resources import Resources
-from shared.settings import Settings
+from shared.settings import Settings, broker_urls
+
+T = TypeVar("T")
+
+_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+_AGE: Final = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 
 
-@dataclass(frozen=True)
-class DeadLetter:
-    """One message in the DLQ: where it came from and why it is there."""
-
-    origin: str
-    reason: str
-    size: int
-    preview: str
+def operator_url(settings: Settings) -> str:
+    """The operator role's URL; AMQP_URL when none is set (a development broker's user)."""
+    return settings.operator_amqp_url or settings.amqp_url
 
 
-def origin_of(headers: dict[str, Any]) -> str:
-    """The routing key to replay to: ours when we dead-lettered it, else RabbitMQ's x-death."""
-    if headers.get(ORIGIN_HEADER):
-        return str(headers[ORIGIN_HEADER])
-    deaths = headers.get("x-death") or []
-    if deaths and deaths[0].get("routing-keys"):
-        return str(deaths[0]["routing-keys"][0])
-    return ""
+def parse_age(text: str) -> float:
+    """`90`, `90s`, `15m`, `2h`, `1d` as seconds; ValueError on anything else."""
+    found = _AGE.match(text)
+    if found is None:
+        raise ValueError(f"{text!r} is not an age like 90s, 15m, 2h or 1d")
+    number, unit = found.groups()
+    return float(number) * _UNITS[unit or "s"]
 
 
-def reason_of(headers: dict[str, Any]) -> str:
-    if headers.get(REASON_HEADER):
-        return str(headers[REASON_HEADER])
-    deaths = headers.get("x-death") or []
-    return f"{deaths[0].get('reason')} in {deaths[0].get('queue')}" if deaths else "unknown"
+def format_age(seconds: float | None) -> str:
+    """An age at a glance: `42s`, `7m`, `3h`, `2d`; `?` when unknown."""
+    if seconds is None:
+        return "?"
+    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
 
 
-def describe(message: AbstractIncomingMessage) -> DeadLetter:
-    headers = dict(message.headers or {})
-    body = message.body.decode("utf-8", "replace")
-    return DeadLetter(origin_of(headers), reason_of(headers), len(message.body), body[:120])
-
-
-async def inspect(settings: Settings, limit: int) -> list[DeadLetter]:
-    """Up to `limit` dead letters, left in place (fetched, then given back)."""
-    async with Resources() as opened:
-        connection = await opened.broker(settings.amqp_urls(), "dlq-inspect")
-        channel = await connection.channel()
-        await channel.set_qos(prefetch_count=limit)
-        queue = await channel.declare_queue(Names(settings.topology_prefix).dlq, passive=True)
-        held: list[AbstractIncomingMessage] = []
-        while len(held) < limit and (message := await queue.get(fail=False)) is not None:
-            held.append(message)
-        found = [describe(m) for m in held]
-        for message in held:  # unacked: closing the channel returns them, order kept
-            await message.nack(requeue=True)
-        return found
-
-
-async def replay(settings: Settings, limit: int, reason_contains: str | None = None) -> int:
-    """Send dead letters back to their queue as a fresh first attempt; the count replayed."""
-    names = Names(settings.topology_prefix)
-    replayed = 0
-    async with Resources() as opened:
-        connection = await opened.broker(settings.amqp_urls(), "dlq-replay")
-        publisher = await Publisher(connection, names, settings.publish_timeout_s).open()
-        channel = await connection.channel()
-        queue = await channel.declare_queue(names.dlq, passive=True)
-        skipped = []
-        for _ in range(limit):
-            message = await queue.get(fail=False)
-            if message is None:
-                break
-            letter = describe(message)
-            if not letter.origin or (reason_contains and reason_contains not in letter.reason):
-                skipped.append(message)
-                continue
-            await publisher.send(names.exchange, letter.origin, _fresh(message))
-            await message.ack()
-            replayed += 1
-        for message in skipped:
-            await message.nack(requeue=True)
-    return replayed
-
-
-def _fresh(message: AbstractIncomingMessage) -> Message:
-    headers = {
-        k: v
-        for k, v in (message.headers or {}).items()
-        if k
-        not in (
-            REASON_HEADER,
-            ORIGIN_HEADER,
-            "x-death",
-            "x-first-death-exchange",
-            "x-first-death-queue",
-            "x-first-death-reason",
-            "x-last-death-exchange",
-            "x-last-death-queue",
-            "x-last-death-reason",
-        )
-    }
-    headers[ATTEMPT_HEADER] = 1
-    return persistent_message(
-        message.body,
-        message.content_type or JSON,
-        priority=message.priority,
-        message_id=message.message_id,
-        correlation_id=message.correlation_id,
-        headers=headers,
+def row(letter: DeadLetter) -> str:
+    """One letter as a tab-separated line: id, age, origin, reason, attempt, replays,
+    priority, size and a preview of the body."""
+    cells = (
+        letter.id,
+        format_age(letter.age_s),
+        letter.origin or "-",
+        letter.reason,
+        "-" if letter.attempt is None else str(letter.attempt),
+        f"replays={letter.replays}",
+        f"priority={'-' if letter.priority is None else letter.priority}",
+        f"{letter.size} B",
+        repr(letter.preview[:80]),
     )
+    return "\t".join(cells)
+
+
+HEADER_ROW: Final = "id\tage\torigin\treason\tattempt\treplays\tpriority\tsize\tpreview"
+
+
+def as_json(letter: DeadLetter) -> dict[str, Any]:
+    """A letter as a JSON object; the body, when loaded, as UTF-8 text."""
+    document = asdict(letter)
+    body = document.pop("body")
+    if body is not None:
+        document["body"] = body.decode("utf-8", "replace")
+    return document
+
+
+def dumps(document: Any) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+async def with_operator(
+    settings: Settings, work: Callable[[AbstractRobustConnection, Names], Awaitable[T]]
+) -> T:
+    """Run `work` on a connection as the operator role, closed afterwards."""
+    async with Resources() as opened:
+        urls = broker_urls(operator_url(settings), settings.amqp_hosts)
+        connection = await opened.broker(urls, "verdict-dlq")
+        return await work(connection, Names(settings.topology_prefix))

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import socket
+import time
 
 import asyncpg
 from redis.asyncio import Redis
 
 from shared.broker import connect
-from shared.heartbeat import live_workers
+from shared.registry import registry
 from shared.settings import Settings
 
 
@@ -25,8 +26,8 @@ async def check(settings: Settings, heartbeat: bool) -> list[str]:
         await redis.ping()
         if heartbeat:
             host = socket.gethostname()
-            beats = await live_workers(redis, settings.key_prefix)
-            if not any(str(b.get("worker_id", "")).startswith(f"{host}-") for b in beats):
+            records = await registry(redis, settings.key_prefix, time.time())
+            if not any(r.host == host and r.status != "offline" for r in records):
                 problems.append(f"no heartbeat from a process on {host} in the last 90 s")
     except Exception as exc:
         problems.append(f"redis: {exc}")

@@ -125,8 +125,9 @@ class Supervisor:
         # Own process group: a terminal's Ctrl-C reaches only the supervisor, which then
         # stops the children in order.
         env = None
-        if child.metrics_port is not None:
-            env = {**os.environ, "METRICS_PORT": str(child.metrics_port)}
+        if child.metrics_port is not None:  # the API reads its own variable; others ignore it
+            port = str(child.metrics_port)
+            env = {**os.environ, "METRICS_PORT": port, "API_METRICS_PORT": port}
         child.process = subprocess.Popen(
             child.service.argv, stdout=out, stderr=out, start_new_session=True, env=env
         )

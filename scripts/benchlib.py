@@ -166,6 +166,7 @@ class World:
             media_signing_key=self.signing["MEDIA_SIGNING_KEY"],
             media_verify_key=self.signing["MEDIA_VERIFY_KEY"],
             result_keys=json.loads(self.signing["RESULT_KEYS"]),
+            events_token_key=self.signing["EVENTS_TOKEN_KEY"],
         )
 
 

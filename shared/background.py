@@ -50,3 +50,14 @@ def raise_if_cancelled(error: BaseException) -> None:
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError() from error
+
+
+def stop_if_cancelled() -> None:
+    """Raise CancelledError when this task has been asked to stop, even if the request was
+    swallowed on its way: a library that catches the cancellation inside a read and retries
+    (redis-py's pubsub, reconnecting after the cancel became a ConnectionError) would otherwise
+    keep the task alive, and its process until the supervisor's SIGKILL. Loops over such a
+    library call this after every await."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError()

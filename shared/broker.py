@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from yarl import URL
 
 from shared import metrics
-from shared.constants import ATTEMPT_HEADER
+from shared.constants import ATTEMPT_HEADER, TENANT_HEADER
 from shared.deadletters import DeadLetterKind, dead_letter_headers, parking_headers
 from shared.errors import BrokerUnavailable, PublishError, QueueFull
 from shared.messages import Result, Task, encode
@@ -248,11 +249,14 @@ class Publisher:
             return False
         return True
 
-    async def task(self, task: Task, attempt: int = 1) -> None:
+    async def task(self, task: Task, attempt: int = 1, tenant: str | None = None) -> None:
+        """Sign (API, media workers) and publish a task; `tenant` goes in a header for
+        operators looking for a tenant's dead letters."""
         if self._task_signer is not None:
             task = sign_task(self._task_signer, task)
         queue = self.names.task_queue(task.component, task.plan_type)
-        await self.send(self.names.exchange, queue, task_message(task, attempt))
+        headers = {TENANT_HEADER: tenant} if tenant else None
+        await self.send(self.names.exchange, queue, task_message(task, attempt, headers))
 
     async def result(
         self, result: Result, priority: int = 0, headers: dict[str, Any] | None = None
@@ -266,15 +270,29 @@ class Publisher:
         await self.send(self.names.retry_tier(delay_ms), routing_key, message)
 
     async def dead_letter(
-        self, body: bytes, headers: dict[str, Any], reason: str, origin: str
+        self,
+        body: bytes,
+        headers: dict[str, Any],
+        reason: str,
+        origin: str,
+        priority: int | None = None,
     ) -> None:
-        """Send a message to the DLQ with the reason in its headers, for inspection and replay.
+        """Send a message to the DLQ with the reason in its headers, for inspection and replay
+        (at `priority`, the original's, which a replay restores).
 
         Only a bounded whitelist of `headers` goes with it, so the letter always fits a frame;
         QueueFull when the DLQ is at its cap.
         """
-        message = persistent_message(body, headers=dead_letter_headers(headers, reason, origin))
+        kept = dead_letter_headers(headers, reason, origin, int(time.time() * 1000))
+        message = persistent_message(body, headers=kept, priority=priority)
         await self.send(self.names.dead_letters, self.names.dlq, message)
+
+    async def close(self) -> None:
+        """Close the publishing channel (the connection stays open)."""
+        if self._channel is not None:
+            await self._channel.close()
+            self._channel = None
+            self._exchanges.clear()
 
 
 async def send_to_dlq(
@@ -298,7 +316,11 @@ async def send_to_dlq(
     log.warning("dead-lettering message", reason=reason, routing_key=delivery.routing_key)
     try:
         await publisher.dead_letter(
-            delivery.body, dict(delivery.headers or {}), reason, delivery.routing_key or ""
+            delivery.body,
+            dict(delivery.headers or {}),
+            reason,
+            delivery.routing_key or "",
+            delivery.priority,
         )
     except QueueFull:
         log.error("DLQ full: message parked in a retry tier", reason=reason, delay_ms=park_ms)

@@ -34,6 +34,14 @@ ATTEMPT_HEADER: Final = "x-attempt"
 REASON_HEADER: Final = "x-verdict-reason"
 # The routing key a dead-lettered message arrived with: where a replay sends it back.
 ORIGIN_HEADER: Final = "x-verdict-origin"
+# How often a dead letter has been sent back to its queue: a letter at DLQ_MAX_REPLAYS is a
+# loop, refused by replay unless forced. Kept through retries and dead-lettering again.
+REPLAYS_HEADER: Final = "x-verdict-replays"
+# When we dead-lettered it (epoch milliseconds): its age in the DLQ, and part of its id.
+DEAD_AT_HEADER: Final = "x-verdict-dead-at"
+# The tenant whose session a task belongs to, set by the API: operators find a tenant's dead
+# letters by it. Display and filtering only; nothing is decided on it (headers are not signed).
+TENANT_HEADER: Final = "tenant"
 # On a copy parked because the DLQ was full: the reason and kind it is to be dead-lettered
 # with when it returns (it is not run or applied again).
 PARKED_HEADER: Final = "x-verdict-parked"

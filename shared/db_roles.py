@@ -122,8 +122,9 @@ def schema_statements(roles: DatabaseRoles) -> list[str]:
 # What a worker reads, by table: the columns, or None for the whole row. Granted once the
 # tables exist (after the migrations), so `provision` runs again after `migrate`.
 WORKER_READS: dict[str, tuple[str, ...] | None] = {
-    "sessions": ("id", "status"),
-    "component_results": ("session_id", "component"),
+    # `day` names the partition of a session's rows (migration 008): lookups by id need it.
+    "sessions": ("id", "day", "status"),
+    "component_results": ("session_id", "day", "component"),
     "fact_checks": None,
 }
 

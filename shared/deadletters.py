@@ -26,24 +26,32 @@ from typing import Any, Final, Literal
 
 from shared.constants import (
     ATTEMPT_HEADER,
+    DEAD_AT_HEADER,
     ORIGIN_HEADER,
     PARKED_HEADER,
     PARKED_KIND_HEADER,
     PARKED_MAC_HEADER,
     REASON_HEADER,
+    REPLAYS_HEADER,
+    TENANT_HEADER,
 )
 
 # Why a message was dead-lettered: a small fixed set, so the metric's cardinality is bounded.
 # poison: unreadable or misrouted; oversize: over a size bound, rejected to the broker's
 # dead-letter route; failed: a task given up on; refused: a result Postgres cannot store;
-# unauthenticated: a task or result whose signature does not hold (forged or altered).
-DeadLetterKind = Literal["poison", "oversize", "failed", "refused", "unauthenticated"]
+# unauthenticated: a task or result whose signature does not hold (forged or altered);
+# unknown_session: a result for a session PostgreSQL has no record of (withdrawn, or a task
+# published by another dispatcher), kept for an operator rather than dropped.
+DeadLetterKind = Literal[
+    "poison", "oversize", "failed", "refused", "unauthenticated", "unknown_session"
+]
 KINDS: Final[tuple[DeadLetterKind, ...]] = (
     "poison",
     "oversize",
     "failed",
     "refused",
     "unauthenticated",
+    "unknown_session",
 )
 
 # Session ids, component names and routing keys are far shorter; anything longer is noise.
@@ -60,12 +68,19 @@ KEPT_HEADERS: Final[Mapping[str, type]] = {
     "component": str,
     "planType": int,
     ATTEMPT_HEADER: int,
+    TENANT_HEADER: str,
+    # Kept, so a letter that comes back after a replay keeps its count and a loop shows.
+    REPLAYS_HEADER: int,
 }
+# What a task keeps from its delivery when a worker republishes it as a new attempt.
+CARRIED_HEADERS: Final = (TENANT_HEADER, REPLAYS_HEADER)
 
 
-def dead_letter_headers(original: Mapping[str, Any], reason: str, origin: str) -> dict[str, Any]:
+def dead_letter_headers(
+    original: Mapping[str, Any], reason: str, origin: str, dead_at_ms: int
+) -> dict[str, Any]:
     """The header table of a dead letter: whitelisted originals of the right type, cut short,
-    plus the reason and origin; never the original's other headers."""
+    plus the reason, origin and time; never the original's other headers."""
     kept = {
         name: _bounded(original[name])
         for name, kind in KEPT_HEADERS.items()
@@ -75,6 +90,17 @@ def dead_letter_headers(original: Mapping[str, Any], reason: str, origin: str) -
         **kept,
         REASON_HEADER: reason[:MAX_REASON_CHARS],
         ORIGIN_HEADER: origin[:MAX_VALUE_CHARS],
+        DEAD_AT_HEADER: dead_at_ms,
+    }
+
+
+def carried_headers(original: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The headers a retried task carries over from its delivery (tenant, replay count), so
+    a replayed task that fails again is dead-lettered with its count."""
+    return {
+        name: _bounded(value)
+        for name in CARRIED_HEADERS
+        if _is(value := (original or {}).get(name), KEPT_HEADERS[name])
     }
 
 

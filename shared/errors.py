@@ -22,8 +22,16 @@ class QueueFull(PublishError):
     quorum queue could not commit it on a majority (its leader lost, an election running)."""
 
 
+class DeadLetterQueueError(VerdictError):
+    """Raised when the DLQ cannot be browsed, replayed or purged: missing, or not allowed."""
+
+
 class MissingCredential(VerdictError):
     """Raised at start-up when a process lacks a key or secret its role needs."""
+
+
+class PruneError(VerdictError):
+    """Raised when the session record cannot be pruned (Postgres refused or is away)."""
 
 
 class DataFileError(VerdictError):

@@ -1,23 +1,27 @@
-"""Worker heartbeats in Redis: capabilities every 30 s, gone after 90 s of silence."""
+"""Worker heartbeats: each process announces itself on start and every 30 s (shared/registry.py
+says what the records mean and how long they stay)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import socket
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from importlib import metadata
 
+import structlog
 from redis.asyncio import Redis
 
 from shared.background import in_background
 from shared.keys import Keys
+from shared.registry import HEARTBEAT_EVERY_S, RECORD_TTL_S, Announcement, encode
 
-HEARTBEAT_EVERY_S = 30
-# Three missed beats and the worker counts as offline.
-OFFLINE_AFTER_S = 90
+log = structlog.get_logger(__name__)
+
+# What a beat asks for: the announcement as of now (capabilities are checked again each time).
+Announce = Callable[[], Awaitable[Announcement]]
 
 
 def worker_key(prefix: str, worker_id: str) -> str:
@@ -29,17 +33,64 @@ def worker_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
 
+def version() -> str:
+    """The installed pipeline's version, announced by every worker."""
+    try:
+        return metadata.version("verdict-pipeline")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
+
+
+def announcement(
+    component: str,
+    concurrency: int,
+    input_types: tuple[str, ...],
+    capabilities: dict[str, bool] | None = None,
+    limits: dict[str, float] | None = None,
+) -> Announcement:
+    """This process's announcement for one component."""
+    return Announcement(
+        worker_id=worker_id(),
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        components=(component,),
+        input_types=input_types,
+        version=version(),
+        concurrency=concurrency,
+        started_at=time.time(),
+        capabilities=capabilities or {},
+        limits=limits or {},
+    )
+
+
+def unchanged(said: Announcement) -> Announce:
+    """The announcement of a process whose capabilities do not change (the aggregator)."""
+
+    async def announce() -> Announcement:
+        return said
+
+    return announce
+
+
 class Heartbeat:
+    """Writes the process's record now and every HEARTBEAT_EVERY_S; marks it stopped on exit."""
+
     def __init__(
-        self, redis: Redis, prefix: str, worker_id: str, component: str, concurrency: int
+        self,
+        redis: Redis,
+        prefix: str,
+        announce: Announce,
+        in_flight: Callable[[], int] = lambda: 0,
     ) -> None:
         self._redis = redis
-        self._key = worker_key(prefix, worker_id)
-        self._info = {"worker_id": worker_id, "component": component, "concurrency": concurrency}
+        self._prefix = prefix
+        self._announce = announce
+        self._in_flight = in_flight
+        self._last: Announcement | None = None
 
     async def beat(self) -> None:
-        body = json.dumps({**self._info, "seen_at": time.time()})
-        await self._redis.set(self._key, body, ex=OFFLINE_AFTER_S)
+        self._last = await self._announce()
+        await self._write(self._last, self._in_flight(), None)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -47,18 +98,18 @@ class Heartbeat:
             async with in_background(self._loop(), "heartbeat"):
                 yield
         finally:
-            with contextlib.suppress(Exception):  # gone by its TTL otherwise
-                await self._redis.delete(self._key)
+            if self._last is not None:
+                with contextlib.suppress(Exception):  # offline by its silence otherwise
+                    await self._write(self._last, 0, time.time())
+
+    async def _write(self, said: Announcement, in_flight: int, stopped_at: float | None) -> None:
+        body = encode(said, in_flight, time.time(), stopped_at)
+        await self._redis.set(worker_key(self._prefix, said.worker_id), body, ex=RECORD_TTL_S)
 
     async def _loop(self) -> None:
         while True:
-            with contextlib.suppress(Exception):  # Redis away: the next beat will do
+            try:
                 await self.beat()
+            except Exception as exc:  # Redis away: the next beat will do
+                log.warning("heartbeat not written", error=repr(exc))
             await asyncio.sleep(HEARTBEAT_EVERY_S)
-
-
-async def live_workers(redis: Redis, prefix: str) -> list[dict[str, object]]:
-    """Every worker that beat within the last OFFLINE_AFTER_S seconds."""
-    keys = [k async for k in redis.scan_iter(match=Keys(prefix).workers, count=500)]
-    values = await redis.mget(keys) if keys else []
-    return [json.loads(v) for v in values if v]

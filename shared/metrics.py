@@ -9,7 +9,12 @@ JOB_SECONDS = Histogram("verdict_job_seconds", "Executor run time", ["component"
 RETRIES = Counter(
     "verdict_retries_total", "Tasks re-queued through a retry tier", ["component", "reason"]
 )
-# reason: one of shared.deadletters.KINDS (poison, oversize, failed, refused).
+# reason: one of shared.deadletters.KINDS (poison, oversize, failed, refused, …).
+# Deliveries the broker marks redelivered: handed back unacked (a worker killed, a channel
+# lost, a task re-queued at shutdown) and delivered again.
+REDELIVERIES = Counter(
+    "verdict_redeliveries_total", "Task deliveries that arrived redelivered", ["component"]
+)
 DEAD_LETTERS = Counter(
     "verdict_dead_letters_total",
     "Messages sent to the DLQ, by source and reason",
@@ -26,6 +31,7 @@ JANITOR_ERRORS = Counter(
 LOCK_CONTENTION = Counter(
     "verdict_lock_contention_total", "Tasks whose lock was held elsewhere", ["component"]
 )
+# outcome: applied, or unknown_session (dead-lettered: no session recorded under its id).
 RESULTS = Counter("verdict_results_total", "Results applied by the aggregator", ["outcome"])
 SESSIONS = Counter("verdict_sessions_total", "Sessions accepted by the API", ["mode"])
 
@@ -38,6 +44,18 @@ def serve(port: int | None) -> None:
 
 QUEUE_DEPTH = Gauge(
     "verdict_queue_depth", "Messages ready in each queue of the topology", ["queue"]
+)
+# Set by the API from the worker registry every few seconds (0 for a component with none);
+# "aggregator" counts the aggregators.
+WORKERS_ONLINE = Gauge(
+    "verdict_workers_online", "Worker processes online, by component", ["component"]
+)
+# Observed by the aggregator as it finalizes a session: from the POST that created it to its
+# verdict (sessions the janitor finalizes as overdue included).
+SESSION_SECONDS = Histogram(
+    "verdict_session_seconds",
+    "Seconds from a session's POST to its verdict",
+    buckets=(0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800),
 )
 
 # Set by the API every few seconds (dispatcher/review_backlog.py); the alert on the review

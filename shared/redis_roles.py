@@ -4,7 +4,8 @@ the user that runs it).
 
     role                keys (R read, W write)                       channels
     api                 RW session state, rate-limit counters,        events, urgent
-                        media text (analysis while the broker is down)
+                        media text (analysis while the broker is down);
+                        R worker records (the registry)
     worker-{component}  RW its own component's locks, heartbeats;     urgent (subscribe)
                         media workers also the media text cache
     aggregator          RW session state, heartbeats                  events, urgent
@@ -12,8 +13,9 @@ the user that runs it).
 No role may run administrative or dangerous commands (FLUSHALL, CONFIG, KEYS, ACL, DEBUG…),
 touch another deployment's keys, or what it does not use: a worker cannot read a session's
 state, take another component's lock or plant a media text; the API cannot take a lock.
-Workers and aggregators may SCAN (their health check lists heartbeats): SCAN is not limited
-by key patterns, so they can see key names (session ids), never values.
+Every role may SCAN (the API reads the worker registry, workers and aggregators list it in
+their health check): SCAN is not limited by key patterns, so they can see key names (session
+ids), never values.
 """
 
 from __future__ import annotations
@@ -54,10 +56,12 @@ def redis_roles(keys: Keys) -> tuple[RedisRole, ...]:
     state, events = keys.session_state("*"), keys.session_events("*")
     api = (
         *("+get", "+set", "+del", "+incr", "+incrby", "+expire", "+ttl", "+publish"),
+        *("+mget", "+scan"),
         f"%RW~{state}",
         f"%RW~{events}",  # the live-state script names the channel among its keys
         f"%RW~{keys.rate_limits}*",
         f"%RW~{keys.media_text('*')}",
+        f"%R~{keys.workers}",
         f"&{events}",
         f"&{keys.urgent}",
     )

@@ -150,7 +150,7 @@ async def claim(
     # the condition on the updated row and finds it claimed.
     row = await db.fetchrow(
         "UPDATE review_queue SET status = 'claimed', claimed_by = $2, claimed_at = now()"
-        f" WHERE session_id = $1 AND ({_OPEN.format(ttl='$3')}"
+        f" WHERE session_id = $1 AND day = session_day($1) AND ({_OPEN.format(ttl='$3')}"
         " OR (status = 'claimed' AND claimed_by = $2))"
         " RETURNING *",
         sid,
@@ -173,7 +173,8 @@ async def decide(
         "UPDATE review_queue SET"
         " status = CASE WHEN coalesce($3, label) = label THEN 'confirmed' ELSE 'overridden' END,"
         " reviewed_label = coalesce($3, label), note = $4, reviewed_by = $2, reviewed_at = now()"
-        " WHERE session_id = $1 AND status = 'claimed' AND claimed_by = $2"
+        " WHERE session_id = $1 AND day = session_day($1)"
+        " AND status = 'claimed' AND claimed_by = $2"
         " RETURNING *",
         sid,
         reviewer,
@@ -188,7 +189,9 @@ async def review_of(db: Db, session_id: str) -> ReviewItem | None:
     sid = _uuid(session_id)
     if sid is None:
         return None
-    row = await db.fetchrow("SELECT * FROM review_queue WHERE session_id = $1", sid)
+    row = await db.fetchrow(
+        "SELECT * FROM review_queue WHERE session_id = $1 AND day = session_day($1)", sid
+    )
     return _item(row) if row else None
 
 

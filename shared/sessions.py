@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -75,8 +77,22 @@ def progress_of(
     }
 
 
-def new_session_id() -> str:
-    return str(uuid.uuid4())
+def new_session_id(now_ms: int | None = None) -> str:
+    """A UUIDv7 (RFC 9562): its first 48 bits are the creation time in milliseconds, so the
+    database finds the session's day partition from the id alone (`session_day`, migration
+    008)."""
+    ms = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (ms & (1 << 48) - 1) << 80 | 0x7 << 76 | (rand >> 68) << 64 | 0b10 << 62
+    return str(uuid.UUID(int=value | rand & (1 << 62) - 1))
+
+
+def session_day(session_id: str) -> date:
+    """The day partition of a session (UTC); 1970-01-01 for ids other than UUIDv7, the
+    `_legacy` partition. The same function as `session_day()` in SQL (migration 008)."""
+    sid = uuid.UUID(session_id)
+    days = (sid.int >> 80) // 86_400_000 if sid.version == 7 else 0
+    return date(1970, 1, 1) + timedelta(days=days)
 
 
 @dataclass(frozen=True)
@@ -92,17 +108,33 @@ async def create(conn: asyncpg.Connection | asyncpg.Pool, s: NewSession) -> str:
     return (await record(conn, s)).id
 
 
+# The key is claimed first: when the tenant used it already, its row names that session
+# (ON CONFLICT DO UPDATE returns the existing row, even one committed after this statement
+# began) and no session is inserted.
+RECORD_SQL = """
+WITH key AS (
+    INSERT INTO idempotency_keys (tenant, key, session_id, day, request_hash)
+    SELECT $2, $9, $1, session_day($1), $10 WHERE $9::text IS NOT NULL
+    ON CONFLICT (tenant, key) DO UPDATE SET tenant = EXCLUDED.tenant
+    RETURNING session_id, request_hash
+), made AS (
+    INSERT INTO sessions (id, day, tenant, user_id, plan, input_type, input, components,
+                          mode, idempotency_key, request_hash, deadline_at)
+    SELECT $1, session_day($1), $2, $3, $4, $5, $6, $7, $8, $9, $10,
+           now() + make_interval(secs => $11)
+    WHERE NOT EXISTS (SELECT 1 FROM key WHERE key.session_id <> $1)
+    RETURNING id, request_hash
+)
+SELECT session_id AS id, request_hash FROM key WHERE session_id <> $1
+UNION ALL
+SELECT id, request_hash FROM made
+"""
+
+
 async def record(conn: asyncpg.Connection | asyncpg.Pool, s: NewSession) -> Recorded:
     """`create`, also saying which request the existing session of a reused key came from."""
     row = await conn.fetchrow(
-        """
-        INSERT INTO sessions (id, tenant, user_id, plan, input_type, input, components,
-                              mode, idempotency_key, request_hash, deadline_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-                now() + make_interval(secs => $11))
-        ON CONFLICT (tenant, idempotency_key) DO UPDATE SET tenant = EXCLUDED.tenant
-        RETURNING id, request_hash
-        """,
+        RECORD_SQL,
         uuid.UUID(s.id),
         s.tenant,
         s.user_id,
@@ -122,16 +154,52 @@ async def key_used(conn: asyncpg.Connection | asyncpg.Pool, tenant: str, key: st
     """Whether the tenant has a session under this idempotency key already."""
     return bool(
         await conn.fetchval(
-            "SELECT EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND idempotency_key = $2)",
+            "SELECT EXISTS (SELECT 1 FROM idempotency_keys WHERE tenant = $1 AND key = $2)",
             tenant,
             key,
         )
     )
 
 
+# What hangs off a session goes with it (migration 008 has no foreign keys to cascade).
+DELETE_SQL = """
+WITH gone AS (
+    DELETE FROM sessions WHERE id = $1 AND day = session_day($1)
+    RETURNING tenant, idempotency_key
+), results AS (
+    DELETE FROM component_results WHERE session_id = $1 AND day = session_day($1)
+), verdict AS (
+    DELETE FROM verdicts WHERE session_id = $1 AND day = session_day($1)
+), review AS (
+    DELETE FROM review_queue WHERE session_id = $1 AND day = session_day($1)
+)
+DELETE FROM idempotency_keys k USING gone
+WHERE k.tenant = gone.tenant AND k.key = gone.idempotency_key AND k.session_id = $1
+"""
+
+
 async def delete(conn: asyncpg.Connection | asyncpg.Pool, session_id: str) -> None:
     """Remove a session whose tasks the broker refused, so no row claims unqueued work."""
-    await conn.execute("DELETE FROM sessions WHERE id = $1", uuid.UUID(session_id))
+    await conn.execute(DELETE_SQL, uuid.UUID(session_id))
+
+
+# A session by id with its results, verdict and review: one day partition of each table.
+LOAD_SQL = """
+SELECT s.*, round(v.score::numeric, 2)::float8 AS v_score, v.label AS v_label,
+       round(v.confidence::numeric, 3)::float8 AS v_confidence,
+       v.explanation AS v_explanation,
+       coalesce((SELECT jsonb_object_agg(r.component, jsonb_build_object(
+            'status', r.status, 'score', r.score, 'data', r.data, 'error', r.error,
+            'attempt', r.attempt, 'processing_ms', r.processing_ms))
+        FROM component_results r WHERE r.session_id = s.id AND r.day = session_day($1)),
+        '{}') AS results,
+       q.status AS q_status, q.reviewed_label AS q_label, q.note AS q_note,
+       q.reviewed_at AS q_reviewed_at
+FROM sessions s
+LEFT JOIN verdicts v ON v.session_id = s.id AND v.day = session_day($1)
+LEFT JOIN review_queue q ON q.session_id = s.id AND q.day = session_day($1)
+WHERE s.id = $1 AND s.day = session_day($1)
+"""
 
 
 async def load(
@@ -142,23 +210,7 @@ async def load(
         sid = uuid.UUID(session_id)
     except ValueError:
         return None
-    row = await conn.fetchrow(
-        """
-        SELECT s.*, round(v.score::numeric, 2)::float8 AS v_score, v.label AS v_label,
-               round(v.confidence::numeric, 3)::float8 AS v_confidence,
-               v.explanation AS v_explanation,
-               coalesce((SELECT jsonb_object_agg(r.component, jsonb_build_object(
-                    'status', r.status, 'score', r.score, 'data', r.data, 'error', r.error,
-                    'attempt', r.attempt, 'processing_ms', r.processing_ms))
-                FROM component_results r WHERE r.session_id = s.id), '{}') AS results,
-               q.status AS q_status, q.reviewed_label AS q_label, q.note AS q_note,
-               q.reviewed_at AS q_reviewed_at
-        FROM sessions s LEFT JOIN verdicts v ON v.session_id = s.id
-        LEFT JOIN review_queue q ON q.session_id = s.id
-        WHERE s.id = $1
-        """,
-        sid,
-    )
+    row = await conn.fetchrow(LOAD_SQL, sid)
     if row is None or (tenant is not None and row["tenant"] != tenant):
         return None
     verdict = None
@@ -202,13 +254,16 @@ def _review(row: asyncpg.Record) -> dict[str, Any] | None:
 
 async def mark_sync(conn: asyncpg.Connection | asyncpg.Pool, session_id: str) -> None:
     """Record that the session is analysed in the API's process (the broker was away)."""
-    await conn.execute("UPDATE sessions SET mode = 'sync' WHERE id = $1::uuid", session_id)
+    await conn.execute(
+        "UPDATE sessions SET mode = 'sync' WHERE id = $1::uuid AND day = session_day($1::uuid)",
+        session_id,
+    )
 
 
 async def tenant_of(conn: asyncpg.Connection | asyncpg.Pool, session_id: uuid.UUID) -> str | None:
     """The tenant the session belongs to; None while no such session is recorded."""
     tenant: str | None = await conn.fetchval(
-        "SELECT tenant FROM sessions WHERE id = $1", session_id
+        "SELECT tenant FROM sessions WHERE id = $1 AND day = session_day($1)", session_id
     )
     return tenant
 
@@ -221,15 +276,20 @@ async def store_answers(conn: asyncpg.Connection | asyncpg.Pool) -> bool:
 # --- used by workers and aggregators ---
 
 
+# The workers' check before a task runs: columns their role may read only (shared/db_roles.py).
+RESULT_NEEDED_SQL = """
+SELECT s.status, r.component IS NOT NULL AS recorded
+FROM sessions s
+LEFT JOIN component_results r
+    ON r.session_id = s.id AND r.day = session_day($1) AND r.component = $2
+WHERE s.id = $1 AND s.day = session_day($1)
+"""
+
+
 async def result_still_needed(db: asyncpg.Pool, session_id: str, component: str) -> bool:
     """False when the session is gone or final, or `component`'s result is recorded."""
     row = await db.fetchrow(
-        """
-        SELECT s.status, r.component IS NOT NULL AS recorded
-        FROM sessions s
-        LEFT JOIN component_results r ON r.session_id = s.id AND r.component = $2
-        WHERE s.id = $1
-        """,
+        RESULT_NEEDED_SQL,
         uuid.UUID(session_id),
         component,
     )
@@ -239,13 +299,17 @@ async def result_still_needed(db: asyncpg.Pool, session_id: str, component: str)
 async def store_explanation(db: asyncpg.Pool, session_id: str, text: object) -> None:
     """Replace a verdict's explanation (the template, by the LLM's rewrite)."""
     await db.execute(
-        "UPDATE verdicts SET explanation = $2 WHERE session_id = $1::uuid", session_id, text
+        "UPDATE verdicts SET explanation = $2 WHERE session_id = $1::uuid"
+        " AND day = session_day($1::uuid)",
+        session_id,
+        text,
     )
 
 
 async def input_type_of(db: asyncpg.Pool, session_id: str) -> str | None:
     """The input type a session was submitted with; None when there is no such session."""
     found: str | None = await db.fetchval(
-        "SELECT input_type FROM sessions WHERE id = $1", uuid.UUID(session_id)
+        "SELECT input_type FROM sessions WHERE id = $1 AND day = session_day($1)",
+        uuid.UUID(session_id),
     )
     return found

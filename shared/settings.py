@@ -91,6 +91,15 @@ class Settings(BaseSettings):
     # queue's dead-letter route; far below RabbitMQ's 128 KiB frame_max, which a header frame
     # cannot exceed. (Bodies are bounded by shared.messages.MAX_MESSAGE_BYTES.)
     max_header_bytes: int = Field(16_384, ge=1024, le=65_536)
+    # The operator role's broker URL (topology/access.py: read the DLQ, publish replays):
+    # `verdict dlq` uses it (falling back to AMQP_URL when unset), the API's console only it.
+    operator_amqp_url: str | None = None
+    # A dead letter replayed this many times is a loop: replay refuses it unless forced.
+    dlq_max_replays: int = Field(3, ge=1)
+    # Letters one DLQ operation looks at, from the head, at most: each is one basic.get, held
+    # unacked until the operation ends and then put back by the broker, so this bounds its
+    # time and memory on a DLQ of 100,000 (README "Dead letters" has the measured cost).
+    dlq_scan_limit: int = Field(1_000, ge=1, le=100_000)
 
     # JSON object: {"sha256:<hex of the key>": {"tenant": "...", "plan": 1..6}}; the keys
     # themselves are never configured (`verdict keys new` makes one and its entry).
@@ -117,6 +126,10 @@ class Settings(BaseSettings):
     media_verify_key: str | None = None
     # JSON {"claims": "<secret>", …}: HMAC keys of results, by the component that signs them.
     result_keys: dict[str, SecretStr] = Field(default_factory=dict)
+    # HMAC key of the links to one session's events the API hands out (`events_url`, for
+    # browsers, whose EventSource cannot send an API key); the API alone holds it and does
+    # not start without it (dispatcher/event_tokens.py). At least MIN_SECRET_CHARS characters.
+    events_token_key: SecretStr | None = None
     # Rate limits and quotas (dispatcher/quotas.py). Limits use the `limits` notation, e.g.
     # "10/second;300/minute": every window applies, each a fixed window counted in Redis.
     # Off only for benchmarks and the chaos run, which measure the pipeline, not its quotas.
@@ -170,6 +183,7 @@ class Settings(BaseSettings):
         "redis_url",
         "database_url",
         "rabbitmq_management_url",
+        "operator_amqp_url",
         "llm_api_key",
         "transcription_api_key",
         mode="after",
@@ -265,8 +279,11 @@ class Settings(BaseSettings):
     api_metrics_host: str = "127.0.0.1"
     # Sessions whose tenant the API remembers (a session's tenant never changes).
     api_tenant_cache_size: int = Field(10_000, ge=1)
-    # How long the API trusts a count of media_preprocess consumers before asking again.
-    api_media_readers_ttl_s: float = Field(5.0, ge=0)
+    # How long the API trusts its copy of the worker registry before reading it again.
+    api_workers_ttl_s: float = Field(3.0, ge=0)
+    # Refuse (503) a session no online worker can serve; off, it is queued to wait for one
+    # (for deployments that start workers when work arrives).
+    api_check_workers: bool = True
 
     # Retries: delay for attempt n is base × 2^(n-1) (docs/architecture.md §3.4).
     retry_base_ms: int = Field(30_000, ge=1)
@@ -313,6 +330,11 @@ class Settings(BaseSettings):
     # Per-plan overrides of the deadline, JSON {"6": 300}.
     session_deadline_by_plan: dict[int, float] = Field(default_factory=dict)
     janitor_interval_s: float = Field(5.0, gt=0)
+    # Retention of the session record (migration 008): `verdict db prune` drops the day
+    # partitions of sessions, results, verdicts and review items older than this many days.
+    retention_days: int = Field(30, ge=1)
+    # Day partitions kept ready ahead of today (by the aggregators and by prune).
+    partition_days_ahead: int = Field(7, ge=1, le=366)
 
     verdict_weights: dict[str, float] = Field(
         default_factory=lambda: {

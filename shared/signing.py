@@ -71,7 +71,8 @@ def result_payload(result: Result) -> bytes:
 
 def new_signing_set() -> dict[str, str]:
     """A fresh set of every signing key, as the environment variables that carry them:
-    TASK_SIGNING_KEY/TASK_VERIFY_KEY, MEDIA_SIGNING_KEY/MEDIA_VERIFY_KEY and RESULT_KEYS (JSON)."""
+    TASK_SIGNING_KEY/TASK_VERIFY_KEY, MEDIA_SIGNING_KEY/MEDIA_VERIFY_KEY, RESULT_KEYS (JSON)
+    and the API's EVENTS_TOKEN_KEY (the HMAC key of its events links)."""
     private, public = new_task_keys()
     media_private, media_public = new_task_keys()
     result_keys = {c: secrets.token_urlsafe(32) for c in QUEUE_COMPONENTS}
@@ -81,6 +82,7 @@ def new_signing_set() -> dict[str, str]:
         "MEDIA_SIGNING_KEY": media_private,
         "MEDIA_VERIFY_KEY": media_public,
         "RESULT_KEYS": json.dumps(result_keys),
+        "EVENTS_TOKEN_KEY": secrets.token_urlsafe(32),
     }
 
 

@@ -12,7 +12,7 @@ SELECT (SELECT count(*) FROM (SELECT 1 FROM sessions
                               WHERE tenant = $1 AND status = 'processing' LIMIT $2) AS open
        ) AS open,
        $3::text IS NOT NULL
-       AND EXISTS (SELECT 1 FROM sessions WHERE tenant = $1 AND idempotency_key = $3) AS replay
+       AND EXISTS (SELECT 1 FROM idempotency_keys WHERE tenant = $1 AND key = $3) AS replay
 """
 
 

@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 import structlog
 from redis.asyncio import Redis
 
-from shared.background import in_background, raise_if_cancelled
+from shared.background import in_background, raise_if_cancelled, stop_if_cancelled
 from shared.constants import MAX_PRIORITY
 from shared.cpu import CpuLoad
 from shared.keys import Keys
@@ -35,6 +35,8 @@ log = structlog.get_logger(__name__)
 
 # Back-off before re-subscribing after Redis went away.
 RESUBSCRIBE_S = 1.0
+# The longest a follower waits for a signal before it checks whether it was asked to stop.
+LISTEN_POLL_S = 1.0
 
 
 class Holds:
@@ -186,7 +188,12 @@ class UrgentSignals:
             pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self.channel)
-                async for message in pubsub.listen():
+                while True:
+                    # Polled, not `listen()`: each turn checks this task's stop request.
+                    message = await pubsub.get_message(timeout=LISTEN_POLL_S)
+                    stop_if_cancelled()
+                    if message is None:
+                        continue
                     signal = decode_signal(message.get("data", b""))
                     if signal is None:
                         continue

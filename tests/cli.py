@@ -20,7 +20,7 @@ def settings_env(settings: Settings) -> dict[str, str]:
         if value is not None:
             env[name.upper()] = value if isinstance(value, str) else json.dumps(value)
     # Secrets dump masked ("**********"): give the process their values.
-    for name in ("task_signing_key", "media_signing_key"):
+    for name in ("task_signing_key", "media_signing_key", "events_token_key"):
         secret = getattr(settings, name)
         if secret is not None:
             env[name.upper()] = secret.get_secret_value()

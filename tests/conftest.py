@@ -65,11 +65,15 @@ def make_settings(
         "media_signing_key": TEST_SIGNING["MEDIA_SIGNING_KEY"],
         "media_verify_key": TEST_SIGNING["MEDIA_VERIFY_KEY"],
         "result_keys": json.loads(TEST_SIGNING["RESULT_KEYS"]),
+        "events_token_key": TEST_SIGNING["EVENTS_TOKEN_KEY"],
         "retry_base_ms": 200,
         "lock_retry_ms": 100,
         "janitor_interval_s": 0.5,
         "shutdown_grace_s": 5,
         "log_json": False,
+        # Most worlds run no workers, or start them after the POST: the registry check is
+        # turned on by the tests of it (tests/integration/test_worker_registry.py).
+        "api_check_workers": False,
     }
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]

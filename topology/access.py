@@ -12,6 +12,8 @@ exchange) and, on topic exchanges, one more per exchange on the routing key of e
                                   component; media: the four task
                                   families), retry tiers, dead letters
     aggregator         nothing    retry tiers, dead letters          the results queues
+    operator           nothing    the task exchange, task and        the DLQ
+                                  result keys (replays)
 
 No role but `topology` may declare anything, so none can bind a spy queue to the exchange.
 Retry tiers are fanout exchanges whose messages return to the task exchange with the routing
@@ -36,8 +38,10 @@ from topology.spec import build
 
 NOTHING = "^$"
 # User tags: `management` lets the topology role read its vhost's objects from the HTTP API
-# (`verify`); no role is an administrator.
+# (`verify`); no role is an administrator. The operator's console reads the queue stats of
+# its vhost with the same tag; `monitoring` would add every vhost's and the node's.
 TOPOLOGY_TAGS = ("management",)
+OPERATOR_TAGS = ("management",)
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,22 @@ def worker_role(names: Names, component: str, retry_delays_ms: Iterable[int]) ->
     )
 
 
+def operator_role(names: Names) -> Role:
+    """`verdict dlq` and the console: browse, replay and purge the DLQ. A replay goes back
+    with its origin routing key, a task's or a result's (results stay signed: one forged by
+    this role is dead-lettered as unauthenticated); no other queue is readable."""
+    keys = [*_task_keys(names, QUEUE_COMPONENTS), *_result_keys(names, ANALYSIS_COMPONENTS)]
+    return Role(
+        role="operator",
+        user=f"{names.prefix}-operator",
+        configure=NOTHING,
+        write=_any_of([names.exchange]),
+        read=_any_of([names.dlq]),
+        topic=TopicPermission(names.exchange, write=_any_of(keys)),
+        tags=OPERATOR_TAGS,
+    )
+
+
 def roles(names: Names, retry_delays_ms: Iterable[int]) -> tuple[Role, ...]:
     """Every role of one deployment."""
     delays = tuple(retry_delays_ms)
@@ -126,7 +146,7 @@ def roles(names: Names, retry_delays_ms: Iterable[int]) -> tuple[Role, ...]:
     )
     topology = Role("topology", f"{names.prefix}-topology", own, declares, own, tags=TOPOLOGY_TAGS)
     workers = tuple(worker_role(names, c, delays) for c in QUEUE_COMPONENTS)
-    return (topology, api, aggregator, *workers)
+    return (topology, api, aggregator, *workers, operator_role(names))
 
 
 def password_hash(password: str, salt: bytes | None = None) -> str:

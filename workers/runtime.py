@@ -11,6 +11,7 @@ import structlog
 from aio_pika.abc import AbstractIncomingMessage, AbstractQueue, AbstractRobustConnection
 from redis.asyncio import Redis
 
+from shared import metrics
 from shared.broker import Publisher
 from shared.constants import MEDIA_PREPROCESS, PLANS
 from shared.heartbeat import Heartbeat, worker_id
@@ -19,6 +20,7 @@ from shared.resources import Resources
 from shared.settings import Settings
 from shared.signing import media_signer, result_key, task_keys
 from shared.urgency import UrgentSignals, gate_for, precedence_followed
+from workers.capabilities import announcer
 from workers.executor import Executor, ExecutorContext, executor_for
 from workers.handling import Authenticity, Execute, TaskHandler, steps_for
 from workers.intake import Buffer, Intake
@@ -122,7 +124,10 @@ class Worker:
                 prefetch=opts.prefetch,
             )
             heartbeat = Heartbeat(
-                redis, settings.key_prefix, opts.worker_id, opts.component, opts.concurrency
+                redis,
+                settings.key_prefix,
+                announcer(settings, http, opts.component, opts.concurrency, opts.prefetch),
+                lambda: slots.busy,
             )
             # Urgent sessions in flight anywhere hold this worker's lower-tier starts back.
             async with self._precedence(redis), heartbeat.running():
@@ -150,6 +155,8 @@ class Worker:
             self._consumers.append((queue, tag))
 
     async def _on_delivery(self, delivery: AbstractIncomingMessage) -> None:
+        if delivery.redelivered:
+            metrics.REDELIVERIES.labels(self.options.component).inc()
         self._intake.put(delivery, delivery.priority or 0, time.monotonic())
 
     async def _shutdown(self, slots: Slots) -> None:

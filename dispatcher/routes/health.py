@@ -8,13 +8,14 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
+from dispatcher import answers
 from dispatcher.dependencies import State
 from shared import sessions
 
 router = APIRouter()
 
 
-@router.get("/healthz")
+@router.get("/healthz", response_model=None, responses=answers.HEALTH)
 async def healthz(state: State) -> JSONResponse:
     """200 while Postgres answers: without the broker or Redis the API still serves (sync)."""
     checks = {

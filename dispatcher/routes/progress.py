@@ -2,25 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, status
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi import APIRouter, Header, HTTPException, status
+from fastapi.responses import JSONResponse, Response
 
-from dispatcher.dependencies import Admitted, State
+from dispatcher import answers, sse
+from dispatcher.auth import Caller
+from dispatcher.dependencies import KEY_SCHEMES, Admitted, Follower, State
 from dispatcher.progress import event_stream, owned_view, session_progress
+from dispatcher.state import AppState
 from dispatcher.views import API, result_body
 
-router = APIRouter(prefix=API)
+router = APIRouter(prefix=API, dependencies=KEY_SCHEMES)
+
+# The id of the last event a reconnecting EventSource had (dispatcher/sse.py).
+LastEventId = Annotated[
+    str | None,
+    Header(max_length=64, description="The last event id had; sent by an EventSource."),
+]
 
 
-@router.get("/{session_id}/queue-status")
+@router.get("/{session_id}/queue-status", responses=answers.QUEUE_STATUS)
 async def queue_status(session_id: str, who: Admitted, state: State) -> dict[str, Any]:
     """The session's progress, from the live cache when it has it."""
     return {"session_id": session_id, **await session_progress(state, session_id, who)}
 
 
-@router.get("/{session_id}/result")
+@router.get("/{session_id}/result", response_model=None, responses=answers.RESULT)
 async def result(session_id: str, who: Admitted, state: State) -> JSONResponse:
     """The result document: 200 once the session is final, 202 while it processes."""
     view = await owned_view(state, session_id, who)
@@ -28,15 +37,38 @@ async def result(session_id: str, who: Admitted, state: State) -> JSONResponse:
     return JSONResponse(result_body(view), code)
 
 
-@router.get("/{session_id}/events")
-async def events(session_id: str, who: Admitted, state: State) -> StreamingResponse:
-    """Progress as server-sent events until the result; 404 before the stream starts, 429
-    while the tenant has API_MAX_STREAMS_PER_TENANT streams open."""
+@router.get(
+    "/{session_id}/events",
+    response_class=answers.EventStream,
+    response_model=None,
+    responses=answers.EVENTS,
+)
+async def events(
+    session_id: str, who: Follower, state: State, last_event_id: LastEventId = None
+) -> Response:
+    """Progress as server-sent events until the result (dispatcher/sse.py); 404 before the
+    stream starts, 429 while the tenant has API_MAX_STREAMS_PER_TENANT streams open, 204
+    to a client that has had the last event (an EventSource then stops reconnecting)."""
     await session_progress(state, session_id, who)
+    if await _had_the_last_event(state, session_id, who, last_event_id):
+        return Response(status_code=status.HTTP_204_NO_CONTENT)
     if state.streams[who.tenant] >= state.settings.api_max_streams_per_tenant:
         raise HTTPException(
             status.HTTP_429_TOO_MANY_REQUESTS,
             "too many event streams open for this tenant; close one or poll queue-status",
             headers={"Retry-After": "5"},
         )
-    return StreamingResponse(event_stream(state, session_id, who), media_type="text/event-stream")
+    return answers.EventStream(
+        event_stream(state, session_id, who, last_event_id), headers=sse.HEADERS
+    )
+
+
+async def _had_the_last_event(
+    state: AppState, session_id: str, who: Caller, last_event_id: str | None
+) -> bool:
+    """Whether the client's Last-Event-ID is its session's last event; the record is read
+    only for a client past the result (is a review still to come?)."""
+    if last_event_id not in sse.FINAL_IDS:
+        return False
+    view = await owned_view(state, session_id, who)
+    return sse.finished(last_event_id, review_queued=view.review is not None)

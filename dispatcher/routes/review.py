@@ -11,8 +11,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, status
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from dispatcher import reviewing
-from dispatcher.dependencies import Admin, State
+from dispatcher import answers, reviewing
+from dispatcher.dependencies import KEY_SCHEMES, Admin, State
 from dispatcher.state import AppState
 from shared import reviews
 from shared.review_policy import LABELS
@@ -23,7 +23,7 @@ REVIEW_API = "/api/v3/review"
 MAX_PAGE = 200
 MAX_NOTE_CHARS = 2000
 
-router = APIRouter(prefix=REVIEW_API, tags=["review"])
+router = APIRouter(prefix=REVIEW_API, tags=["review"], dependencies=KEY_SCHEMES)
 
 
 class Decision(BaseModel):
@@ -43,7 +43,7 @@ class Decision(BaseModel):
         return value
 
 
-@router.get("")
+@router.get("", responses=answers.REVIEW_QUEUE)
 async def queue(
     who: Admin,
     state: State,
@@ -56,13 +56,13 @@ async def queue(
     return {"items": [item.document() for item in items]}
 
 
-@router.get("/{session_id}")
+@router.get("/{session_id}", responses=answers.REVIEW_ITEM)
 async def item(session_id: str, who: Admin, state: State) -> dict[str, Any]:
     """One queued verdict and what became of it; 404 when it was never queued."""
     return (await _queued(state, session_id)).document()
 
 
-@router.post("/{session_id}/claim")
+@router.post("/{session_id}/claim", responses=answers.REVIEW_ACTION)
 async def claim(session_id: str, who: Admin, state: State) -> dict[str, Any]:
     """Take an item for review (or renew one's own claim); 409 while another reviewer holds
     it or once it is decided."""
@@ -72,7 +72,7 @@ async def claim(session_id: str, who: Admin, state: State) -> dict[str, Any]:
     return claimed.document()
 
 
-@router.post("/{session_id}/decision")
+@router.post("/{session_id}/decision", responses=answers.REVIEW_ACTION)
 async def decide(session_id: str, decision: Decision, who: Admin, state: State) -> dict[str, Any]:
     """Confirm or override the verdict's label; only the reviewer holding the claim may."""
     decided = await reviewing.decide(state, session_id, who.tenant, decision.label, decision.note)

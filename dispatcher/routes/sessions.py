@@ -2,26 +2,43 @@
 
 from __future__ import annotations
 
+import time
+
 from fastapi import APIRouter, HTTPException, status
 from fastapi.responses import JSONResponse
 
+from dispatcher import answers
 from dispatcher.auth import Caller, effective_plan
-from dispatcher.dependencies import Admitted, State
+from dispatcher.dependencies import KEY_SCHEMES, Admitted, State
+from dispatcher.event_tokens import grant_for, issue
 from dispatcher.idempotency import IdempotencyHeader, request_fingerprint
 from dispatcher.media import MediaRefused
 from dispatcher.progress import owned_view
 from dispatcher.schemas import AnalyzeRequest
 from dispatcher.state import AppState
-from dispatcher.submit import Accepted, Backpressure, KeyReused, accept, media_task_path
+from dispatcher.submit import (
+    NO_WORKER_RETRY_AFTER_S,
+    Accepted,
+    Backpressure,
+    KeyReused,
+    accept,
+    media_task_path,
+    unservable,
+)
 from dispatcher.views import API, links, processing_body, result_body
 from shared import sessions
 from shared.sessions import NewSession
 from shared.settings import Settings
 
-router = APIRouter(prefix=API)
+router = APIRouter(prefix=API, dependencies=KEY_SCHEMES)
 
 
-@router.post("/analyze-async", status_code=status.HTTP_202_ACCEPTED)
+@router.post(
+    "/analyze-async",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=None,
+    responses=answers.SUBMIT,
+)
 async def analyze_async(
     body: AnalyzeRequest, who: Admitted, state: State, idempotency_key: IdempotencyHeader = None
 ) -> JSONResponse:
@@ -32,12 +49,14 @@ async def analyze_async(
         raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, problem)
     plan = effective_plan(who, body.plan_type)
     await state.quotas.enforce_in_flight_cap(who, idempotency_key)
-    media_path = await _media_path(state, who, plan, body.media_path, idempotency_key)
+    media_path = await _media_path(state, who, body.media_path, idempotency_key)
+    await _servable(state, who, body.input_type, idempotency_key)
     new = new_session(body, who, plan, media_path, idempotency_key, state.settings)
     accepted = await _accept(state, new)
     if accepted.mode == "sync" or accepted.replayed:
         return await _current_state(state, accepted.session_id, who)
-    return JSONResponse(processing_body(accepted.session_id), status.HTTP_202_ACCEPTED)
+    token = events_token(state, who, accepted.session_id, plan)
+    return JSONResponse(processing_body(accepted.session_id, token), status.HTTP_202_ACCEPTED)
 
 
 def size_problem(body: AnalyzeRequest, settings: Settings) -> str | None:
@@ -72,22 +91,41 @@ def new_session(
 
 
 async def _media_path(
-    state: AppState, who: Caller, plan: int, media_path: str | None, idempotency_key: str | None
+    state: AppState, who: Caller, media_path: str | None, idempotency_key: str | None
 ) -> str | None:
     """The path the tasks carry for the client's media file; 422 when it cannot be used."""
     if not media_path:
         return media_path
     try:
-        return await media_task_path(state, who.tenant, plan, media_path)
+        return await media_task_path(state, who.tenant, media_path)
     except MediaRefused as exc:
         # A replay returns the session its key names, whose file was checked when it was
         # created: a file removed since must not turn the replay into a refusal.
-        replay = idempotency_key and await sessions.key_used(
-            state.pool, who.tenant, idempotency_key
-        )
-        if not replay:
+        if not await _replay(state, who, idempotency_key):
             raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
         return media_path
+
+
+async def _servable(
+    state: AppState, who: Caller, input_type: str, idempotency_key: str | None
+) -> None:
+    """503 with Retry-After while no online worker can serve the session; a replay asks for
+    no new work, so it gets its session whatever runs now."""
+    reason = await unservable(state, input_type)
+    if reason is None or await _replay(state, who, idempotency_key):
+        return
+    raise HTTPException(
+        status.HTTP_503_SERVICE_UNAVAILABLE,
+        f"{input_type} input cannot be analysed right now: {reason}",
+        headers={"Retry-After": str(NO_WORKER_RETRY_AFTER_S)},
+    )
+
+
+async def _replay(state: AppState, who: Caller, idempotency_key: str | None) -> bool:
+    """Whether the idempotency key already names a session of this tenant."""
+    return bool(idempotency_key) and await sessions.key_used(
+        state.pool, who.tenant, idempotency_key or ""
+    )
 
 
 async def _accept(state: AppState, new: NewSession) -> Accepted:
@@ -110,6 +148,13 @@ async def _accept(state: AppState, new: NewSession) -> Accepted:
 async def _current_state(state: AppState, session_id: str, who: Caller) -> JSONResponse:
     """A session as its submitter sees it now: 200 with the result once final, else 202."""
     view = await owned_view(state, session_id, who)
+    token = events_token(state, who, view.id, view.plan)
     if view.final:
-        return JSONResponse({**result_body(view), **links(view.id)}, status.HTTP_200_OK)
-    return JSONResponse(processing_body(view.id), status.HTTP_202_ACCEPTED)
+        return JSONResponse({**result_body(view), **links(view.id, token)}, status.HTTP_200_OK)
+    return JSONResponse(processing_body(view.id, token), status.HTTP_202_ACCEPTED)
+
+
+def events_token(state: AppState, who: Caller, session_id: str, plan: int) -> str:
+    """The token of the session's `events_url`: its events only, for as long as it may run."""
+    grant = grant_for(state.settings, session_id, who.tenant, plan, time.time())
+    return issue(state.events_key, grant)

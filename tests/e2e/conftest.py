@@ -14,8 +14,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+import redis as redis_sync
 
+from dispatcher.online import REGISTERED
 from shared.api_keys import hashed
+from shared.keys import Keys
+from shared.registry import decode
 from tests import services as svc
 from tests.conftest import TEST_API_KEYS
 
@@ -70,7 +74,7 @@ def pipeline(services, database_url, tmp_path, pipeline_env):
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_ready(base, process, tmp_path)
+        _wait_ready(base, process, tmp_path, services.redis_url, prefix)
         yield {"base": base, "prefix": prefix, "process": process, "logs": tmp_path, "env": env}
     finally:
         if process.poll() is None:
@@ -85,20 +89,41 @@ def pipeline(services, database_url, tmp_path, pipeline_env):
         )
 
 
-def _wait_ready(base: str, process: subprocess.Popen, logs: Path, timeout: float = 90) -> None:
+def _wait_ready(
+    base: str,
+    process: subprocess.Popen,
+    logs: Path,
+    redis_url: str,
+    prefix: str,
+    timeout: float = 90,
+) -> None:
+    """Until the API reaches the broker and every component has an online worker (a worker
+    announces itself once its consumers are registered; the API refuses work before)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise AssertionError(f"verdict up exited early:\n{(logs / 'up.log').read_text()}")
         try:
             health = httpx.get(f"{base}/healthz", timeout=2).json()
-            if health.get("rabbitmq") and health.get("postgres"):
-                time.sleep(3)  # let every worker register its consumers
+            reached = health.get("rabbitmq") and health.get("postgres")
+            if reached and set(REGISTERED) <= _online(redis_url, prefix):
                 return
         except httpx.HTTPError:
             pass
         time.sleep(0.5)
     raise AssertionError(f"pipeline not ready within {timeout}s:\n{(logs / 'up.log').read_text()}")
+
+
+def _online(redis_url: str, prefix: str) -> set[str]:
+    """Components with an online worker in the registry of `prefix`."""
+    client = redis_sync.Redis.from_url(redis_url)
+    try:
+        keys = list(client.scan_iter(match=Keys(prefix).workers, count=500))
+        values = client.mget(keys) if keys else []
+    finally:
+        client.close()
+    records = [decode(v, time.time()) for v in values if v]
+    return {c for r in records if r is not None and r.status == "online" for c in r.components}
 
 
 def free_port() -> int:

@@ -52,7 +52,8 @@ def test_sessions_on_three_plans_reach_a_verdict(pipeline, database_url, service
 
 def test_every_worker_and_aggregator_replica_serves_metrics_on_its_own_port(pipeline):
     """METRICS_PORT under `verdict up` starts a range: each replica's port is in metrics.json,
-    and every worker and aggregator replica answers there with its own metrics."""
+    and every worker and aggregator replica answers there with its own metrics; the API
+    replicas serve theirs in the range too, with what the alerts watch (ops/alerts.yml)."""
     ports = json.loads((pipeline["logs"] / "logs" / "metrics.json").read_text())
     served = {label: port for label, port in ports.items() if not label.startswith("api")}
     assert len(served) == 13 and len(set(served.values())) == 13
@@ -60,6 +61,23 @@ def test_every_worker_and_aggregator_replica_serves_metrics_on_its_own_port(pipe
         body = _metrics(port)
         family = "verdict_results_total" if label.startswith("aggregator") else "verdict_jobs"
         assert family in body, label
+        extra = "verdict_session_seconds" if label.startswith("aggregator") else "redeliveries"
+        assert extra in body, label
+    apis = [port for label, port in ports.items() if label.startswith("api")]
+    assert apis
+    for port in apis:  # the API reads the registry every 5 s: the first read may be before
+        body = _metrics_showing(port, 'verdict_workers_online{component="claims"} 3.0')
+        assert 'verdict_workers_online{component="aggregator"} 2.0' in body
+        assert "verdict_queue_depth{" in body
+
+
+def _metrics_showing(port: int, line: str, timeout: float = 30) -> str:
+    """The metrics of `port` once they include `line`."""
+    deadline = time.monotonic() + timeout
+    while line not in (body := _metrics(port)):
+        assert time.monotonic() < deadline, body
+        time.sleep(0.5)
+    return body
 
 
 def _metrics(port: int, timeout: float = 30) -> str:

@@ -21,7 +21,8 @@ from aggregator.explanation import explain
 from aggregator.service import Aggregator
 from shared.broker import connect
 from shared.constants import ANALYSIS_COMPONENTS
-from shared.errors import RetryableAnalysisError
+from shared.dead_letter_queue import LetterFilter, list_letters, replay
+from shared.errors import DeadLetterQueueError, RetryableAnalysisError
 from shared.names import Names
 from shared.settings import Settings
 from tests import services as svc
@@ -186,6 +187,54 @@ async def test_aggregators_read_results_only(deployment: Deployment) -> None:
     await refused(aggregator, consume(names.dlq))
     await refused(aggregator, publish(names.exchange, names.result_key("claims")))
     await refused(aggregator, spy_on(names.exchange))
+
+
+async def test_the_operator_browses_and_replays_the_dlq_and_nothing_else(
+    deployment: Deployment, services: svc.Services
+) -> None:
+    """As the operator (not as another role): the DLQ is read, listed and replayed home (task
+    and result keys), its queue stats come from the management API; any other queue, the
+    dead-letter and retry exchanges, the default exchange, a declare, a delete and a spy are
+    refused."""
+    names, operator = deployment.names, deployment.urls["operator"]
+    claims = names.task_queue("claims", 2)
+    async with publisher_for(deployment.settings_of("worker-claims")) as publisher:
+        await publisher.dead_letter(b"{}", {}, "invalid task: x", claims, 2)
+    as_api = await connect(deployment.urls["api"], "test-not-operator")
+    try:
+        with pytest.raises(DeadLetterQueueError, match="use the operator role"):
+            await list_letters(as_api, names, LetterFilter())
+    finally:
+        await as_api.close()
+    connection = await connect(operator, "test-operator")
+    try:
+        listing = await list_letters(connection, names, LetterFilter())
+        assert [x.origin for x in listing.letters] == [claims]
+        outcome = await replay(connection, names, LetterFilter(), 10, 3)
+        assert outcome.replayed == [listing.letters[0].id]
+    finally:
+        await connection.close()
+    await attempt(operator, consume(names.dlq))
+    await attempt(operator, publish(names.exchange, names.result_key("claims")))
+    await refused(operator, consume(claims))
+    await refused(operator, consume(names.results))
+    await refused(operator, publish(names.dead_letters, names.dlq))
+    await refused(
+        operator, publish(names.retry_tier(deployment.settings.retry_delays_ms()[0]), claims)
+    )
+    await refused(operator, publish("", names.dlq))
+    await refused(operator, delete_queue(names.dlq))
+    await refused(operator, spy_on(names.exchange))
+    base, _, _ = management_url(services.amqp_url, services.management_url)
+    _, _, as_operator = management_url(operator, None)
+    async with Management(base, as_operator) as api:
+        path = f"/queues/{quote(deployment.vhost, safe='')}/{quote(claims)}"
+
+        async def home() -> bool:  # the replayed letter; the broker's stats lag a few seconds
+            stats = await api.get(path)
+            return stats is not None and stats.get("messages") == 1
+
+        await eventually(home, timeout=30, every=1)
 
 
 async def test_provisioning_is_idempotent_and_drift_is_reported(

@@ -232,3 +232,66 @@ async def test_queue_depths_are_exported_as_metrics(world, publisher):
         metrics_server.server_close()
     assert depths[f"{settings.topology_prefix}.claims.6"] == 1
     assert on_api.status_code == 404  # not on the port clients reach
+
+
+def sse_events(text: str) -> list[dict[str, str]]:
+    """The events of an SSE body as a client sees them: `event`, `id`, `data` fields."""
+    events = []
+    for block in text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "data" in fields:
+            events.append(fields)
+    return events
+
+
+async def test_a_browser_follows_a_session_with_its_events_url_alone(settings):
+    """The POST's events_url opens the stream without a key: retry and ids for EventSource,
+    no-cache and no proxy buffering; a reconnect after the result is 204, one after a
+    progress event resumes after it."""
+    services = [
+        Worker(settings, WorkerOptions(c, 2, 2), length_score).run for c in ANALYSIS_COMPONENTS
+    ]
+    async with (
+        running(*services, Aggregator(settings, explain=explain).run),
+        client_for(settings) as api,
+    ):
+        response = await api.post(
+            f"{API}/analyze-async", json={"content": "a" * 500}, headers=ENTERPRISE
+        )
+        events_url = response.json()["events_url"]
+        assert "?token=" in events_url
+        stream = await api.get(events_url)
+        after_result = await api.get(events_url, headers={"Last-Event-ID": "result"})
+        resumed = await api.get(events_url, headers={"Last-Event-ID": "4"})
+    assert stream.status_code == 200, stream.text
+    assert stream.headers["content-type"].startswith("text/event-stream")
+    assert "no-cache" in stream.headers["cache-control"]
+    assert stream.headers["x-accel-buffering"] == "no"
+    assert stream.text.startswith("retry: ")
+    events = sse_events(stream.text)
+    assert all("id" in e for e in events)
+    assert events[-1]["event"] == "result" and events[-1]["id"] == "result"
+    assert json.loads(events[-1]["data"])["verdict"]["label"]
+    assert after_result.status_code == 204 and after_result.content == b""
+    assert [(e["event"], e["id"]) for e in sse_events(resumed.text)] == [("result", "result")]
+
+
+async def test_an_events_token_opens_its_own_sessions_events_and_nothing_else(settings):
+    """One session's token on another session's events, on its own result or queue-status,
+    or altered: 401 with a reason; the other session's own token is admitted."""
+    async with client_for(settings) as api:
+        first, second = [
+            (await api.post(f"{API}/analyze-async", json={"text": "hi"}, headers=ENTERPRISE)).json()
+            for _ in range(2)
+        ]
+        token = first["events_url"].split("?token=", 1)[1]
+        elsewhere = await api.get(f"{API}/{second['session_id']}/events?token={token}")
+        result = await api.get(f"{first['result_url']}?token={token}")
+        status = await api.get(f"{first['poll_url']}?token={token}")
+        altered = await api.get(f"{first['events_url']}x")
+        # Past the result (204), so the in-process transport need not wait for a stream.
+        own = await api.get(second["events_url"], headers={"Last-Event-ID": "result"})
+    assert elsewhere.status_code == 401 and "another session" in elsewhere.json()["detail"]
+    assert result.status_code == 401 and status.status_code == 401
+    assert altered.status_code == 401
+    assert own.status_code == 204

@@ -27,7 +27,7 @@ async def test_health_is_zero_with_every_service_and_names_the_one_that_is_away(
 
 async def test_health_heartbeat_needs_a_live_process_on_this_host(settings):
     """`--heartbeat` (the workers' compose health check) fails until a process of this host
-    beats, and passes while one runs."""
+    beats, passes while one runs, and fails again once it stopped (its record stays, offline)."""
     alone = await asyncio.to_thread(verdict, settings, "health", "--heartbeat")
     assert alone.returncode == 1
     assert "no heartbeat" in alone.stderr
@@ -38,6 +38,8 @@ async def test_health_heartbeat_needs_a_live_process_on_this_host(settings):
             return run.returncode == 0
 
         await eventually(healthy, timeout=30, every=0.5)
+    stopped = await asyncio.to_thread(verdict, settings, "health", "--heartbeat")
+    assert stopped.returncode == 1 and "no heartbeat" in stopped.stderr
 
 
 async def test_topology_export_writes_a_definitions_file(settings, tmp_path):

@@ -13,6 +13,7 @@ from shared.constants import ANALYSIS_COMPONENTS
 from shared.db import create_pool, migrate
 from shared.db_roles import DatabaseRoles, provision, scram_verifier
 from shared.messages import Result, now_ms
+from shared.partitions import make_ahead
 from shared.review_policy import ReviewPolicy
 from shared.sessions import NewSession, result_still_needed
 from tests.cli import verdict
@@ -65,6 +66,8 @@ async def test_the_app_role_works_rows_and_nothing_else(services, database_url):
             await record_results(pool, [result], WEIGHTS, explain)
             assert (await sessions.load(pool, sid)).results["techniques"]["score"] == 40
             await the_app_role_queues_and_reviews_verdicts(pool)
+            # The aggregators keep day partitions ahead without any DDL right of their own.
+            assert await make_ahead(pool, 30) > 0
             async with pool.acquire() as conn:
                 assert (
                     await conn.fetchval(
@@ -133,6 +136,7 @@ async def worker_reads_only_what_it_needs(url: str, sid: str) -> None:
             f"UPDATE sessions SET status = 'failed' WHERE id = '{sid}'",
             "DELETE FROM component_results",
             "INSERT INTO fact_checks (claim) VALUES ('x')",
+            "SELECT create_day_partitions(current_date, current_date + 400)",
         ):
             with pytest.raises(asyncpg.InsufficientPrivilegeError):
                 await conn.execute(forbidden)

@@ -14,7 +14,7 @@ import shared.resources
 from aggregator.service import Aggregator
 from dispatcher.queue_watch import watch
 from shared.broker import connect
-from shared.constants import ATTEMPT_HEADER, ORIGIN_HEADER, REASON_HEADER
+from shared.constants import ATTEMPT_HEADER, DEAD_AT_HEADER, ORIGIN_HEADER, REASON_HEADER
 from shared.messages import MAX_MESSAGE_BYTES, Result
 from shared.names import Names
 from tests.integration.conftest import eventually, publisher_for, queue_depths, running, signed
@@ -155,7 +155,7 @@ async def test_an_oversize_result_is_rejected_once_and_the_aggregator_stays_up(
 
 async def test_a_dead_letter_carries_only_the_whitelisted_headers(settings, publisher):
     """Poison with foreign headers (within the size bound): the letter keeps the task's own
-    small headers plus reason and origin, and none of the rest."""
+    small headers plus reason, origin and time, and none of the rest."""
     queue = Names(settings.topology_prefix).task_queue("domain", 4)
     headers = {
         "sessionId": str(uuid.uuid4()),
@@ -167,7 +167,13 @@ async def test_a_dead_letter_carries_only_the_whitelisted_headers(settings, publ
     await publisher.send(settings.topology_prefix, queue, poison)
     async with running(*workers_for(settings, components=("domain",))):
         [letter] = await dead_letters(settings, 1)
-    assert set(letter.headers) == {"sessionId", ATTEMPT_HEADER, REASON_HEADER, ORIGIN_HEADER}
+    assert set(letter.headers) == {
+        "sessionId",
+        ATTEMPT_HEADER,
+        REASON_HEADER,
+        ORIGIN_HEADER,
+        DEAD_AT_HEADER,
+    }
     assert letter.headers[ORIGIN_HEADER] == queue
     assert "invalid task" in letter.headers[REASON_HEADER]
 
@@ -255,3 +261,32 @@ async def test_a_full_dlq_parks_an_exhausted_task_and_its_letter_still_arrives(w
     assert filler.headers[REASON_HEADER] == "filler"
     assert json.loads(parked.body)["sessionId"] == sid
     assert "still down" in parked.headers[REASON_HEADER]
+
+
+async def test_a_result_for_an_unknown_session_is_dead_lettered_and_counted(world, pool):
+    """A signed result naming no recorded session (e.g. a task an older dispatcher published)
+    reaches the DLQ with the reason and the session id, and is counted; the aggregator goes
+    on to apply a real session's results."""
+    settings = await world()
+    stranger = str(uuid.uuid4())
+    labels = {"source": "aggregator", "reason": "unknown_session"}
+    before = metric("verdict_dead_letters_total", **labels)
+    before_results = metric("verdict_results_total", outcome="unknown_session")
+    async with (
+        publisher_for(settings) as publisher,
+        running(Aggregator(settings, explain=explain).run),
+    ):
+        orphan = Result(session_id=stranger, component="claims", success=True, score=5, timestamp=1)
+        await publisher.result(signed(settings, orphan))
+        [letter] = await dead_letters(settings, 1)
+        sid = await submit(pool, publisher, plan=3)
+        for component in ("techniques", "ai_tampered", "claims", "domain"):
+            result = Result(session_id=sid, component=component, success=True, score=5, timestamp=1)
+            await publisher.result(signed(settings, result))
+        view = await final_view(pool, sid)
+    assert view.status == "completed"
+    assert Result.model_validate_json(letter.body).session_id == stranger
+    assert "unknown or withdrawn session" in letter.headers[REASON_HEADER]
+    assert stranger in letter.headers[REASON_HEADER]
+    assert metric("verdict_dead_letters_total", **labels) - before == 1
+    assert metric("verdict_results_total", outcome="unknown_session") - before_results == 1

@@ -4,6 +4,7 @@ and what the role must not do is refused (NOPERM)."""
 from __future__ import annotations
 
 import secrets
+import time
 import uuid
 from collections.abc import AsyncIterator
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -16,10 +17,11 @@ from redis.exceptions import NoPermissionError
 from dispatcher.quotas import WindowCounts
 from dispatcher.ratelimits import parse_limits
 from shared import live
-from shared.heartbeat import Heartbeat, live_workers
+from shared.heartbeat import Heartbeat, announcement, unchanged
 from shared.keys import Keys
 from shared.locks import ComponentLock, lock_key
 from shared.redis_roles import password_variable, redis_roles, setuser_arguments
+from shared.registry import registry
 from shared.urgency import UrgentSignals
 from tests import services as svc
 from tests.cli import verdict
@@ -76,10 +78,11 @@ async def test_each_role_runs_its_own_code_as_its_user(clients) -> None:
     other = ComponentLock(redis["worker-domain"], lock_key(keys.prefix, sid, "domain"), 5_000)
     assert await other.acquire()
     await other.release()
-    await Heartbeat(redis["worker-claims"], keys.prefix, "w-1", "claims", 2).beat()
-    assert [w["worker_id"] for w in await live_workers(redis["worker-claims"], keys.prefix)] == [
-        "w-1"
-    ]
+    said = announcement("claims", 2, ("text",))
+    await Heartbeat(redis["worker-claims"], keys.prefix, unchanged(said)).beat()
+    for reader in ("worker-claims", "aggregator", "api"):  # health checks; the API's registry
+        found = await registry(redis[reader], keys.prefix, time.time())
+        assert [(r.worker_id, r.status) for r in found] == [(said.worker_id, "online")]
     await redis["worker-media_preprocess"].set(keys.media_text(sid), "text", ex=60)
     assert await redis["api"].get(keys.media_text(sid)) == b"text"  # the API's sync path
     await UrgentSignals(redis["api"], keys.prefix).begin(sid)
@@ -106,6 +109,7 @@ async def test_the_api_counts_rate_limits_as_its_user(clients, services, databas
         ("worker-claims", lambda k, r: r.set(k.lock("s", "domain"), "x")),  # not its lock
         ("worker-domain", lambda k, r: r.set(k.media_text("s"), "planted")),  # media only
         ("api", lambda k, r: r.set(k.lock("s", "claims"), "mine")),  # the API takes no lock
+        ("api", lambda k, r: r.set(k.worker("w-1"), "{}")),  # reads the registry, no more
         ("aggregator", lambda k, r: r.delete(k.lock("s", "claims"))),
         ("api", lambda k, r: r.get("other-deployment:session:s")),
         ("worker-claims", lambda k, r: r.flushall()),

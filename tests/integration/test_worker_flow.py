@@ -10,10 +10,10 @@ import pytest
 
 from aggregator.service import Aggregator
 from dispatcher.submit import first_tasks
-from ops.dlq import reason_of
 from shared import metrics, sessions
 from shared.broker import connect
 from shared.constants import ANALYSIS_COMPONENTS, ATTEMPT_HEADER, REASON_HEADER
+from shared.dead_letter_queue import reason_of
 from shared.errors import RetryableAnalysisError
 from shared.locks import lock_key
 from shared.sessions import NewSession

@@ -90,7 +90,12 @@ class FakePublisher:
         self.events.append(("retry", message, routing_key, delay_ms))
 
     async def dead_letter(
-        self, body: bytes, headers: dict[str, Any], reason: str, origin: str
+        self,
+        body: bytes,
+        headers: dict[str, Any],
+        reason: str,
+        origin: str,
+        priority: int | None = None,
     ) -> None:
         if self.dlq_full:
             raise QueueFull("dlq full")

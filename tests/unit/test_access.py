@@ -109,7 +109,24 @@ def test_only_the_topology_role_configures_and_only_its_own_objects():
         "amq.gen-x",
     ]
     assert not any(allows(topology.configure, name) for name in others)
-    assert len({r.user for r in everyone}) == len(everyone) == 3 + len(QUEUE_COMPONENTS)
+    assert len({r.user for r in everyone}) == len(everyone) == 4 + len(QUEUE_COMPONENTS)
+
+
+def test_the_operator_reads_the_dlq_only_and_replays_to_task_and_result_keys():
+    """The DLQ and no other queue; publishes only to the task exchange, with the routing keys
+    letters come from (tasks, results); declares nothing; sees queue stats (management)."""
+    operator = role("operator")
+    queues = [*every_task_key(), NAMES.results, NAMES.urgent_results, NAMES.dlq]
+    assert [q for q in queues if allows(operator.read, q)] == [NAMES.dlq]
+    assert operator.topic is not None
+    keys = [*every_task_key(), *every_result_key()]
+    assert all(allows(operator.topic.write, k) for k in keys)
+    assert not allows(operator.topic.write, NAMES.dlq)
+    assert allows(operator.write, "analysis")
+    assert not any(
+        allows(operator.write, x) for x in ("", "amq.default", "analysis.dead", "analysis.retry.1s")
+    )
+    assert operator.configure == "^$" and operator.tags == ("management",)
 
 
 def test_password_hash_is_rabbitmqs_salted_sha256():

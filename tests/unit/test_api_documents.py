@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from dispatcher.app import body_limit
 from dispatcher.auth import Caller
 from dispatcher.idempotency import request_fingerprint
-from dispatcher.progress import sse
 from dispatcher.routes.sessions import new_session, size_problem
 from dispatcher.schemas import AnalyzeRequest
+from dispatcher.sse import frame
 from dispatcher.views import links, processing_body, result_body
 from shared.sessions import SessionView
 from shared.settings import Settings
@@ -33,6 +33,12 @@ def test_links_point_at_the_sessions_progress_result_and_events() -> None:
         "events_url": f"/api/v3/pipeline/{SID}/events",
     }
     assert processing_body(SID) == {"session_id": SID, "status": "processing", **links(SID)}
+
+
+def test_the_events_link_carries_the_sessions_token_when_there_is_one() -> None:
+    """A browser's EventSource sends no key: the link it is given opens the stream by itself."""
+    assert links(SID, "abc.def")["events_url"] == f"/api/v3/pipeline/{SID}/events?token=abc.def"
+    assert processing_body(SID, "abc.def")["events_url"].endswith("?token=abc.def")
 
 
 def test_the_result_document_carries_progress_results_verdict_and_iso_times() -> None:
@@ -62,7 +68,7 @@ def test_the_result_document_carries_progress_results_verdict_and_iso_times() ->
 def test_a_server_sent_event_is_its_name_then_one_line_of_json() -> None:
     """`event:` and `data:` lines ended by a blank line; values JSON cannot hold become text."""
     when = datetime(2026, 1, 2, tzinfo=UTC)
-    raw = sse("progress", {"status": "processing", "at": when, "text": "two\nlines"})
+    raw = frame("progress", {"status": "processing", "at": when, "text": "two\nlines"})
     name, data, end = raw.decode().split("\n", 2)
     assert name == "event: progress" and end == "\n"
     sent = json.loads(data.removeprefix("data: "))

@@ -2,6 +2,7 @@
 own error (what kept stopped workers from exiting)."""
 
 import asyncio
+import contextlib
 
 from shared.urgency import UrgentGate, UrgentSignals
 
@@ -90,3 +91,37 @@ async def test_a_process_still_stopping_after_the_limit_logs_where_each_task_han
     assert any("hanging_in_shutdown" in stack for stack in stacks)
     assert "report_if_stuck" in capfd.readouterr().err  # the threads, by faulthandler
     hung.cancel()
+
+
+async def test_following_urgent_signals_stops_even_if_the_redis_client_swallows_the_cancel():
+    """A pubsub read that catches the cancellation and carries on (as redis-py's retrying
+    reads can) must not keep the follower, and so the process, alive after its stop."""
+
+    class SwallowingPubSub:
+        async def subscribe(self, channel):
+            return None
+
+        async def get_message(self, timeout):
+            with contextlib.suppress(asyncio.CancelledError):  # as a retrying read would
+                await asyncio.sleep(timeout)
+            return None
+
+        async def listen(self):
+            while True:
+                message = await self.get_message(1.0)
+                if message is not None:
+                    yield message
+
+        async def aclose(self):
+            return None
+
+    class FakeRedis:
+        def pubsub(self, **_):
+            return SwallowingPubSub()
+
+    gate = UrgentGate(5, 1.0)
+    follower = asyncio.create_task(UrgentSignals(FakeRedis(), "p").follow(gate))  # type: ignore[arg-type]
+    await asyncio.sleep(0.05)
+    follower.cancel()
+    done, _ = await asyncio.wait({follower}, timeout=5)
+    assert follower in done and follower.cancelled()

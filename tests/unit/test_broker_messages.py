@@ -8,9 +8,9 @@ from typing import Any
 
 import aio_pika
 
-from ops.dlq import _fresh
 from shared.broker import Publisher, redelivery_copy, result_message, task_message
-from shared.constants import ATTEMPT_HEADER, REASON_HEADER
+from shared.constants import ATTEMPT_HEADER, REASON_HEADER, REPLAYS_HEADER
+from shared.dead_letter_queue import replay_copy
 from shared.messages import Result, Task, TaskInput
 from tests.unit.fakes import NAMES, FakeDelivery
 
@@ -41,9 +41,23 @@ async def test_tasks_results_and_dead_letters_are_persistent_json():
         assert (message.delivery_mode, message.content_type) == (PERSISTENT, "application/json")
 
 
+async def test_a_dead_letter_keeps_the_priority_of_its_original():
+    """A replay restores the priority the letter carries, so it must be the original's."""
+    sent: list[aio_pika.Message] = []
+
+    async def send(exchange: str, routing_key: str, message: aio_pika.Message) -> None:
+        sent.append(message)
+
+    publisher = Publisher(None, NAMES, 1.0)  # type: ignore[arg-type]
+    publisher.send = send  # type: ignore[method-assign]
+    await publisher.dead_letter(b"{}", {}, "poison", "q", priority=8)
+    assert sent[0].priority == 8
+
+
 def test_a_copy_keeps_its_content_type_and_a_replay_defaults_to_json():
     """A re-queued delivery goes out as it came (its own content type, even none); a
-    replayed dead letter without one is sent as JSON, as a fresh first attempt."""
+    replayed dead letter without one is sent as JSON, as a fresh first attempt, one more
+    replay counted."""
     raw = FakeDelivery(b"x", content_type=None, headers={ATTEMPT_HEADER: 3, REASON_HEADER: "r"})
     copy = redelivery_copy(raw)  # type: ignore[arg-type]
     assert (copy.delivery_mode, copy.content_type, copy.headers[ATTEMPT_HEADER]) == (
@@ -51,9 +65,9 @@ def test_a_copy_keeps_its_content_type_and_a_replay_defaults_to_json():
         None,
         3,
     )
-    replay = _fresh(raw)  # type: ignore[arg-type]
+    replay = replay_copy(raw, 0)  # type: ignore[arg-type]
     assert (replay.delivery_mode, replay.content_type) == (PERSISTENT, "application/json")
-    assert replay.headers == {ATTEMPT_HEADER: 1}
+    assert replay.headers == {ATTEMPT_HEADER: 1, REPLAYS_HEADER: 1}
 
 
 def test_a_result_message_carries_the_headers_a_step_added():

@@ -50,6 +50,7 @@ def test_no_secret_on_a_command_line():
     [
         ("DEPLOY_API_KEYS", {"api"}),
         ("TASK_SIGNING_KEY", {"api"}),
+        ("EVENTS_TOKEN_KEY", {"api"}),
         ("MEDIA_SIGNING_KEY", {"worker-media-preprocess"}),
         ("MEDIA_VERIFY_KEY", set(WORKERS) - {"worker-media-preprocess"}),
         ("TASK_VERIFY_KEY", set(WORKERS)),
@@ -60,6 +61,7 @@ def test_no_secret_on_a_command_line():
         ("POSTGRES_WORKER_PASSWORD", {"db-access", "db-grants", *WORKERS}),
         ("RABBITMQ_PASSWORD_API", {"broker-access", "api"}),
         ("RABBITMQ_PASSWORD_AGGREGATOR", {"broker-access", "aggregator"}),
+        ("RABBITMQ_PASSWORD_OPERATOR", {"broker-access", "api"}),
         ("REDIS_PASSWORD_AGGREGATOR", {"redis-acl", "aggregator"}),
         ("REDIS_PASSWORD_WORKER_CLAIMS", {"redis-acl", "worker-claims"}),
     ],

@@ -9,15 +9,19 @@ from pamqp import encode
 
 from shared.constants import (
     ATTEMPT_HEADER,
+    DEAD_AT_HEADER,
     ORIGIN_HEADER,
     PARKED_HEADER,
     PARKED_KIND_HEADER,
     PARKED_MAC_HEADER,
     REASON_HEADER,
+    REPLAYS_HEADER,
+    TENANT_HEADER,
 )
 from shared.deadletters import (
     MAX_REASON_CHARS,
     MAX_VALUE_CHARS,
+    carried_headers,
     dead_letter_headers,
     header_bytes,
     oversize,
@@ -27,16 +31,18 @@ from shared.deadletters import (
 
 SID = "5f0c6b1e-2a51-4c39-9d0e-3f0b8f7a2c11"
 TASK_HEADERS = {"sessionId": SID, "component": "claims", "planType": 4, ATTEMPT_HEADER: 2}
+NOW_MS = 1_700_000_000_000
 
 
 def test_a_130_kb_header_in_gives_a_small_header_table_out():
     """Only the whitelist survives: a huge foreign header is dropped, the letter stays tiny."""
     original = {**TASK_HEADERS, "pad": "x" * 130_000, "x-trace": ["y" * 1000] * 50}
-    headers = dead_letter_headers(original, "invalid task: body", "analysis.claims.4")
+    headers = dead_letter_headers(original, "invalid task: body", "analysis.claims.4", NOW_MS)
     assert headers == {
         **TASK_HEADERS,
         REASON_HEADER: "invalid task: body",
         ORIGIN_HEADER: "analysis.claims.4",
+        DEAD_AT_HEADER: NOW_MS,
     }
     assert header_bytes(headers) < 1024
 
@@ -49,12 +55,24 @@ def test_whitelisted_headers_are_type_checked_and_cut_short():
         "planType": "4",
         ATTEMPT_HEADER: True,
     }
-    headers = dead_letter_headers(original, "r" * 100_000, "o" * 100_000)
+    headers = dead_letter_headers(original, "r" * 100_000, "o" * 100_000, NOW_MS)
     assert headers == {
         "sessionId": "s" * MAX_VALUE_CHARS,
         REASON_HEADER: "r" * MAX_REASON_CHARS,
         ORIGIN_HEADER: "o" * MAX_VALUE_CHARS,
+        DEAD_AT_HEADER: NOW_MS,
     }
+
+
+def test_the_replay_count_and_tenant_survive_dead_lettering_and_retries():
+    """A replayed letter dead-lettered again keeps its count (else a loop never shows), and
+    a retried task carries count and tenant into its next attempt; wrong types are dropped."""
+    original = {**TASK_HEADERS, REPLAYS_HEADER: 2, TENANT_HEADER: "acme", "pad": "x"}
+    headers = dead_letter_headers(original, "poison", "analysis.claims.4", NOW_MS)
+    assert headers[REPLAYS_HEADER] == 2 and headers[TENANT_HEADER] == "acme"
+    assert carried_headers(original) == {REPLAYS_HEADER: 2, TENANT_HEADER: "acme"}
+    assert carried_headers({REPLAYS_HEADER: "9", TENANT_HEADER: 1}) == {}
+    assert carried_headers(None) == {}
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,6 @@ from pydantic import TypeAdapter, ValidationError
 from dispatcher.error_responses import readable_problems
 from dispatcher.idempotency import IdempotencyKey, request_fingerprint
 from dispatcher.media import MediaRefused, locate, media_path_problem
-from dispatcher.queue_watch import ConsumerCounts
 from dispatcher.schemas import AnalyzeRequest, has_visible_character
 from dispatcher.tenancy import SessionTenants
 
@@ -171,38 +170,3 @@ async def test_session_tenants_come_from_the_record_and_only_found_ones_are_kept
     assert await tenants.owns("acme", str(b)) and await tenants.owns("acme", str(a))
     assert table.reads == 6  # size 1: b pushed a out
     assert not await tenants.owns("acme", "../../etc") and table.reads == 6
-
-
-class _Declared:
-    def __init__(self, consumers: int) -> None:
-        self.declaration_result = type("Ok", (), {"consumer_count": consumers})()
-
-
-class _Broker:
-    """A connection whose queues have `consumers` consumers; counts the declares."""
-
-    def __init__(self, consumers: int) -> None:
-        self.consumers = consumers
-        self.declares = 0
-
-    async def channel(self) -> "_Broker":
-        return self
-
-    async def declare_queue(self, name: str, **kwargs: object) -> _Declared:
-        self.declares += 1
-        return _Declared(self.consumers)
-
-    async def close(self) -> None:
-        pass
-
-
-async def test_consumer_counts_are_trusted_for_their_ttl_only():
-    """Within the TTL the broker is not asked again; with TTL 0 every call asks."""
-    broker = _Broker(consumers=2)
-    cached, fresh = ConsumerCounts(ttl_s=60), ConsumerCounts(ttl_s=0)
-    assert await cached.of(broker, "q") == 2  # type: ignore[arg-type]
-    broker.consumers = 0
-    assert await cached.of(broker, "q") == 2  # type: ignore[arg-type]
-    assert await fresh.of(broker, "q") == 0  # type: ignore[arg-type]
-    assert await fresh.of(broker, "q") == 0  # type: ignore[arg-type]
-    assert broker.declares == 3

@@ -61,3 +61,29 @@ def test_the_janitor_backs_off_while_failures_persist_and_resets_after_a_good_pa
     assert [janitor_delay_s(5.0, n) for n in (1, 2, 3)] == [10.0, 20.0, 40.0]
     assert janitor_delay_s(5.0, 10_000) == 60.0
     assert janitor_delay_s(120.0, 3) == 120.0
+
+
+async def test_the_aggregator_keeps_partitions_ahead_and_retries_after_a_failure(monkeypatch):
+    """The partition keeper asks for PARTITION_DAYS_AHEAD days; a failed call (a lock not
+    granted in time) is logged and tried again after PARTITION_RETRY_S, not an hour later."""
+    calls: list[int] = []
+    second = asyncio.Event()
+
+    async def make_ahead(pool, days_ahead):
+        calls.append(days_ahead)
+        if len(calls) == 1:
+            raise RuntimeError("lock timeout")
+        second.set()
+        return 4
+
+    monkeypatch.setattr(applier, "make_ahead", make_ahead)
+    monkeypatch.setattr(applier, "PARTITION_RETRY_S", 0.01)
+    keeper = aggregator(5.0)
+    stop = asyncio.Event()
+    with structlog.testing.capture_logs() as logs:
+        task = asyncio.create_task(keeper.keep_partitions_ahead(stop))
+        await asyncio.wait_for(second.wait(), 10)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+    assert calls == [keeper.settings.partition_days_ahead] * 2
+    assert [e["event"] for e in logs] == ["making day partitions failed", "day partitions created"]

@@ -35,7 +35,7 @@ def test_names_of_different_things_never_collide() -> None:
 
 
 def test_the_worker_pattern_matches_heartbeats_only() -> None:
-    """`live_workers` scans with this pattern: it finds heartbeats and nothing else."""
+    """`registry` scans with this pattern: it finds heartbeats and nothing else."""
     keys = Keys("p")
     assert fnmatchcase(keys.worker("w-1"), keys.workers)
     others = [n for n in every_name(keys) if n != keys.worker("host-1-claims-7")]

@@ -32,6 +32,7 @@ STORAGE = {
     "shared/sessions.py",
     "shared/tenants.py",
     "shared/reviews.py",
+    "shared/partitions.py",
     "aggregator/fanin.py",
     "workers/analysis/factcheck_store.py",
 }

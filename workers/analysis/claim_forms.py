@@ -38,6 +38,8 @@ Form = Literal[
     "group",
     "absolute_causal",
     "harm",
+    "accusation",
+    "inference",
 ]
 Register = Literal[
     "conspiracy",
@@ -51,6 +53,7 @@ Register = Literal[
     "sourced",
     "studied",
     "hedges",
+    "advice",
     "emotive",
 ]
 Rating = Literal["false", "misleading", "mixed", "unproven", "true"]
@@ -140,6 +143,8 @@ class FormLexicons(BaseModel):
     drastic_measures: Terms
     plot: Terms
     groups: Terms
+    accusations: Terms
+    inference: Terms
 
 
 class RegisterLexicons(BaseModel):
@@ -157,6 +162,7 @@ class RegisterLexicons(BaseModel):
     sourced: Terms
     studied: Terms
     hedges: Terms
+    advice: Terms
     emotive: Terms
 
 
@@ -230,24 +236,34 @@ def sentence_forms(sentence: str) -> list[Form]:
     p = _patterns().lexicons
     folded = fold(sentence)
     has = {name: bool(pattern.search(folded)) for name, pattern in p.items()}
+    # The sums, deadlines and names of a quoted message are the message's ("a text reading
+    # 'pay £1.45 within 12 hours'"), not figures the report asserts.
+    own = _QUOTED.sub(lambda m: " " * len(m[0]), sentence)
     found: list[Form] = []
     if _PERCENT.search(sentence) or has["percentage_words"]:
         found.append("percentage")
-    if _NUMBER.search(_YEAR.sub("", sentence)) or has["quantity_words"]:
+    if _NUMBER.search(_YEAR.sub("", own)) or _has_outside(p["quantity_words"], folded, own):
         found.append("number")
     dated = (_YEAR, _NUMERIC_DATE, _DAY_OF_MAY)
-    if any(d.search(sentence) for d in dated) or has["months"]:
+    if any(d.search(own) for d in dated) or _has_outside(p["months"], folded, own):
         found.append("date")
-    if any(fold(w) not in _patterns().not_names for w in names(sentence)):
+    if any(fold(w) not in _patterns().not_names for w in names(own)):
         found.append("named_entity")
-    found += _lexical_forms(has, sentence)
+    found += _lexical_forms(has, sentence, folded, own)
     return found
 
 
-def _lexical_forms(has: Mapping[str, bool], sentence: str) -> list[Form]:
+def _has_outside(pattern: re.Pattern[str], folded: str, own: str) -> bool:
+    """Whether `pattern` matches the folded sentence outside its quotations (`own` is the
+    sentence with them blanked, same length)."""
+    return any(not own[m.start()].isspace() for m in pattern.finditer(folded))
+
+
+def _lexical_forms(has: Mapping[str, bool], sentence: str, folded: str, own: str) -> list[Form]:
     # An appeal to authority is an admission when an insider "admits" (or anyone "finally
     # admits", or experts "finally confirm") or a secret study "shows"; a plain "studies
     # show" is a weaker authority claim.
+    p = _patterns().lexicons
     absolute = has["absolutes"] or bool(_ALL_OF_IT.search(sentence))
     admission = (
         (has["admissions"] and (has["authorities"] or has["at_last"]))
@@ -274,6 +290,9 @@ def _lexical_forms(has: Mapping[str, bool], sentence: str) -> list[Form]:
         # "Causes 100% of", "kills all": a mechanism stated without exception.
         "absolute_causal": absolute and has["causal"],
         "harm": has["harm"],
+        # A quoted accusation or inference is the speaker's slogan, not the report's.
+        "accusation": _has_outside(p["accusations"], folded, own),
+        "inference": _has_outside(p["inference"], folded, own),
     }
     return [form for form, there in present.items() if there]
 

@@ -49,6 +49,17 @@ _FUNCTION_WORDS: Mapping[Language, frozenset[str]] = {
             "was",
             "be",
             "not",
+            # short texts (phishing) may hold none of the above: "your", "by", "will"
+            "your",
+            "our",
+            "my",
+            "by",
+            "from",
+            "have",
+            "has",
+            "will",
+            "here",
+            "at",
         ]
     ),
     "ro": frozenset(

@@ -228,27 +228,38 @@ def _negated(
     )
 
 
-def _speakers(tokens: Sequence[Token], lexicon: Lexicon, lang: Language) -> list[tuple[int, int]]:
-    """Where a named speaker's verb is: "the minister said", not "sources say"."""
+def _speakers(
+    tokens: Sequence[Token], lexicon: Lexicon, lang: Language, quoted: Sequence[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """Where a named speaker's verb is: "the minister said", not "sources say". Words inside
+    a quotation are the quote's, not the speaker's: "chanted «They took…»" is attributed."""
     speaking, anonymous = lexicon.context.attribution[lang], lexicon.context.anonymous[lang]
     accepts = _Accepts()
     found = []
     for i, token in enumerate(tokens):
         if accepts(speaking, token.keys):
             around = tokens[max(0, i - ANONYMOUS_REACH) : i + ANONYMOUS_REACH + 1]
-            if not any(accepts(anonymous, t.keys) for t in around):
+            if not any(accepts(anonymous, t.keys) and not _inside(quoted, t.start) for t in around):
                 found.append((token.start, token.end))
     return found
+
+
+def _inside(spans: Sequence[tuple[int, int]], at: int) -> bool:
+    i = bisect_right(spans, (at, _AFTER_ANY)) - 1
+    return i >= 0 and spans[i][0] <= at < spans[i][1]
 
 
 def _text_context(
     folded: str, words: Mapping[Language, Sequence[Token]], lexicon: Lexicon
 ) -> TextContext:
     """Quotes, sentence ends, speakers' verbs, denials and a satire label of one text."""
-    speaking = sorted({at for lang, ts in words.items() for at in _speakers(ts, lexicon, lang)})
+    quoted = quotes(folded)
+    speaking = sorted(
+        {at for lang, ts in words.items() for at in _speakers(ts, lexicon, lang, quoted)}
+    )
     denial = lexicon.context.denial
     return TextContext(
-        quotes=quotes(folded),
+        quotes=quoted,
         sentence_ends=sentence_ends(folded),
         attributions=speaking,
         denials=[m.span() for m in denial.finditer(folded)] if denial else [],

@@ -8,6 +8,7 @@ import structlog
 
 from shared import metrics
 from shared.broker import task_message
+from shared.deadletters import carried_headers
 from shared.messages import failure_results
 from workers.middleware.chain import Ack, DeadLetter, Job, Next, NextAttempt, Outgoing
 from workers.retry import GiveUp, RetryLater, decide, describe
@@ -37,7 +38,9 @@ class DecideOnFailure:
         log.warning("task failed, retrying", error=describe(error), delay_ms=decision.delay_ms)
         metrics.RETRIES.labels(job.task.component, "failure").inc()
         retry_task = job.task.model_copy(update={"retry_count": decision.attempt - 1})
-        job.settlement = NextAttempt(task_message(retry_task, decision.attempt), decision.delay_ms)
+        carried = carried_headers(job.delivery.headers)
+        message = task_message(retry_task, decision.attempt, carried)
+        job.settlement = NextAttempt(message, decision.delay_ms)
 
     def _give_up(self, job: Job, decision: GiveUp) -> None:
         log.error("task failed for good", reason=decision.reason)

@@ -1,0 +1,79 @@
+"""The worker registry as the API sees it: read at most every few seconds, so a POST stays fast.
+
+A session that no online worker can serve is refused (503) instead of left to wait in a queue
+nobody reads. When the API cannot tell it accepts, as it accepted before: Redis unreachable,
+or a registry without a single record (Redis flushed or replaced: every worker writes its
+record again within a heartbeat, and records of stopped workers stay an hour otherwise).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import structlog
+from redis.asyncio import Redis
+
+from shared import metrics
+from shared.background import raise_if_cancelled
+from shared.constants import QUEUE_COMPONENTS
+from shared.registry import WorkerRecord, online_by_component, registry, unserved
+
+log = structlog.get_logger(__name__)
+
+# Every process kind that beats: the components and the aggregator.
+REGISTERED: tuple[str, ...] = (*QUEUE_COMPONENTS, "aggregator")
+# The gauge is kept current this often, like the queue depths, for the "no worker" alert.
+WORKERS_WATCH_S = 5.0
+
+
+class OnlineWorkers:
+    """The registry, read again once `ttl_s` has passed since the last read."""
+
+    def __init__(self, redis: Redis, prefix: str, ttl_s: float) -> None:
+        self._redis = redis
+        self._prefix = prefix
+        self.ttl_s = ttl_s
+        self._read_at = -float("inf")
+        self._records: list[WorkerRecord] = []
+        self._reading = asyncio.Lock()
+
+    async def records(self) -> list[WorkerRecord]:
+        """The records as last read (read now when older than `ttl_s`)."""
+        async with self._reading:  # one read for all the requests that found it old
+            if time.monotonic() - self._read_at >= self.ttl_s:
+                await self.refresh()
+        return self._records
+
+    async def refresh(self) -> list[WorkerRecord]:
+        """Read the registry now and count who is online (`verdict_workers_online`)."""
+        self._records = await registry(self._redis, self._prefix, time.time())
+        self._read_at = time.monotonic()
+        for component, count in online_by_component(self._records, REGISTERED).items():
+            metrics.WORKERS_ONLINE.labels(component).set(count)
+        return self._records
+
+    async def refusal(self, input_type: str) -> str | None:
+        """Why no online worker can serve a session of `input_type`; None when one can or the
+        registry cannot be read."""
+        try:
+            records = await self.records()
+        except Exception as exc:  # Redis away: the queues still take the session
+            raise_if_cancelled(exc)
+            log.warning("worker registry not read, session accepted", error=repr(exc))
+            return None
+        if not records:
+            log.warning("worker registry empty, session accepted")
+            return None
+        return unserved(records, input_type)
+
+
+async def watch(online: OnlineWorkers) -> None:
+    """Keep `verdict_workers_online` current while the API runs (cancel to stop)."""
+    while True:
+        try:
+            await online.refresh()
+        except Exception as exc:  # Redis away: the gauge keeps its last value until it is back
+            raise_if_cancelled(exc)
+            log.debug("worker registry not read", error=repr(exc))
+        await asyncio.sleep(WORKERS_WATCH_S)
