@@ -61,6 +61,7 @@ from rabbit_node import RabbitNode  # noqa: E402
 from aggregator.verdict import compute, outcome_of  # noqa: E402
 from shared.api_keys import hashed  # noqa: E402
 from shared.broker import Publisher, connect  # noqa: E402
+from shared.constants import REASON_HEADER  # noqa: E402
 from shared.errors import BrokerUnavailable, QueueFull  # noqa: E402
 from shared.names import Names  # noqa: E402
 from shared.settings import Settings  # noqa: E402
@@ -428,7 +429,7 @@ async def settle_and_check(
     finally:
         await conn.close()
     stranded = await wait_for_queues(settings, len(tally.poison), deadline=time.monotonic() + 60)
-    dlq = await drain_dlq(settings)
+    dlq, withdrawn = await drain_dlq(settings)
     if tally.broker_back_at is not None:
         after = [t for t in tally.accepted_at if t >= tally.broker_back_at]
         if after:
@@ -453,6 +454,7 @@ async def settle_and_check(
         "poison_injected": len(tally.poison),
         "stranded_in_queues": stranded,
         "dead_lettered": len(dlq),
+        "dead_lettered_results_of_withdrawn_sessions": withdrawn,
         "dead_letters_that_are_not_the_poison": len([b for b in dlq if b not in tally.poison]),
         "kills": tally.kills,
         "accepted_to_final_s": {
@@ -469,6 +471,7 @@ async def settle_and_check(
         and not mismatches
         and not tally.errors
         and sorted(dlq) == sorted(tally.poison)
+        and (withdrawn == 0 or tally.refused_503 > 0)
         and stranded == 0
     )
     return report
@@ -539,17 +542,24 @@ async def wait_for_queues(settings: Settings, poison: int, deadline: float) -> i
     return sum(depth.values())
 
 
-async def drain_dlq(settings: Settings) -> list[bytes]:
+async def drain_dlq(settings: Settings) -> tuple[list[bytes], int]:
+    """The dead letters' bodies, and apart the results of sessions the API withdrew: it
+    answered 503 when one of a session's tasks was refused (a full queue, or a quorum queue
+    electing its leader after a node loss), and the tasks already confirmed still ran."""
     connection = await connect(settings.amqp_urls(), "chaos-dlq")
-    bodies = []
+    bodies, withdrawn = [], 0
     try:
         channel = await connection.channel()
         queue = await channel.get_queue(Names(settings.topology_prefix).dlq)
         while (message := await queue.get(fail=False, no_ack=True)) is not None:
-            bodies.append(message.body)
+            reason = str((message.headers or {}).get(REASON_HEADER, ""))
+            if "withdrawn session" in reason:
+                withdrawn += 1
+            else:
+                bodies.append(message.body)
     finally:
         await connection.close()
-    return bodies
+    return bodies, withdrawn
 
 
 def stop(up: subprocess.Popen) -> None:
