@@ -52,7 +52,7 @@ class Aggregator:
 
     async def run(self, stop: asyncio.Event) -> None:
         async with Resources() as opened:
-            connection = await opened.broker(self.settings.amqp_url, "aggregator")
+            connection = await opened.broker(self.settings.amqp_urls(), "aggregator")
             redis = opened.redis(self.settings.redis_url)
             pool = await opened.pool(self.settings.database_url, max_size=self.prefetch + 2)
             http = opened.http()

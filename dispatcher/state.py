@@ -115,7 +115,7 @@ class AppState:
         names = Names(self.settings.topology_prefix)
         while True:
             try:
-                self.connection = await connect(self.settings.amqp_url, "api")
+                self.connection = await connect(self.settings.amqp_urls(), "api")
                 # A short wait for a recovering channel: past it the API analyses in-process.
                 self.publisher = await Publisher(
                     self.connection,

@@ -138,6 +138,7 @@ ACCESS_HELP = (
 def topology_declare(access: bool) -> None:
     """Declare every exchange, queue and binding (idempotent)."""
     from shared.broker import connect
+    from shared.settings import broker_urls
     from topology.broker import declare
     from topology.spec import from_settings
 
@@ -145,7 +146,7 @@ def topology_declare(access: bool) -> None:
 
     async def go() -> None:
         url = await _provision(settings) if access else settings.amqp_url
-        connection = await connect(url, "topology")
+        connection = await connect(broker_urls(url, settings.amqp_hosts), "topology")
         try:
             await declare(await connection.channel(), from_settings(settings))
         finally:

@@ -14,7 +14,7 @@ from aio_pika.abc import AbstractRobustConnection
 from shared.dead_letter_queue import DeadLetter
 from shared.names import Names
 from shared.resources import Resources
-from shared.settings import Settings
+from shared.settings import Settings, broker_urls
 
 T = TypeVar("T")
 
@@ -84,5 +84,6 @@ async def with_operator(
 ) -> T:
     """Run `work` on a connection as the operator role, closed afterwards."""
     async with Resources() as opened:
-        connection = await opened.broker(operator_url(settings), "verdict-dlq")
+        urls = broker_urls(operator_url(settings), settings.amqp_hosts)
+        connection = await opened.broker(urls, "verdict-dlq")
         return await work(connection, Names(settings.topology_prefix))

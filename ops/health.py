@@ -17,7 +17,7 @@ async def check(settings: Settings, heartbeat: bool) -> list[str]:
     """What is wrong; an empty list means healthy."""
     problems = []
     try:
-        connection = await connect(settings.amqp_url, "health")
+        connection = await connect(settings.amqp_urls(), "health")
         await connection.close()
     except Exception as exc:
         problems.append(f"rabbitmq: {exc}")

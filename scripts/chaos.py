@@ -9,6 +9,12 @@ database, submits sessions over HTTP on every plan, and meanwhile:
     of its own on other ports (scripts/rabbit_node.py), so the machine's broker is untouched,
   - flushes the run's Redis database once,
   - injects poison messages into plan queues.
+With --cluster PORT it runs in quorum mode on a three-node cluster of its own
+(scripts/rabbit_cluster.py) and, instead of the process kills and the RabbitMQ restart,
+kill -9s the Erlang VM of the first node (every client's first address and every queue's
+leader), restarts it, then kill -9s the second and leaves it down to the end; the report adds
+the longest stall of accepted→final.
+
 Then it checks: every accepted session is `completed` (the session deadline is far beyond the
 settle time, so a lost task cannot hide behind the janitor ending its session `partial`), no
 component timed out, no session has two verdicts, every verdict agrees with its component
@@ -49,10 +55,14 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import sandbox  # noqa: E402
+from rabbit_cluster import RabbitCluster  # noqa: E402
 from rabbit_node import RabbitNode  # noqa: E402
 
 from aggregator.verdict import compute, outcome_of  # noqa: E402
 from shared.api_keys import hashed  # noqa: E402
+from shared.broker import Publisher, connect  # noqa: E402
+from shared.constants import REASON_HEADER  # noqa: E402
+from shared.errors import BrokerUnavailable, QueueFull  # noqa: E402
 from shared.names import Names  # noqa: E402
 from shared.settings import Settings  # noqa: E402
 from topology.spec import from_settings  # noqa: E402
@@ -81,6 +91,7 @@ class Tally:
     events: dict[str, float] = field(default_factory=dict)
     accepted_at: list[float] = field(default_factory=list)
     broker_back_at: float | None = None
+    node_losses: list[dict[str, object]] = field(default_factory=list)
 
 
 def free_port() -> int:
@@ -99,21 +110,28 @@ DEADLINE_FACTOR = 20
 
 
 async def main(args: argparse.Namespace) -> int:
-    node = None
-    if args.own_broker:
-        node = await asyncio.to_thread(
-            RabbitNode(f"vchaos{args.own_broker}", args.own_broker).start
-        )
+    node: RabbitNode | RabbitCluster | None = None
+    if args.cluster:
+        node = RabbitCluster(f"vchc{args.cluster}", args.cluster)
+    elif args.own_broker:
+        node = RabbitNode(f"vchaos{args.own_broker}", args.own_broker)
+    if node is not None:
+        booting = time.monotonic()
+        await asyncio.to_thread(node.start)
+        boot_s = round(time.monotonic() - booting, 1)
     try:
-        return await scenario(args, node)
+        return await scenario(args, node, boot_s if node else 0.0)
     finally:
         if node is not None:
             await asyncio.to_thread(node.stop)
 
 
-async def scenario(args: argparse.Namespace, node: RabbitNode | None) -> int:
+async def scenario(
+    args: argparse.Namespace, node: RabbitNode | RabbitCluster | None, boot_s: float
+) -> int:
     amqp = node.amqp_url if node else os.environ.get("AMQP_URL", sandbox.LOOPBACK["AMQP_URL"])
     management = node.management_url if node else os.environ.get("RABBITMQ_MANAGEMENT_URL")
+    cluster = node if isinstance(node, RabbitCluster) else None
     redis_url = with_db(
         os.environ.get("REDIS_URL", sandbox.LOOPBACK["REDIS_URL"]), str(CHAOS_REDIS_DB)
     )
@@ -144,8 +162,18 @@ async def scenario(args: argparse.Namespace, node: RabbitNode | None) -> int:
     }
     if management:
         env["RABBITMQ_MANAGEMENT_URL"] = management
+    if cluster is not None:
+        env |= {"AMQP_HOSTS": cluster.amqp_hosts, "QUEUE_TYPE": "quorum"}
     settings = Settings(
-        amqp_url=amqp, redis_url=redis_url, database_url=database_url, topology_prefix=prefix
+        amqp_url=amqp,
+        amqp_hosts=env.get("AMQP_HOSTS"),
+        queue_type=env.get("QUEUE_TYPE", "classic"),
+        redis_url=redis_url,
+        database_url=database_url,
+        topology_prefix=prefix,
+        # The retry tiers the pipeline declares, so their depths can be read too.
+        retry_base_ms=int(env["RETRY_BASE_MS"]),
+        lock_retry_ms=int(env["LOCK_RETRY_MS"]),
     )
     up = subprocess.Popen(
         [sys.executable, "-m", "ops.cli", "up", "--log-dir", str(logs)],
@@ -160,13 +188,19 @@ async def scenario(args: argparse.Namespace, node: RabbitNode | None) -> int:
         base = f"http://127.0.0.1:{port}"
         await wait_ready(base, up, logs)
         started = time.monotonic()
-        chaos = make_chaos(args, settings, logs, tally, node)
+        if cluster is not None:
+            chaos = lose_nodes(args, settings, tally, cluster)
+        else:
+            chaos = make_chaos(args, settings, logs, tally, node)
         await asyncio.gather(submit_all(base, args, tally), chaos)
         tally.events["submitted_s"] = round(time.monotonic() - started, 1)
         report = await settle_and_check(settings, tally, args.timeout, started)
     finally:
         stop(up)
-        await cleanup(amqp, management, admin_db, db_name, prefix, redis_url)
+        # A cluster of its own goes with all its queues; a shared broker keeps only ours.
+        await cleanup(settings, None if cluster else management, admin_db, db_name, not cluster)
+    if node is not None:
+        report["timings_s"]["broker_boot_s"] = boot_s
     report["logs"] = str(logs)
     print(json.dumps(report, indent=2))
     return 0 if report["ok"] else 1
@@ -233,7 +267,7 @@ async def make_chaos(
     settings: Settings,
     logs: Path,
     tally: Tally,
-    node: RabbitNode | None,
+    node: RabbitNode | RabbitCluster | None,
 ) -> None:
     """Kill every kind of process at least once, restart RabbitMQ once, flush Redis once."""
     groups = [
@@ -256,6 +290,31 @@ async def make_chaos(
             await flush_redis(settings, tally)
 
 
+async def lose_nodes(
+    args: argparse.Namespace, settings: Settings, tally: Tally, cluster: RabbitCluster
+) -> None:
+    """kill -9 the first node, restart it, kill -9 the second (down to the end); poison
+    injected while the first is down."""
+    first, second, _ = cluster.nodes
+    step = args.duration / 4
+    await asyncio.sleep(step)
+    await node_lost(first, tally)
+    await inject_poison(settings, args.poison, tally)
+    await asyncio.sleep(step)
+    restarting = time.monotonic()
+    await asyncio.to_thread(first.start)
+    tally.events["node_restart_s"] = round(time.monotonic() - restarting, 1)
+    tally.node_losses.append({"node": first.node, "event": "restarted", "at": time.monotonic()})
+    await asyncio.sleep(step)
+    await node_lost(second, tally)
+
+
+async def node_lost(node: RabbitNode, tally: Tally) -> None:
+    await asyncio.to_thread(node.kill)
+    tally.kills[node.node] = tally.kills.get(node.node, 0) + 1
+    tally.node_losses.append({"node": node.node, "event": "killed", "at": time.monotonic()})
+
+
 def kill_one(group: str, logs: Path, tally: Tally) -> None:
     pids = json.loads((logs / "pids.json").read_text())
     victims = [(label, pid) for label, pid in pids.items() if label.rsplit("-", 1)[0] == group]
@@ -267,9 +326,9 @@ def kill_one(group: str, logs: Path, tally: Tally) -> None:
         pass
 
 
-async def restart_rabbitmq(tally: Tally, node: RabbitNode | None) -> None:
+async def restart_rabbitmq(tally: Tally, node: RabbitNode | RabbitCluster | None) -> None:
     started = time.monotonic()
-    if node is not None:
+    if isinstance(node, RabbitNode):
         await asyncio.to_thread(node.stop_app)
         await asyncio.sleep(3)
         await asyncio.to_thread(node.start_app)
@@ -292,15 +351,22 @@ async def flush_redis(settings: Settings, tally: Tally) -> None:
 
 async def inject_poison(settings: Settings, count: int, tally: Tally) -> None:
     names = Names(settings.topology_prefix)
-    connection = await aio_pika.connect_robust(settings.amqp_url)
+    connection = await connect(settings.amqp_urls(), "chaos-poison")
     try:
-        channel = await connection.channel(publisher_confirms=True)
-        exchange = await channel.get_exchange(names.exchange)
+        publisher = await Publisher(connection, names, 5).open()
         for i in range(count):
             body = json.dumps({"poison": i, "nonce": uuid.uuid4().hex}).encode()
             key = names.task_queue(random.choice(["techniques", "claims", "domain"]), 1 + i % 6)
-            await exchange.publish(aio_pika.Message(body, delivery_mode=2), key)
-            tally.poison.append(body)
+            # Right after a node loss a quorum queue may nack until its new leader is elected.
+            message = aio_pika.Message(body, delivery_mode=2)
+            for _ in range(20):
+                try:
+                    await publisher.send(names.exchange, key, message)
+                except (QueueFull, BrokerUnavailable):
+                    await asyncio.sleep(0.5)
+                    continue
+                tally.poison.append(body)
+                break
     finally:
         await connection.close()
 
@@ -349,13 +415,21 @@ async def settle_and_check(
                 accepted,
             )
         )
+        # From acceptance (the row is written before the tasks are published) to final.
+        stall = await conn.fetchrow(
+            "SELECT max(extract(epoch FROM finished_at - created_at)) AS longest,"
+            " percentile_cont(0.5) WITHIN GROUP"
+            " (ORDER BY extract(epoch FROM finished_at - created_at)) AS median"
+            " FROM sessions WHERE id = ANY($1::uuid[])",
+            accepted,
+        )
         orphans = await conn.fetchval(
             "SELECT count(*) FROM sessions s WHERE NOT (s.id = ANY($1::uuid[]))", accepted
         )
     finally:
         await conn.close()
-    await wait_for_queues(settings, len(tally.poison), deadline=time.monotonic() + 60)
-    dlq = await drain_dlq(settings)
+    stranded = await wait_for_queues(settings, len(tally.poison), deadline=time.monotonic() + 60)
+    dlq, withdrawn = await drain_dlq(settings)
     if tally.broker_back_at is not None:
         after = [t for t in tally.accepted_at if t >= tally.broker_back_at]
         if after:
@@ -378,9 +452,15 @@ async def settle_and_check(
         "verdicts_disagreeing_with_components": mismatches,
         "sessions_not_acknowledged_to_client": orphans,
         "poison_injected": len(tally.poison),
+        "stranded_in_queues": stranded,
         "dead_lettered": len(dlq),
+        "dead_lettered_results_of_withdrawn_sessions": withdrawn,
         "dead_letters_that_are_not_the_poison": len([b for b in dlq if b not in tally.poison]),
         "kills": tally.kills,
+        "accepted_to_final_s": {
+            "longest": round(float(stall["longest"] or 0), 2),
+            "median": round(float(stall["median"] or 0), 2),
+        },
         "client_errors": tally.errors[:10],
         "timings_s": tally.events,
     }
@@ -391,6 +471,8 @@ async def settle_and_check(
         and not mismatches
         and not tally.errors
         and sorted(dlq) == sorted(tally.poison)
+        and (withdrawn == 0 or tally.refused_503 > 0)
+        and stranded == 0
     )
     return report
 
@@ -438,37 +520,46 @@ async def verdict_mismatches(conn: asyncpg.Connection, sids: list[str], settings
     return bad + (len(sids) - len(rows))
 
 
-async def wait_for_queues(settings: Settings, poison: int, deadline: float) -> None:
-    """Until the plan queues are empty and the DLQ holds at least the injected poison."""
+async def wait_for_queues(settings: Settings, poison: int, deadline: float) -> int:
+    """Until the plan queues are empty and the DLQ holds at least the injected poison; the
+    messages still in plan, results and retry queues then (stranded: 0)."""
     names = Names(settings.topology_prefix)
-    connection = await aio_pika.connect_robust(settings.amqp_url)
+    connection = await connect(settings.amqp_urls(), "chaos-depths")
     try:
         channel = await connection.channel()
-        queues = [q.name for q in from_settings(settings).queues if ".retry." not in q.name]
+        queues = [q.name for q in from_settings(settings).queues]
+        depth: dict[str, int] = {}
         while time.monotonic() < deadline:
-            depth = {}
             for name in queues:
                 declared = await channel.declare_queue(name, passive=True)
                 depth[name] = declared.declaration_result.message_count or 0
             dead = depth.pop(names.dlq)
             if dead >= poison and not any(depth.values()):
-                return
+                break
             await asyncio.sleep(0.5)
     finally:
         await connection.close()
+    return sum(depth.values())
 
 
-async def drain_dlq(settings: Settings) -> list[bytes]:
-    connection = await aio_pika.connect_robust(settings.amqp_url)
-    bodies = []
+async def drain_dlq(settings: Settings) -> tuple[list[bytes], int]:
+    """The dead letters' bodies, and apart the results of sessions the API withdrew: it
+    answered 503 when one of a session's tasks was refused (a full queue, or a quorum queue
+    electing its leader after a node loss), and the tasks already confirmed still ran."""
+    connection = await connect(settings.amqp_urls(), "chaos-dlq")
+    bodies, withdrawn = [], 0
     try:
         channel = await connection.channel()
         queue = await channel.get_queue(Names(settings.topology_prefix).dlq)
         while (message := await queue.get(fail=False, no_ack=True)) is not None:
-            bodies.append(message.body)
+            reason = str((message.headers or {}).get(REASON_HEADER, ""))
+            if "withdrawn session" in reason:
+                withdrawn += 1
+            else:
+                bodies.append(message.body)
     finally:
         await connection.close()
-    return bodies
+    return bodies, withdrawn
 
 
 def stop(up: subprocess.Popen) -> None:
@@ -481,11 +572,14 @@ def stop(up: subprocess.Popen) -> None:
 
 
 async def cleanup(
-    amqp: str, management: str | None, admin_db: str, db_name: str, prefix: str, redis_url: str
+    settings: Settings, management: str | None, admin_db: str, db_name: str, broker: bool
 ) -> None:
     await sandbox.drop_database(with_db(admin_db, "postgres"), db_name)
-    await sandbox.delete_broker_objects(amqp, (prefix,), management)
-    redis = Redis.from_url(redis_url)
+    if broker:
+        await sandbox.delete_broker_objects(
+            settings.amqp_url, (settings.topology_prefix,), management
+        )
+    redis = Redis.from_url(settings.redis_url)
     try:
         await redis.flushdb()
     finally:
@@ -501,6 +595,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--poison", type=int, default=6, help="poison messages to inject")
     p.add_argument("--extra-kills", type=int, default=6, help="kills beyond one per process kind")
     p.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for every session")
+    p.add_argument(
+        "--cluster",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="quorum mode on a three-node cluster of its own from this AMQP port; lose nodes",
+    )
     p.add_argument(
         "--own-broker",
         type=int,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import aio_pika
@@ -15,7 +17,9 @@ from aio_pika.abc import (
     AbstractIncomingMessage,
     AbstractRobustConnection,
 )
+from aio_pika.robust_connection import RobustConnection
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from yarl import URL
 
 from shared import metrics
 from shared.constants import ATTEMPT_HEADER, TENANT_HEADER
@@ -38,14 +42,49 @@ _CONNECTION_ERRORS = (
 )
 
 
-async def connect(url: str, name: str) -> AbstractRobustConnection:
-    """A connection that re-establishes itself, its channels and consumers after a loss."""
+class FailoverConnection(RobustConnection):
+    """A robust connection over several nodes of a cluster: each attempt tries every URL once,
+    starting after the node it last used, so a lost node is tried last, not first.
+
+    aio-pika's robust connection takes one URL and reconnects to it alone; every (re)connect
+    goes through its private `__connect_transport`, which reads `self.url`, so that is where
+    the rotation happens (tests/integration/test_cluster.py fails if an upgrade moves it).
+    """
+
+    def __init__(self, urls: Sequence[str], **kwargs: Any) -> None:
+        super().__init__(URL(urls[0]), **kwargs)
+        self._urls = [URL(u) for u in urls]
+        self._current = 0
+
+    async def _RobustConnection__connect_transport(self) -> None:
+        error: BaseException | None = None
+        for step in range(len(self._urls)):
+            index = (self._current + step + (1 if self.connection_attempt else 0)) % len(self._urls)
+            self.url = self._urls[index]
+            try:
+                await super()._RobustConnection__connect_transport()  # type: ignore[misc]
+            except _CONNECTION_ERRORS as exc:
+                log.warning("broker node unreachable", node=self.url.host, port=self.url.port)
+                error = exc
+                continue
+            self._current = index
+            return
+        assert error is not None
+        raise error
+
+
+async def connect(url: str | Sequence[str], name: str) -> AbstractRobustConnection:
+    """A connection that re-establishes itself, its channels and consumers after a loss; with
+    several URLs (nodes of one cluster), to whichever of them answers."""
+    urls = [url] if isinstance(url, str) else list(url)
+    connection = FailoverConnection(
+        urls, client_properties={"connection_name": name}, reconnect_interval=1
+    )
     try:
-        return await aio_pika.connect_robust(
-            url, client_properties={"connection_name": name}, reconnect_interval=1, timeout=10
-        )
+        await connection.connect(timeout=10)
     except _CONNECTION_ERRORS as exc:
         raise BrokerUnavailable(f"cannot connect to RabbitMQ: {exc}") from exc
+    return connection
 
 
 JSON = "application/json"
@@ -133,6 +172,8 @@ class Publisher:
         self._reconnect_wait = timeout_s if reconnect_wait_s is None else reconnect_wait_s
         self._channel: AbstractChannel | None = None
         self._exchanges: dict[str, AbstractExchange] = {}
+        self._renewing = asyncio.Lock()
+        self._retiring: set[asyncio.Task[None]] = set()
 
     async def open(self) -> Publisher:
         self._channel = await self._connection.channel(
@@ -156,6 +197,7 @@ class Publisher:
         publish is retried: a duplicate is harmless downstream, a lost task is not.
         """
         for last_try in (False, True):
+            channel = self._channel
             try:
                 ex = await self._exchange(exchange)
                 await ex.publish(message, routing_key, mandatory=True, timeout=self._timeout)
@@ -165,14 +207,38 @@ class Publisher:
                     f"no queue is bound for {routing_key!r} on {exchange!r}"
                 ) from exc
             except aiormq.exceptions.DeliveryError as exc:
-                raise QueueFull(
-                    f"broker refused a message for {routing_key!r}: queue full"
-                ) from exc
+                # A nack: no node took responsibility for the message, so it is not accepted.
+                # Once more on a fresh channel (see _renew_channel); a full queue nacks again.
+                await self._renew_channel(channel)
+                if last_try:
+                    raise QueueFull(
+                        f"broker refused a message for {routing_key!r}: queue full or no quorum"
+                    ) from exc
             except _CONNECTION_ERRORS as exc:
                 if last_try or not await self._recovered():
                     raise BrokerUnavailable(
                         f"publishing to {routing_key!r} failed: {exc!r}"
                     ) from exc
+
+    async def _renew_channel(self, nacked: AbstractChannel | None) -> None:
+        """Publish on a fresh channel from now on. RabbitMQ 3.10 can keep nacking one quorum
+        queue's publishes on a channel whose publish to it raced the election of its new
+        leader (a node lost); a new channel reaches the new leader at once. The old channel is
+        closed once the publishes still waiting on it have had their time."""
+        async with self._renewing:
+            if self._channel is not nacked:
+                return  # a concurrent send renewed it already
+            fresh = await self._connection.channel(publisher_confirms=True, on_return_raises=True)
+            self._channel, self._exchanges = fresh, {}
+        if nacked is not None:
+            retire = asyncio.create_task(self._close_later(nacked))
+            self._retiring.add(retire)
+            retire.add_done_callback(self._retiring.discard)
+
+    async def _close_later(self, channel: AbstractChannel) -> None:
+        await asyncio.sleep(self._timeout)
+        with contextlib.suppress(*_CONNECTION_ERRORS, aiormq.exceptions.AMQPError):
+            await channel.close()
 
     async def _recovered(self) -> bool:
         """Wait for the robust channel to be restored after a connection loss."""

@@ -1,6 +1,6 @@
 """Every fixed name and number of the pipeline, each with the reason for its value."""
 
-from typing import Final
+from typing import Final, Literal
 
 # The four analysis components every session runs, in the order they are reported.
 ANALYSIS_COMPONENTS: Final = ("techniques", "ai_tampered", "claims", "domain")
@@ -15,6 +15,9 @@ PLAN_PRIORITY: Final = {1: 1, 2: 2, 3: 4, 4: 6, 5: 8, 6: 10}
 PLANS: Final = tuple(PLAN_PRIORITY)
 # Queues are declared with this ceiling; RabbitMQ allocates one sub-queue per level.
 MAX_PRIORITY: Final = 10
+# classic: a queue lives on one node's disk; quorum: a Raft log replicated on a majority of a
+# cluster's nodes (topology/spec.py derives each queue's arguments from it).
+QueueType = Literal["classic", "quorum"]
 
 MEDIA_INPUT_TYPES: Final = ("image", "audio", "video")
 

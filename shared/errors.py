@@ -18,7 +18,8 @@ class BrokerUnavailable(PublishError):
 
 
 class QueueFull(PublishError):
-    """Raised when the broker refuses a message because its queue hit the length cap."""
+    """Raised when the broker refuses (nacks) a message: its queue hit the length cap, or a
+    quorum queue could not commit it on a majority (its leader lost, an election running)."""
 
 
 class DeadLetterQueueError(VerdictError):

@@ -4,7 +4,7 @@ stops halfway (Postgres refusing the pool still closes the broker connection and
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -41,7 +41,7 @@ class Resources:
         # Never swallows the block's error: whatever closing does, the process sees it.
         await self._stack.__aexit__(kind, error, traceback)
 
-    async def broker(self, url: str, name: str) -> AbstractRobustConnection:
+    async def broker(self, url: str | Sequence[str], name: str) -> AbstractRobustConnection:
         """A robust RabbitMQ connection named `name` in the management UI."""
         return self.closes(await connect(url, name), lambda c: c.close())
 

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from functools import cached_property
 from typing import Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
 
 import limits
 from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared.api_keys import is_key_hash
-from shared.constants import ANALYSIS_COMPONENTS, PLANS, QUEUE_COMPONENTS, REVIEW_CLAIM_TTL_S
+from shared.constants import (
+    ANALYSIS_COMPONENTS,
+    PLANS,
+    QUEUE_COMPONENTS,
+    REVIEW_CLAIM_TTL_S,
+    QueueType,
+)
 from shared.review_policy import RISK_LABELS, ReviewPolicy
 
 # What .env.example puts where a deployment must choose a secret; refused wherever it is read.
@@ -55,6 +62,10 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=None, extra="ignore", frozen=True)
 
     amqp_url: str
+    # Other nodes of a RabbitMQ cluster, "host:port,host:port": every process connects with
+    # AMQP_URL's credentials and vhost to the first that answers, and on a loss to the next.
+    # Empty counts as unset (compose passes `${AMQP_HOSTS:-}`).
+    amqp_hosts: str | None = Field(None, pattern=r"^([^,/@\s]+(,[^,/@\s]+)*)?$")
     redis_url: str
     database_url: str
     rabbitmq_management_url: str | None = None
@@ -65,6 +76,12 @@ class Settings(BaseSettings):
     redis_prefix: str | None = Field(None, pattern=r"^[a-z][a-z0-9_.-]{0,60}$")
     queue_message_ttl_ms: int = Field(86_400_000, ge=1000)
     queue_max_length: int = Field(100_000, ge=1)
+    # classic for one node; quorum replicates every queue on a majority of a cluster's nodes.
+    queue_type: QueueType = "classic"
+    # Quorum only: a message returned unacked this often (worker crashes, lost connections)
+    # is dead-lettered. Each node loss returns what its consumers held once, so it is far
+    # above the failovers one task meets, and far below a crash loop's cost.
+    queue_delivery_limit: int = Field(10, ge=1, le=1000)
     # Dead letters and message bounds
     # The DLQ holds at most this many messages and bytes; past either cap it refuses new
     # letters (reject-publish) and a worker or aggregator parks the message in a retry tier.
@@ -412,10 +429,24 @@ class Settings(BaseSettings):
         """The urgent priority, or None with the scheduler off (plain consumption)."""
         return self.urgent_priority if self.scheduler_enabled else None
 
+    def amqp_urls(self) -> tuple[str, ...]:
+        """AMQP_URL, then the same URL on each host of AMQP_HOSTS (failover order)."""
+        return broker_urls(self.amqp_url, self.amqp_hosts)
+
     def retry_delays_ms(self) -> tuple[int, ...]:
         """The delay tiers: lock contention first, then the backoff of each retryable attempt."""
         backoff = (self.retry_base_ms * 2 ** (n - 1) for n in range(1, self.max_attempts))
         return tuple(sorted({self.lock_retry_ms, *backoff}))
+
+
+def broker_urls(amqp_url: str, hosts: str | None) -> tuple[str, ...]:
+    """`amqp_url`, then the same URL (credentials, vhost, query) on each other `host:port`."""
+    parts = urlsplit(amqp_url)
+    own = parts.netloc.rpartition("@")[2]
+    auth = parts.netloc[: len(parts.netloc) - len(own)]
+    others = [h.strip() for h in (hosts or "").split(",") if h.strip()]
+    netlocs = dict.fromkeys([own, *others])  # ordered, without repeats
+    return tuple(urlunsplit(parts._replace(netloc=auth + netloc)) for netloc in netlocs)
 
 
 def _plans_only(value: dict[int, Any]) -> dict[int, Any]:

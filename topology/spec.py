@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypedDict
 
-from shared.constants import MAX_PRIORITY, PLANS, QUEUE_COMPONENTS
+from shared.constants import MAX_PRIORITY, PLANS, QUEUE_COMPONENTS, QueueType
 from shared.errors import TopologyError
 from shared.names import Names
 
@@ -34,6 +35,9 @@ QueueArguments = TypedDict(
         "x-max-length": int,
         "x-max-length-bytes": int,
         "x-overflow": Overflow,
+        "x-queue-type": QueueType,
+        "x-delivery-limit": int,
+        "x-dead-letter-strategy": Literal["at-most-once", "at-least-once"],
     },
     total=False,
 )
@@ -77,6 +81,28 @@ class Queue:
                 raise TopologyError(f"queue {self.name}: {key} must be a non-negative int")
         if "x-dead-letter-routing-key" in args and "x-dead-letter-exchange" not in args:
             raise TopologyError(f"queue {self.name}: a dead-letter routing key needs an exchange")
+        if args.get("x-queue-type") == "quorum":
+            _check_quorum(self.name, args, self.durable)
+
+    @property
+    def type(self) -> QueueType:
+        return self.arguments.get("x-queue-type", "classic")
+
+
+def _check_quorum(name: str, args: QueueArguments, durable: bool) -> None:
+    """What RabbitMQ 3.10 refuses or ignores on a quorum queue, caught before any I/O."""
+    if not durable:
+        raise TopologyError(f"quorum queue {name} must be durable")
+    if "x-max-priority" in args:
+        # Quorum queues ignore message priorities before RabbitMQ 4.0.
+        raise TopologyError(f"quorum queue {name}: x-max-priority is not supported")
+    if args.get("x-overflow") == "reject-publish-dlx":
+        raise TopologyError(f"quorum queue {name}: overflow reject-publish-dlx is not supported")
+    if args.get("x-dead-letter-strategy") == "at-least-once" and (
+        args.get("x-overflow") != "reject-publish"
+    ):
+        # Otherwise RabbitMQ silently falls back to at-most-once dead-lettering.
+        raise TopologyError(f"quorum queue {name}: at-least-once needs overflow reject-publish")
 
 
 @dataclass(frozen=True)
@@ -152,27 +178,37 @@ def build(
     retry_delays_ms: tuple[int, ...] = (1_000, 30_000, 60_000),
     dlq_max_length: int = 100_000,
     dlq_max_bytes: int = 1_073_741_824,
+    queue_type: QueueType = "classic",
+    delivery_limit: int = 10,
 ) -> Topology:
-    """The whole topology of one deployment."""
+    """The whole topology of one deployment; `queue_type` applies to every queue, and
+    `delivery_limit` to quorum queues only."""
     names = Names(prefix)
-    task_args = task_queue_arguments(names, ttl_ms, max_length)
+    as_type: Callable[[QueueArguments], QueueArguments] = (
+        (lambda args: quorum_arguments(args, delivery_limit))
+        if queue_type == "quorum"
+        else (lambda args: args)
+    )
+    task_args = as_type(task_queue_arguments(names, ttl_ms, max_length))
     task_queues = [
         Queue(names.task_queue(c, p), task_args) for c in QUEUE_COMPONENTS for p in PLANS
     ]
     # Results carry their task's priority: when aggregators fall behind, high tiers go first.
     # Top-tier results have a queue of their own: an aggregator consumes it with a prefetch of
     # its own, so they are delivered even while its buffer is full of lower-tier results.
-    results_args: QueueArguments = {
-        "x-max-priority": MAX_PRIORITY,
-        "x-dead-letter-exchange": "",
-        "x-dead-letter-routing-key": names.dlq,
-    }
+    results_args = as_type(
+        {
+            "x-max-priority": MAX_PRIORITY,
+            "x-dead-letter-exchange": "",
+            "x-dead-letter-routing-key": names.dlq,
+        }
+    )
     results = Queue(names.results, results_args)
     urgent_results = Queue(names.urgent_results, results_args)
     tiers = [
         (
             Exchange(names.retry_tier(d), "fanout"),
-            Queue(names.retry_tier(d), retry_queue_arguments(names, d)),
+            Queue(names.retry_tier(d), as_type(retry_queue_arguments(names, d))),
         )
         for d in sorted(set(retry_delays_ms))
     ]
@@ -191,11 +227,26 @@ def build(
             *task_queues,
             results,
             urgent_results,
-            Queue(names.dlq, dlq_arguments(dlq_max_length, dlq_max_bytes)),
+            Queue(names.dlq, as_type(dlq_arguments(dlq_max_length, dlq_max_bytes))),
             *(q for _, q in tiers),
         ),
         bindings=tuple(bindings),
     )
+
+
+def quorum_arguments(arguments: QueueArguments, delivery_limit: int) -> QueueArguments:
+    """The same queue as a quorum queue: no priority (ignored before RabbitMQ 4.0; tier
+    precedence comes from the worker-side scheduler across plan queues), a delivery limit
+    (a message returned unacked more often is dead-lettered: a task that kills its worker
+    stops circulating), and at-least-once dead-lettering, which needs reject-publish."""
+    quorum = arguments.copy()
+    quorum.pop("x-max-priority", None)
+    quorum["x-queue-type"] = "quorum"
+    quorum["x-delivery-limit"] = delivery_limit
+    quorum["x-overflow"] = "reject-publish"
+    if "x-dead-letter-exchange" in arguments:
+        quorum["x-dead-letter-strategy"] = "at-least-once"
+    return quorum
 
 
 def from_settings(settings: Settings) -> Topology:
@@ -207,6 +258,8 @@ def from_settings(settings: Settings) -> Topology:
         retry_delays_ms=settings.retry_delays_ms(),
         dlq_max_length=settings.dlq_max_length,
         dlq_max_bytes=settings.dlq_max_bytes,
+        queue_type=settings.queue_type,
+        delivery_limit=settings.queue_delivery_limit,
     )
 
 

@@ -75,7 +75,7 @@ class Worker:
         opts, settings = self.options, self.settings
         async with Resources() as opened:
             connection = await opened.broker(
-                settings.amqp_url, f"worker:{opts.component}:{opts.worker_id}"
+                settings.amqp_urls(), f"worker:{opts.component}:{opts.worker_id}"
             )
             redis = opened.redis(settings.redis_url)
             pool = await opened.pool(settings.database_url, max_size=max(2, opts.concurrency))

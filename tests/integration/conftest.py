@@ -110,7 +110,7 @@ async def eventually(
 
 async def queue_depths(settings: Settings) -> dict[str, int]:
     """Ready messages per queue of this world (passive declares: exact, unlike the UI's stats)."""
-    connection = await connect(settings.amqp_url, "test-depths")
+    connection = await connect(settings.amqp_urls(), "test-depths")
     try:
         channel = await connection.channel()
         depths = {}
@@ -125,7 +125,7 @@ async def queue_depths(settings: Settings) -> dict[str, int]:
 @contextlib.asynccontextmanager
 async def publisher_for(settings: Settings) -> AsyncIterator[Publisher]:
     """A confirming publisher on a world of its own settings (not the `settings` fixture)."""
-    connection = await connect(settings.amqp_url, "test-publisher")
+    connection = await connect(settings.amqp_urls(), "test-publisher")
     try:
         yield await Publisher(
             connection, Names(settings.topology_prefix), 5, task_signer=task_signer(settings)

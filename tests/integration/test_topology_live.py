@@ -5,13 +5,16 @@ import subprocess
 import sys
 from urllib.parse import quote
 
+import aio_pika
 import httpx
 import pytest
 
 from shared.broker import connect
 from shared.errors import TopologyError
+from shared.names import Names
 from tests import services as svc
 from tests.conftest import make_settings
+from tests.integration.conftest import eventually
 from topology.broker import declare, definitions, management_url, verify
 from topology.spec import from_settings
 
@@ -136,3 +139,29 @@ async def test_an_uncapped_dlq_from_before_is_drift_until_it_is_recreated(world)
         await verify(from_settings(settings), settings.amqp_url, settings.rabbitmq_management_url)
         == []
     )
+
+
+async def test_quorum_definitions_load_and_a_retry_tier_returns_its_message(world):
+    """QUEUE_TYPE=quorum on one node: the topology declares and verifies, a message parked in a
+    retry tier expires (x-message-ttl on a quorum queue, RabbitMQ 3.10+) and is dead-lettered
+    back to the plan queue its routing key names."""
+    settings = await world(queue_type="quorum", retry_base_ms=300, max_attempts=2)
+    topology = from_settings(settings)
+    assert await verify(topology, settings.amqp_url, settings.rabbitmq_management_url) == []
+    names = Names(settings.topology_prefix)
+    plan_queue = names.task_queue("claims", 2)
+    connection = await connect(settings.amqp_url, "test")
+    try:
+        channel = await connection.channel(publisher_confirms=True)
+        tier = await channel.get_exchange(names.retry_tier(300))
+        await tier.publish(aio_pika.Message(b"parked", delivery_mode=2), plan_queue)
+        queue = await channel.get_queue(plan_queue)
+
+        async def returned():
+            return await queue.get(fail=False, no_ack=True)
+
+        message = await eventually(returned, timeout=10)
+    finally:
+        await connection.close()
+    assert message.body == b"parked"
+    assert message.headers["x-death"][0]["reason"] == "expired"

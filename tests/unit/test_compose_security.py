@@ -18,6 +18,9 @@ WORKERS = {
     **{f"worker-{c.replace('_', '-')}": c for c in ANALYSIS_COMPONENTS},
 }
 
+# The optional three-node cluster (profile `cluster`): brokers, created with the administrator.
+CLUSTER_NODES = ("rabbitmq-1", "rabbitmq-2", "rabbitmq-3")
+
 
 def env(service: str) -> dict[str, str]:
     return {k: str(v) for k, v in (SERVICES[service].get("environment") or {}).items()}
@@ -52,7 +55,8 @@ def test_no_secret_on_a_command_line():
         ("MEDIA_SIGNING_KEY", {"worker-media-preprocess"}),
         ("MEDIA_VERIFY_KEY", set(WORKERS) - {"worker-media-preprocess"}),
         ("TASK_VERIFY_KEY", set(WORKERS)),
-        ("RABBITMQ_ADMIN_PASSWORD", {"rabbitmq", "broker-access"}),
+        ("RABBITMQ_ADMIN_PASSWORD", {"rabbitmq", *CLUSTER_NODES, "broker-access"}),
+        ("RABBITMQ_ERLANG_COOKIE", set(CLUSTER_NODES)),
         ("POSTGRES_ADMIN_PASSWORD", {"postgres", "db-access", "db-grants"}),
         ("POSTGRES_OWNER_PASSWORD", {"db-access", "db-grants", "migrate"}),
         ("POSTGRES_WORKER_PASSWORD", {"db-access", "db-grants", *WORKERS}),
@@ -86,7 +90,8 @@ def test_application_services_use_their_database_roles():
     app_services = [
         n
         for n, s in SERVICES.items()
-        if str(s.get("restart")) != "no" and n not in {"rabbitmq", "redis", "postgres"}
+        if str(s.get("restart")) != "no"
+        and n not in {"rabbitmq", "redis", "postgres", *CLUSTER_NODES}
     ]
     assert app_services
     for name in app_services:
@@ -99,6 +104,17 @@ def test_verdict_up_leaves_the_provisioning_jobs_out():
     declaration, not the jobs that create roles with administrators' credentials."""
     plan = plan_from_document(COMPOSE)
     assert [s.name for s in plan.one_shots] == ["migrate", "factchecks", "topology"]
+    assert not {s.name for s in plan.services} & set(CLUSTER_NODES)
+
+
+def test_the_cluster_nodes_run_only_in_their_profile():
+    """A plain `docker compose up` starts one broker; the three nodes only with
+    `--profile cluster`, all of them naming the same peers."""
+    assert all(SERVICES[n]["profiles"] == ["cluster"] for n in CLUSTER_NODES)
+    assert "profiles" not in SERVICES["rabbitmq"]
+    peers = {env(n)["RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS"] for n in CLUSTER_NODES}
+    assert len(peers) == 1
+    assert all(f"rabbit@{n}" in next(iter(peers)) for n in CLUSTER_NODES)
 
 
 def test_the_example_environment_shares_no_real_secret_with_a_deployment():

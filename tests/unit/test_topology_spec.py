@@ -177,3 +177,92 @@ def test_impossible_objects_fail_at_construction(make, message):
     error where the object is made."""
     with pytest.raises(TopologyError, match=message):
         make()
+
+
+def test_quorum_mode_makes_every_queue_a_quorum_queue_without_priority():
+    """QUEUE_TYPE=quorum: plan, results, retry and dead-letter queues are all quorum queues
+    with the delivery limit, and none keeps x-max-priority (refused by RabbitMQ < 4.0)."""
+    topology = build("analysis", queue_type="quorum", delivery_limit=7)
+    assert len(topology.queues) == len(build("analysis").queues)
+    for queue in topology.queues:
+        assert queue.type == "quorum"
+        assert queue.arguments["x-delivery-limit"] == 7
+        assert queue.arguments["x-overflow"] == "reject-publish"
+        assert "x-max-priority" not in queue.arguments
+
+
+def test_quorum_queues_dead_letter_at_least_once():
+    """Every quorum queue that dead-letters does so at-least-once (with reject-publish), so a
+    letter is kept until the target confirms it; the DLQ dead-letters nowhere."""
+    topology = build("analysis", queue_type="quorum")
+    assert topology.queue("analysis.claims.6").arguments == {
+        "x-message-ttl": 86_400_000,
+        "x-dead-letter-exchange": "",
+        "x-dead-letter-routing-key": "analysis_dlq",
+        "x-dead-letter-strategy": "at-least-once",
+        "x-max-length": 100_000,
+        "x-overflow": "reject-publish",
+        "x-queue-type": "quorum",
+        "x-delivery-limit": 10,
+    }
+    tier = topology.queue("analysis.retry.30s").arguments
+    assert (tier["x-message-ttl"], tier["x-dead-letter-strategy"]) == (30_000, "at-least-once")
+    assert "x-dead-letter-strategy" not in topology.queue("analysis_dlq").arguments
+
+
+def test_classic_stays_the_default():
+    """Without QUEUE_TYPE nothing changes for a one-node deployment."""
+    topology = build("analysis")
+    assert {q.type for q in topology.queues} == {"classic"}
+    assert not any("x-queue-type" in q.arguments for q in topology.queues)
+
+
+def test_queue_type_and_delivery_limit_come_from_the_environment(monkeypatch):
+    """QUEUE_TYPE and QUEUE_DELIVERY_LIMIT shape the topology; an unknown type is refused."""
+    for name, value in {
+        "AMQP_URL": "amqp://unused",
+        "REDIS_URL": "redis://unused",
+        "DATABASE_URL": "postgresql://unused",
+        "QUEUE_TYPE": "quorum",
+        "QUEUE_DELIVERY_LIMIT": "4",
+    }.items():
+        monkeypatch.setenv(name, value)
+    arguments = from_settings(load_settings()).queue("analysis.domain.2").arguments
+    assert (arguments["x-queue-type"], arguments["x-delivery-limit"]) == ("quorum", 4)
+    monkeypatch.setenv("QUEUE_TYPE", "mirrored")
+    with pytest.raises(ValidationError, match="queue_type"):
+        load_settings()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"x-queue-type": "quorum", "x-max-priority": 10}, "x-max-priority"),
+        ({"x-queue-type": "quorum", "x-overflow": "reject-publish-dlx"}, "reject-publish-dlx"),
+        (
+            {
+                "x-queue-type": "quorum",
+                "x-dead-letter-exchange": "",
+                "x-dead-letter-strategy": "at-least-once",
+            },
+            "needs overflow reject-publish",
+        ),
+    ],
+)
+def test_what_a_quorum_queue_cannot_be_fails_at_construction(arguments, message):
+    """Priority, reject-publish-dlx, and at-least-once without reject-publish (which RabbitMQ
+    would silently turn into at-most-once) are refused before any declare."""
+    with pytest.raises(TopologyError, match=message):
+        Queue("q", arguments)
+
+
+def test_a_quorum_queue_is_durable():
+    """RabbitMQ has no transient quorum queues."""
+    with pytest.raises(TopologyError, match="durable"):
+        Queue("q", {"x-queue-type": "quorum"}, durable=False)
+
+
+def test_the_export_carries_the_queue_type():
+    """`verdict topology export` in quorum mode writes quorum queues a node can boot with."""
+    doc = definitions(build("analysis", queue_type="quorum"))
+    assert {q["arguments"]["x-queue-type"] for q in doc["queues"]} == {"quorum"}
