@@ -25,6 +25,10 @@ log = structlog.get_logger(__name__)
 REGISTERED: tuple[str, ...] = (*QUEUE_COMPONENTS, "aggregator")
 # The gauge is kept current this often, like the queue depths, for the "no worker" alert.
 WORKERS_WATCH_S = 5.0
+# A refusal is never made on a cached read older than this: a worker that came online since
+# (the pipeline just started, a replica was added) is seen first. Bounds the registry reads
+# that refused requests can cause to a few per second.
+RECHECK_BEFORE_REFUSING_S = 0.25
 
 
 class OnlineWorkers:
@@ -38,10 +42,11 @@ class OnlineWorkers:
         self._records: list[WorkerRecord] = []
         self._reading = asyncio.Lock()
 
-    async def records(self) -> list[WorkerRecord]:
-        """The records as last read (read now when older than `ttl_s`)."""
+    async def records(self, max_age_s: float | None = None) -> list[WorkerRecord]:
+        """The records as last read (read now when older than `max_age_s`, default `ttl_s`)."""
+        max_age_s = self.ttl_s if max_age_s is None else max_age_s
         async with self._reading:  # one read for all the requests that found it old
-            if time.monotonic() - self._read_at >= self.ttl_s:
+            if time.monotonic() - self._read_at >= max_age_s:
                 await self.refresh()
         return self._records
 
@@ -58,6 +63,10 @@ class OnlineWorkers:
         registry cannot be read."""
         try:
             records = await self.records()
+            reason = unserved(records, input_type)
+            if reason is not None:  # refuse only on a fresh read
+                records = await self.records(RECHECK_BEFORE_REFUSING_S)
+                reason = unserved(records, input_type)
         except Exception as exc:  # Redis away: the queues still take the session
             raise_if_cancelled(exc)
             log.warning("worker registry not read, session accepted", error=repr(exc))
@@ -65,7 +74,7 @@ class OnlineWorkers:
         if not records:
             log.warning("worker registry empty, session accepted")
             return None
-        return unserved(records, input_type)
+        return reason
 
 
 async def watch(online: OnlineWorkers) -> None:

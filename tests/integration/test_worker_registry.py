@@ -230,3 +230,19 @@ async def test_an_empty_registry_is_no_evidence_and_the_session_is_queued(world,
             known = await post(api, {"content": "hello there"})
     assert empty.status_code == 202, empty.text
     assert known.status_code == 503 and "no techniques worker is online" in known.text
+
+
+async def test_a_refusal_is_never_made_on_a_stale_copy_of_the_registry(settings, redis):
+    """A worker that came online after the API's last read (the pipeline just started) is seen
+    before a session is refused: the cached copy may say 'no worker', a fresh read decides."""
+    online = OnlineWorkers(redis, settings.key_prefix, ttl_s=60)
+    async with beating(settings, redis, "aggregator", ()):
+        assert await online.refusal("text") is not None  # read: only an aggregator is online
+        async with (
+            beating(settings, redis, "techniques", TEXT_INPUT),
+            beating(settings, redis, "ai_tampered", TEXT_INPUT),
+            beating(settings, redis, "claims", TEXT_INPUT),
+            beating(settings, redis, "domain", TEXT_INPUT),
+        ):
+            await asyncio.sleep(0.3)  # past the recheck bound, well within the TTL
+            assert await online.refusal("text") is None
