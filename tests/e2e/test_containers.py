@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -136,15 +137,11 @@ def _prepare() -> tuple[str, float]:
 
 
 def _secrets_env() -> dict[str, str]:
-    """Every variable compose.yaml requires, with freshly generated credentials and keys."""
-    names = [
-        line.split("=", 1)[0]
-        for line in (ROOT / ".env.example").read_text().splitlines()
-        if "PASSWORD" in line.split("=", 1)[0] and not line.startswith("#")
-    ]
-    env = {name: secrets.token_hex(16) for name in names}
+    """Every variable compose.yaml requires (each `${NAME:?…}`), with freshly generated
+    credentials and keys: a secret added to compose.yaml later is generated here too."""
+    required = set(re.findall(r"\$\{([A-Z0-9_]+):\?", COMPOSE.read_text()))
     signing = svc.signing_env()
-    env |= {k: signing[k] for k in signing if k != "RESULT_KEYS"}
+    env = {k: signing[k] for k in signing if k != "RESULT_KEYS"}
     env |= {
         f"RESULT_KEY_{component.upper()}": key
         for component, key in json.loads(signing["RESULT_KEYS"]).items()
@@ -156,6 +153,8 @@ def _secrets_env() -> dict[str, str]:
         "TOPOLOGY_PREFIX": PREFIX,
         "DEPLOY_API_KEYS": json.dumps(hashed({KEY: {"tenant": "containers", "plan": 6}})),
     }
+    # Passwords, cookies and the other keys: random, URL-safe (they go into URLs).
+    env |= {name: secrets.token_urlsafe(32) for name in required - set(env)}
     # Published on loopback, on ports of their own: the machine's own services keep theirs.
     for name in ("API", "RABBITMQ", "RABBITMQ_MANAGEMENT", "POSTGRES"):
         env[f"{name}_HOST_PORT"] = str(free_port())
