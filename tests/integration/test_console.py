@@ -4,6 +4,7 @@ CSRF, redirects, escaping, search and a session's page."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import secrets
@@ -14,6 +15,7 @@ import pytest
 
 from aggregator.service import Aggregator
 from dispatcher.app import create_app
+from dispatcher.console.cookies import SessionCookies
 from shared.api_keys import hashed
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.errors import RetryableAnalysisError
@@ -155,6 +157,55 @@ async def test_sign_in_attempts_are_rate_limited_per_address(world):
         assert third.status_code == 429
         assert int(third.headers["retry-after"]) > 0
         assert (await client.get("/admin")).status_code == 303
+
+
+async def test_a_signed_out_cookie_is_refused_even_when_replayed(world):
+    """A copy of the cookie taken before sign-out no longer opens any page afterwards, and
+    the sign-in page gives it a fresh anonymous session instead of a redirect loop."""
+    settings = await console_world(world)
+    async with browser(settings) as client:
+        assert (await sign_in(client)).status_code == 303
+        copied = {"Cookie": f"verdict_console={client.cookies['verdict_console']}"}
+        token = await csrf_of(client, "/admin")
+        client.cookies.clear()
+        assert (await client.get("/admin", headers=copied)).status_code == 200
+        out = await client.post("/admin/logout", data={"csrf_token": token}, headers=copied)
+        assert out.status_code == 303
+        for path in PAGES:
+            response = await client.get(path, headers=copied)
+            assert response.status_code == 303, path
+            assert response.headers["location"] == "/admin/login"
+        login = await client.get("/admin/login", headers=copied)
+        assert login.status_code == 200 and 'name="api_key"' in login.text
+        assert login.cookies["verdict_console"] not in copied["Cookie"]
+
+
+async def test_successful_sign_ins_do_not_lock_an_address_out(world):
+    """Only failed sign-ins count towards ADMIN_LOGIN_LIMIT: an admin signing in again and
+    again from a shared address is never refused."""
+    settings = await console_world(world, admin_login_limit="2/minute")
+    async with browser(settings) as client:
+        for _ in range(4):
+            client.cookies.clear()
+            assert (await sign_in(client)).status_code == 303
+        client.cookies.clear()
+        assert (await sign_in(client, "guess-1")).status_code == 401
+        client.cookies.clear()
+        assert (await sign_in(client)).status_code == 303
+
+
+async def test_the_cookie_carries_no_key_verifier(world):
+    """The cookie holds neither the admin key nor the sha256 API_KEYS verifies it by."""
+    settings = await console_world(world)
+    async with browser(settings) as client:
+        await sign_in(client)
+        assert settings.admin_session_key is not None
+        key = settings.admin_session_key.get_secret_value()
+        carried = SessionCookies(key, 60).read(client.cookies["verdict_console"])
+        assert carried is not None and carried.key_tag is not None
+        assert hashlib.sha256(ADMIN_KEY.encode()).hexdigest() not in repr(carried)
+        assert ADMIN_KEY not in repr(carried)
+        assert (await client.get("/admin")).status_code == 200
 
 
 async def test_the_console_is_off_without_a_session_key(world):
