@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from redis.asyncio import Redis
 
 from aggregator.service import Aggregator
 from dispatcher.app import create_app
@@ -178,6 +179,23 @@ async def test_a_signed_out_cookie_is_refused_even_when_replayed(world):
         login = await client.get("/admin/login", headers=copied)
         assert login.status_code == 200 and 'name="api_key"' in login.text
         assert login.cookies["verdict_console"] not in copied["Cookie"]
+
+
+async def test_the_console_fails_closed_while_redis_cannot_check_sign_outs(world):
+    """With Redis unreachable a signed-in cookie gets 503, never a page."""
+    settings = await console_world(world)
+    async with browser(settings) as client:
+        assert (await sign_in(client)).status_code == 303
+        state = client._transport.app.state.pipeline  # type: ignore[attr-defined]
+        working, state.redis = state.redis, Redis.from_url("redis://127.0.0.1:1/0")
+        try:
+            refused = await client.get("/admin/workers")
+        finally:
+            await state.redis.aclose()
+            state.redis = working
+        assert refused.status_code == 503
+        assert "sign-outs" in refused.text
+        assert (await client.get("/admin/workers")).status_code == 200
 
 
 async def test_successful_sign_ins_do_not_lock_an_address_out(world):
