@@ -8,6 +8,7 @@ import hashlib
 import os
 import re
 import secrets
+import uuid
 from collections.abc import AsyncIterator
 
 import httpx
@@ -526,6 +527,49 @@ async def test_a_reviewer_claims_and_overrides_a_verdict_seen_in_the_result(worl
         page = (await alice.get(f"/admin/review/{sid}")).text
         assert "&lt;b&gt;checked&lt;/b&gt; by hand" in page
         assert f'id="review-{sid}"' not in (await alice.get("/admin/review")).text
+
+
+async def test_nul_bytes_and_out_of_range_times_are_refused_in_words(world):
+    """Search fields with a NUL, times outside the calendar once in UTC, and review tenants and
+    notes with control characters are 400/422 with a message, never a 500."""
+    settings = await console_world(world)
+    admin = {"X-API-Key": ADMIN_KEY}
+    async with browser(settings) as client:
+        await sign_in(client)
+        for query, message in (
+            ("tenant=a%00b", "tenant contains the control character U+0000"),
+            ("label=%00", "label contains the control character U+0000"),
+            ("since=0001-01-01T00:00:00%2B14:00", "is out of range once in UTC"),
+            ("until=9999-12-31T23:59:59-14:00", "is out of range once in UTC"),
+        ):
+            page = await client.get(f"/admin/sessions?{query}")
+            assert page.status_code == 400, query
+            assert message in page.text, query
+        listed = await client.get("/api/v3/review?tenant=%00", headers=admin)
+        assert listed.status_code == 422 and "control character" in listed.text
+        sid = uuid.uuid4()
+        noted = await client.post(
+            f"/api/v3/review/{sid}/decision", json={"note": "a\x00b"}, headers=admin
+        )
+        assert noted.status_code == 422 and "control character" in noted.text
+        token = await csrf_of(client, "/admin/review")
+        form = await client.post(
+            f"/admin/review/{sid}/decision", data={"csrf_token": token, "note": "a\x00b"}
+        )
+        assert form.status_code == 422 and "control character" in form.text
+
+
+async def test_the_review_queue_reports_only_a_session_id_as_decided(world):
+    """`decided` names the session just decided; any other text is not shown."""
+    settings = await console_world(world)
+    async with browser(settings) as client:
+        await sign_in(client)
+        sid = uuid.uuid4()
+        shown = await client.get(f"/admin/review?decided={sid}")
+        assert f"Decision on {sid} recorded." in shown.text
+        forged = await client.get("/admin/review?decided=your+account+is+suspended")
+        assert forged.status_code == 200
+        assert "suspended" not in forged.text and 'id="outcome"' not in forged.text
 
 
 # --- workers ---
