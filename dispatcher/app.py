@@ -65,7 +65,9 @@ def create_app(settings: Settings) -> FastAPI:
         description=DESCRIPTION,
         lifespan=_lifespan(settings),
         redirect_slashes=False,
-        swagger_ui_parameters={"persistAuthorization": True},
+        # A key given to Authorize is kept in memory only: persisting it would leave it in
+        # the browser's localStorage, readable by any script of this origin, after the tab.
+        swagger_ui_parameters={"persistAuthorization": False},
     )
     error_responses.install(app)
     for router in ROUTERS:

@@ -15,6 +15,7 @@ import hmac
 import json
 from dataclasses import dataclass
 
+from shared.constants import PLANS
 from shared.errors import MissingCredential
 from shared.settings import MIN_SECRET_CHARS, Settings, is_placeholder
 
@@ -70,11 +71,25 @@ def verify(key: bytes, token: str, session_id: str, now: float) -> Grant:
         raise InvalidToken("not an events token") from exc
     if not hmac.compare_digest(mac, _mac(key, payload)):
         raise InvalidToken("not an events token")
-    grant = Grant(*json.loads(payload))
+    grant = _grant(payload)
     if grant.session_id != session_id:
         raise InvalidToken("this events token is for another session")
     if grant.expires <= now:
         raise InvalidToken("this events token has expired")
+    return grant
+
+
+def _grant(payload: bytes) -> Grant:
+    """The grant a signed payload holds: exactly [session id, tenant, plan 1..6, expiry]."""
+    try:
+        fields = json.loads(payload)
+    except ValueError as exc:  # UnicodeDecodeError is one too
+        raise InvalidToken("not an events token") from exc
+    if not (isinstance(fields, list) and [type(f) for f in fields] == [str, str, int, int]):
+        raise InvalidToken("not an events token")
+    grant = Grant(*fields)
+    if grant.plan not in PLANS:
+        raise InvalidToken("not an events token")
     return grant
 
 

@@ -66,6 +66,8 @@ MAX_REMEMBERED_ENDS = 10_000
 IN_FLIGHT_RETRY_AFTER_S = 5
 # What the rate limit leaves in the request's state for `RateLimitHeaders`.
 HEADERS = "ratelimit_headers"
+# Opens the bucket of bad events tokens an address presented, apart from its unknown keys'.
+_TOKENS = ("events-token",)
 
 T = TypeVar("T")
 
@@ -109,18 +111,20 @@ class Quotas:
 
     async def admit_token(self, request: Request, check: Callable[[], Caller]) -> Caller:
         """The caller an events token stands for (`check`, which raises 401 for a bad one),
-        after the address throttle; a bad token counts as an unknown key against the
-        address. Reads on a token are not rate-limited: it opens one stream of one session,
-        and the tenant's stream cap bounds those."""
+        after the address throttles. Bad tokens are counted against the address in a bucket
+        of their own (under AUTH_FAILURE_LIMIT too): stale event links a browser retries must
+        not lock the address's API keys out. Reads on a token are not rate-limited: it opens
+        one stream of one session, and the tenant's stream cap bounds those."""
         address = request.client.host if request.client else "unknown"
         if self.enabled:
             await self._refuse_throttled_address(request, address)
+            await self._refuse_throttled_tokens(request, address)
         try:
             who = check()
         except HTTPException:
             audit.note(reason="bad_events_token")
             if self.enabled:
-                await self.windows.charge("auth_failures", self.auth_failures, address)
+                await self.windows.charge("token_failures", self.auth_failures, *_TOKENS, address)
             raise
         audit.note(tenant=who.tenant)
         return who
@@ -150,6 +154,14 @@ class Quotas:
             audit.note(reason="address_throttled")
             setattr(request.state, HEADERS, headers(usages))
             raise too_many("too many unknown API keys from this address; retry later", wait)
+
+    async def _refuse_throttled_tokens(self, request: Request, address: str) -> None:
+        usages = await self.windows.peek("token_failures", self.auth_failures, *_TOKENS, address)
+        wait = retry_after_s(usages or ())
+        if usages and wait is not None:
+            audit.note(reason="address_throttled")
+            setattr(request.state, HEADERS, headers(usages))
+            raise too_many("too many bad events tokens from this address; retry later", wait)
 
     async def _charge_key(self, request: Request, who: Caller, key: str) -> None:
         reading = request.method in ("GET", "HEAD")

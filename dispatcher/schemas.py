@@ -22,10 +22,16 @@ URL_CEILING = 4_000_000
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
-def _no_control_characters(value: str) -> str:
+def control_character_in(value: str) -> str | None:
+    """Why `value` cannot be used, when it holds a control character; else None."""
     found = _CONTROL.search(value)
-    if found:
-        raise ValueError(f"contains the control character U+{ord(found.group()):04X}")
+    return f"contains the control character U+{ord(found.group()):04X}" if found else None
+
+
+def _no_control_characters(value: str) -> str:
+    problem = control_character_in(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 

@@ -66,7 +66,10 @@ def seen(event_id: str, last_event_id: str | None) -> bool:
         return False
     if last_event_id in FINAL_IDS:
         return True
-    return last_event_id.isdigit() and int(event_id) <= int(last_event_id)
+    # isdigit() takes '²' and other digits int() refuses: only ASCII decimals are an id we sent.
+    if not (last_event_id.isascii() and last_event_id.isdecimal()):
+        return False
+    return int(event_id) <= int(last_event_id)
 
 
 def finished(last_event_id: str | None, review_queued: bool) -> bool:

@@ -51,6 +51,10 @@ class Keys:
         """Pub/sub channel of urgent sessions beginning and ending."""
         return f"{self.prefix}:urgent"
 
+    def console_signed_out(self, nonce: str) -> str:
+        """Marks a console session signed out (its cookie's nonce), until the cookie expires."""
+        return f"{self.prefix}:console:signed-out:{nonce}"
+
     @property
     def rate_limits(self) -> str:
         """Prefix of the `limits` library's rate-limit counters."""

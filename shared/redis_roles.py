@@ -4,7 +4,8 @@ the user that runs it).
 
     role                keys (R read, W write)                       channels
     api                 RW session state, rate-limit counters,        events, urgent
-                        media text (analysis while the broker is down);
+                        media text (analysis while the broker is down),
+                        console sign-outs;
                         R worker records (the registry), every component's
                         attempts (the console)
     worker-{component}  RW its own component's locks, heartbeats;     urgent (subscribe)
@@ -63,6 +64,7 @@ def redis_roles(keys: Keys) -> tuple[RedisRole, ...]:
         f"%RW~{events}",  # the live-state script names the channel among its keys
         f"%RW~{keys.rate_limits}*",
         f"%RW~{keys.media_text('*')}",
+        f"%RW~{keys.console_signed_out('*')}",
         f"%R~{keys.workers}",
         f"%R~{keys.attempts('*', '*')}",
         f"&{events}",

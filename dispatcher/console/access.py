@@ -1,34 +1,42 @@
-"""Who may use the console: a signed-in admin session (else a redirect to sign in), and a
-CSRF token bound to that session on every POST (else 403)."""
+"""Who may use the console: a signed-in admin session (else a redirect to sign in) whose
+cookie was not signed out, and a CSRF token bound to that session on every POST (else 403)."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, HTTPException, Request, status
 from limits import RateLimitItem
+from redis.exceptions import RedisError
 
 from dispatcher.console.cookies import COOKIE, ConsoleSession, SessionCookies
 from dispatcher.dependencies import State
 from dispatcher.quotas import WindowCounts
-from dispatcher.ratelimits import parse_limits, retry_after_s
+from dispatcher.ratelimits import Usage, parse_limits, retry_after_s
 from dispatcher.state import AppState
+from shared.keys import Keys
 from shared.settings import ADMIN_SCOPE, ApiKey
 
 LOGIN = "/admin/login"
 HOME = "/admin"
 # Where the console is kept on the app's state, made on its first request.
 _ON_APP = "console"
+T = TypeVar("T")
 
 
 @dataclass
 class Console:
-    """The console's signing key and sign-in limit, read from the settings once."""
+    """The console's signing key and sign-in limit, read from the settings once, and the
+    admin keys' hashes by the tag a cookie carries for each."""
 
     cookies: SessionCookies
     logins: WindowCounts
     login_limits: list[RateLimitItem]
+    key_hashes: dict[str, str]
+    keys: Keys
 
     @classmethod
     def of(cls, state: AppState) -> Console:
@@ -38,30 +46,63 @@ class Console:
                 status.HTTP_503_SERVICE_UNAVAILABLE,
                 "the admin console is off: ADMIN_SESSION_KEY is not set",
             )
+        cookies = SessionCookies(key.get_secret_value(), state.settings.admin_session_ttl_s)
         return cls(
-            SessionCookies(key.get_secret_value(), state.settings.admin_session_ttl_s),
+            cookies,
             WindowCounts(state.settings, state.redis),
             list(parse_limits(state.settings.admin_login_limit)),
+            {cookies.key_tag(h): h for h in state.settings.api_keys},
+            Keys(state.settings.key_prefix),
         )
 
     def grant(self, state: AppState, session: ConsoleSession | None) -> ApiKey | None:
         """What the session's key grants now, if it is still configured with the admin scope
         (a key removed from API_KEYS ends its sessions at the API's next start)."""
-        if session is None or session.key_hash is None:
+        if session is None or session.key_tag is None:
             return None
-        grant = state.settings.api_keys.get(session.key_hash)
+        grant = state.settings.api_keys.get(self.key_hashes.get(session.key_tag, ""))
         return grant if grant is not None and ADMIN_SCOPE in grant.scopes else None
 
+    async def revoke(self, state: AppState, session: ConsoleSession) -> None:
+        """Sign the session out for good: its nonce is refused for the cookie's remaining life
+        (a copy of the cookie would otherwise work until it expires). 503 when Redis fails."""
+        ttl = self.cookies.remaining_s(session, time.time())
+        await _redis_or_503(state.redis.set(self.keys.console_signed_out(session.nonce), 1, ex=ttl))
+
+    async def signed_out(self, state: AppState, session: ConsoleSession) -> bool:
+        """Whether the session was signed out; 503 when Redis cannot say (fail closed)."""
+        found = await _redis_or_503(state.redis.get(self.keys.console_signed_out(session.nonce)))
+        return found is not None
+
     async def refuse_too_many_logins(self, address: str) -> None:
-        """Count a sign-in attempt from `address`; 429 past ADMIN_LOGIN_LIMIT."""
-        usages = await self.logins.charge("console_login", self.login_limits, "login", address)
-        wait = retry_after_s(usages or ())
-        if wait is not None:
-            raise HTTPException(
-                status.HTTP_429_TOO_MANY_REQUESTS,
-                f"too many sign-in attempts from this address; try again in {wait} s",
-                headers={"Retry-After": str(wait)},
-            )
+        """429 when `address` has failed ADMIN_LOGIN_LIMIT sign-ins lately; this attempt is
+        not counted (only a failure is, by `count_failed_login`)."""
+        usages = await self.logins.peek("console_login", self.login_limits, "login", address)
+        _refuse_past(usages)
+
+    async def count_failed_login(self, address: str) -> None:
+        """Count a failed sign-in from `address`: successes never lock an address out."""
+        await self.logins.charge("console_login", self.login_limits, "login", address)
+
+
+async def _redis_or_503(pending: Awaitable[T]) -> T:
+    try:
+        return await pending
+    except (RedisError, OSError) as exc:
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            "the console cannot check sign-outs right now; try again shortly",
+        ) from exc
+
+
+def _refuse_past(usages: Sequence[Usage] | None) -> None:
+    wait = retry_after_s(usages or ())
+    if wait is not None:
+        raise HTTPException(
+            status.HTTP_429_TOO_MANY_REQUESTS,
+            f"too many sign-in attempts from this address; try again in {wait} s",
+            headers={"Retry-After": str(wait)},
+        )
 
 
 async def console(request: Request, state: State) -> Console:
@@ -83,7 +124,7 @@ async def signed_in(
 ) -> ConsoleSession:
     """The request's admin session; without one, a redirect to the sign-in page."""
     session = browser_session(request, on)
-    if on.grant(state, session) is None:
+    if session is None or on.grant(state, session) is None or await on.signed_out(state, session):
         raise HTTPException(
             status.HTTP_303_SEE_OTHER, "sign in to the console first", headers={"Location": LOGIN}
         )

@@ -1,9 +1,11 @@
 """The console's session cookie and CSRF tokens: signed with ADMIN_SESSION_KEY, pure.
 
-The cookie carries a random nonce and, once signed in, the hash of the admin key used (as
-API_KEYS holds it), never the key itself, so each request checks the key still has the admin
-scope. A browser gets an anonymous cookie on the sign-in page so even the sign-in form
-carries a CSRF token; signing in replaces it with a fresh nonce (no session fixation).
+The cookie carries a random nonce and, once signed in, a tag of the admin key used: an HMAC
+under ADMIN_SESSION_KEY of the key's hash, never the key nor the hash API_KEYS verifies it by
+(readable in the browser, that hash would let anyone who sees it test guesses of the key
+offline), so each request finds the key by its tag and checks it still has the admin scope.
+A browser gets an anonymous cookie on the sign-in page so even the sign-in form carries a
+CSRF token; signing in replaces it with a fresh nonce (no session fixation).
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
@@ -21,14 +24,17 @@ COOKIE_PATH = "/admin"
 # Separates the cookie's signatures from the CSRF tokens' (both from one key).
 _COOKIE_SALT = "verdict-console-session"
 _CSRF_CONTEXT = b"verdict-console-csrf:"
+_KEY_TAG_CONTEXT = b"verdict-console-key:"
 
 
 @dataclass(frozen=True)
 class ConsoleSession:
-    """A browser's console session: signed in with the key of `key_hash`, or not yet (None)."""
+    """A browser's console session: signed in with the key tagged `key_tag`, or not yet (None),
+    its cookie signed at `issued_at` (Unix seconds; 0 for a session not read from a cookie)."""
 
     nonce: str
-    key_hash: str | None = None
+    key_tag: str | None = None
+    issued_at: float = field(default=0.0, compare=False)
 
 
 class SessionCookies:
@@ -40,9 +46,19 @@ class SessionCookies:
         self._serializer = URLSafeTimedSerializer(key, salt=_COOKIE_SALT)
 
     def issue(self, key_hash: str | None = None) -> tuple[ConsoleSession, str]:
-        """A new session under a fresh nonce, and the cookie value that carries it."""
-        session = ConsoleSession(secrets.token_urlsafe(24), key_hash)
-        return session, self._serializer.dumps({"n": session.nonce, "k": key_hash})
+        """A new session under a fresh nonce (signed in with the key of `key_hash`, as API_KEYS
+        holds it), and the cookie value that carries it."""
+        tag = self.key_tag(key_hash) if key_hash is not None else None
+        session = ConsoleSession(secrets.token_urlsafe(24), tag)
+        return session, self._serializer.dumps({"n": session.nonce, "k": tag})
+
+    def key_tag(self, key_hash: str) -> str:
+        """What a cookie carries for the key of `key_hash`: an HMAC of it, not the hash."""
+        return hmac.new(self._key, _KEY_TAG_CONTEXT + key_hash.encode(), hashlib.sha256).hexdigest()
+
+    def remaining_s(self, session: ConsoleSession, now: float) -> int:
+        """How long the session's cookie stays valid after `now` (at least 1 s)."""
+        return max(1, int(session.issued_at + self.ttl_s - now) + 1)
 
     def read(self, value: str | None, now: float | None = None) -> ConsoleSession | None:
         """The session a cookie value carries; None when absent, forged or expired.
@@ -51,18 +67,16 @@ class SessionCookies:
         if not value:
             return None
         try:
-            if now is None:
-                payload = self._serializer.loads(value, max_age=self.ttl_s)
-            else:
-                payload, signed_at = self._serializer.loads(value, return_timestamp=True)
-                if now - signed_at.timestamp() > self.ttl_s:
-                    return None
-        except BadSignature:  # SignatureExpired is one too
+            payload, signed_at = self._serializer.loads(value, return_timestamp=True)
+        except BadSignature:
+            return None
+        issued_at = signed_at.timestamp()
+        if (time.time() if now is None else now) - issued_at > self.ttl_s:
             return None
         if not isinstance(payload, dict) or not isinstance(payload.get("n"), str):
             return None
-        key_hash = payload.get("k")
-        return ConsoleSession(payload["n"], key_hash if isinstance(key_hash, str) else None)
+        tag = payload.get("k")
+        return ConsoleSession(payload["n"], tag if isinstance(tag, str) else None, issued_at)
 
     def csrf_token(self, session: ConsoleSession) -> str:
         """The token every form of this session carries: an HMAC of its nonce."""

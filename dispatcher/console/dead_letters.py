@@ -8,6 +8,7 @@ role (OPERATOR_AMQP_URL): the API's own role can neither read the DLQ nor publis
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import AsyncIterator, Mapping
 from typing import Annotated
 
@@ -17,7 +18,7 @@ from fastapi.responses import HTMLResponse
 
 from dispatcher.console.access import Posted, SignedIn, TheConsole
 from dispatcher.console.pages import render
-from dispatcher.console.search import SearchRefused
+from dispatcher.console.search import SearchRefused, form_fields
 from dispatcher.dependencies import State
 from dispatcher.state import AppState
 from shared import dead_letter_queue as dlq
@@ -35,7 +36,7 @@ PAGE = 100
 
 def letter_filter(form: Mapping[str, str], ids: frozenset[str] = frozenset()) -> dlq.LetterFilter:
     """The filter a search form asks for; blank fields leave it open."""
-    given = {name: (form.get(name) or "").strip() or None for name in FILTER_FIELDS}
+    given = form_fields(form, FILTER_FIELDS)
     component = given["component"]
     if component is not None and component not in QUEUE_COMPONENTS:
         raise SearchRefused(f"component must be one of {', '.join(QUEUE_COMPONENTS)}")
@@ -56,6 +57,8 @@ def _minutes(name: str, text: str | None) -> float | None:
         minutes = float(text)
     except ValueError:
         raise SearchRefused(f"'{name}' must be a number of minutes, not {text[:20]!r}") from None
+    if not math.isfinite(minutes):
+        raise SearchRefused(f"'{name}' must be a number of minutes, not {text[:20]!r}")
     if minutes < 0:
         raise SearchRefused(f"'{name}' cannot be negative")
     return minutes * 60

@@ -79,7 +79,7 @@ def render(
     """The page, with the session's CSRF token for its forms."""
     csrf = cookies.csrf_token(session) if cookies and session else ""
     html = ENVIRONMENT.get_template(template).render(
-        request=request, csrf_token=csrf, signed_in=bool(session and session.key_hash), **context
+        request=request, csrf_token=csrf, signed_in=bool(session and session.key_tag), **context
     )
     return HTMLResponse(html, status_code, headers=HEADERS)
 

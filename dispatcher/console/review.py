@@ -14,6 +14,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from dispatcher.console.access import Console, Posted, SignedIn, TheConsole
 from dispatcher.console.pages import HEADERS, render
 from dispatcher.dependencies import State
+from dispatcher.schemas import PlainText
 from dispatcher.state import AppState
 from shared import console_store, live, reviews
 from shared.review_policy import LABELS
@@ -43,8 +44,17 @@ async def queue_page(
     waiting = await reviews.pending(state.pool, PAGE, claim_ttl_s=state.settings.review_claim_ttl_s)
     return render(
         request, "review.html", on.cookies, session, items=waiting, page="review",
-        decided=request.query_params.get("decided", "")[:40],
+        decided=_decided_session(request.query_params.get("decided", "")),
     )  # fmt: skip
+
+
+def _decided_session(text: str) -> str:
+    """The session the page reports as just decided: only a session id, so a link cannot
+    make the console show a message of its own choosing."""
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        return ""
 
 
 @router.get("/{session_id}")
@@ -104,8 +114,8 @@ async def decide(
     state: State,
     on: TheConsole,
     session: Posted,
-    label: Annotated[str, Form(max_length=32)] = "",
-    note: Annotated[str, Form(max_length=MAX_NOTE_CHARS)] = "",
+    label: Annotated[PlainText, Form(max_length=32)] = "",
+    note: Annotated[PlainText, Form(max_length=MAX_NOTE_CHARS)] = "",
 ) -> Response:
     """Confirm the label (none chosen, or the same) or override it, with a note; only the
     reviewer holding the claim may (409 otherwise, 400 for a label that is not one)."""

@@ -52,6 +52,8 @@ def _with_cookie(response: Response, cookies: SessionCookies, value: str) -> Res
 async def login_page(request: Request, state: State, on: TheConsole) -> Response:
     """The sign-in form; a browser without a session gets an anonymous one for its token."""
     session = browser_session(request, on)
+    if session is not None and await on.signed_out(state, session):
+        session = None  # a copy of a signed-out cookie: a fresh anonymous one replaces it
     if on.grant(state, session) is not None:
         return RedirectResponse(HOME, status.HTTP_303_SEE_OTHER, headers=HEADERS)
     if session is not None:
@@ -73,12 +75,15 @@ async def login(
     session = browser_session(request, on)
     if session is None or not on.cookies.csrf_valid(session, csrf_token):
         return _login_refused(request, on, None, status.HTTP_403_FORBIDDEN, CSRF_REFUSED)
-    await on.refuse_too_many_logins(request.client.host if request.client else "unknown")
+    address = request.client.host if request.client else "unknown"
+    await on.refuse_too_many_logins(address)
     try:
         who = authenticate(state.settings, api_key.strip() or None)
     except HTTPException as refused:
+        await on.count_failed_login(address)
         return _login_refused(request, on, session, refused.status_code, str(refused.detail))
     if not who.is_admin:
+        await on.count_failed_login(address)
         return _login_refused(
             request, on, session, status.HTTP_403_FORBIDDEN, "this API key has no admin scope"
         )
@@ -98,8 +103,10 @@ def _login_refused(
 
 
 @router.post("/logout")
-async def logout(session: Posted) -> Response:
-    """Sign out: the cookie is removed, and the sign-in page follows."""
+async def logout(state: State, on: TheConsole, session: Posted) -> Response:
+    """Sign out: the cookie's session is refused from now on (a copy of it too), the cookie
+    is removed, and the sign-in page follows."""
+    await on.revoke(state, session)
     response = RedirectResponse(LOGIN, status.HTTP_303_SEE_OTHER, headers=HEADERS)
     response.delete_cookie(COOKIE, path=COOKIE_PATH, secure=True, httponly=True, samesite="strict")
     return response

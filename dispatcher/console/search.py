@@ -4,9 +4,10 @@ on when it cannot be used."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
+from dispatcher.schemas import control_character_in
 from shared.console_store import STATUSES, SessionQuery
 
 FIELDS = ("session_id", "tenant", "status", "label", "since", "until")
@@ -18,7 +19,7 @@ class SearchRefused(ValueError):
 
 def session_query(form: Mapping[str, str]) -> SessionQuery:
     """The query a search form asks for; blank fields leave it open."""
-    given = {name: (form.get(name) or "").strip() or None for name in FIELDS}
+    given = form_fields(form, FIELDS)
     status = given["status"]
     if status is not None and status not in STATUSES:
         raise SearchRefused(f"status must be one of {', '.join(STATUSES)}")
@@ -30,6 +31,17 @@ def session_query(form: Mapping[str, str]) -> SessionQuery:
         since=_time("since", given["since"]),
         until=_time("until", given["until"]),
     )
+
+
+def form_fields(form: Mapping[str, str], names: Sequence[str]) -> dict[str, str | None]:
+    """The form's `names`, stripped, blank ones None; refused when one holds a control
+    character (NUL cannot even reach PostgreSQL)."""
+    given = {name: (form.get(name) or "").strip() or None for name in names}
+    for name, text in given.items():
+        problem = control_character_in(text or "")
+        if problem:
+            raise SearchRefused(f"{name.replace('_', ' ')} {problem}")
+    return given
 
 
 def _session_id(text: str | None) -> uuid.UUID | None:
@@ -49,4 +61,7 @@ def _time(name: str, text: str | None) -> datetime | None:
         moment = datetime.fromisoformat(text)
     except ValueError:
         raise SearchRefused(f"{name} {text[:40]!r} is not a time like 2026-11-30T14:00") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    try:  # a time near year 1 or 9999 may fall outside the calendar once in UTC
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+    except OverflowError:
+        raise SearchRefused(f"{name} {text[:40]!r} is out of range once in UTC") from None

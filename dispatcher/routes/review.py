@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dispatcher import answers, reviewing
 from dispatcher.dependencies import KEY_SCHEMES, Admin, State
+from dispatcher.schemas import PlainText
 from dispatcher.state import AppState
 from shared import reviews
 from shared.review_policy import LABELS
@@ -33,7 +34,7 @@ class Decision(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     label: str | None = None
-    note: str | None = Field(None, max_length=MAX_NOTE_CHARS)
+    note: PlainText | None = Field(None, max_length=MAX_NOTE_CHARS)
 
     @field_validator("label")
     @classmethod
@@ -48,7 +49,7 @@ async def queue(
     who: Admin,
     state: State,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
-    tenant: Annotated[str | None, Query(max_length=128)] = None,
+    tenant: Annotated[PlainText | None, Query(max_length=128)] = None,
     plan: Annotated[int | None, Query(ge=1, le=6)] = None,
 ) -> dict[str, Any]:
     """Verdicts waiting for a reviewer, oldest first (claims that lapsed included)."""

@@ -4,16 +4,20 @@ CSRF, redirects, escaping, search and a session's page."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import secrets
+import uuid
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from redis.asyncio import Redis
 
 from aggregator.service import Aggregator
 from dispatcher.app import create_app
+from dispatcher.console.cookies import SessionCookies
 from shared.api_keys import hashed
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.errors import RetryableAnalysisError
@@ -155,6 +159,72 @@ async def test_sign_in_attempts_are_rate_limited_per_address(world):
         assert third.status_code == 429
         assert int(third.headers["retry-after"]) > 0
         assert (await client.get("/admin")).status_code == 303
+
+
+async def test_a_signed_out_cookie_is_refused_even_when_replayed(world):
+    """A copy of the cookie taken before sign-out no longer opens any page afterwards, and
+    the sign-in page gives it a fresh anonymous session instead of a redirect loop."""
+    settings = await console_world(world)
+    async with browser(settings) as client:
+        assert (await sign_in(client)).status_code == 303
+        copied = {"Cookie": f"verdict_console={client.cookies['verdict_console']}"}
+        token = await csrf_of(client, "/admin")
+        client.cookies.clear()
+        assert (await client.get("/admin", headers=copied)).status_code == 200
+        out = await client.post("/admin/logout", data={"csrf_token": token}, headers=copied)
+        assert out.status_code == 303
+        for path in PAGES:
+            response = await client.get(path, headers=copied)
+            assert response.status_code == 303, path
+            assert response.headers["location"] == "/admin/login"
+        login = await client.get("/admin/login", headers=copied)
+        assert login.status_code == 200 and 'name="api_key"' in login.text
+        assert login.cookies["verdict_console"] not in copied["Cookie"]
+
+
+async def test_the_console_fails_closed_while_redis_cannot_check_sign_outs(world):
+    """With Redis unreachable a signed-in cookie gets 503, never a page."""
+    settings = await console_world(world)
+    async with browser(settings) as client:
+        assert (await sign_in(client)).status_code == 303
+        state = client._transport.app.state.pipeline  # type: ignore[attr-defined]
+        working, state.redis = state.redis, Redis.from_url("redis://127.0.0.1:1/0")
+        try:
+            refused = await client.get("/admin/workers")
+        finally:
+            await state.redis.aclose()
+            state.redis = working
+        assert refused.status_code == 503
+        assert "sign-outs" in refused.text
+        assert (await client.get("/admin/workers")).status_code == 200
+
+
+async def test_successful_sign_ins_do_not_lock_an_address_out(world):
+    """Only failed sign-ins count towards ADMIN_LOGIN_LIMIT: an admin signing in again and
+    again from a shared address is never refused."""
+    settings = await console_world(world, admin_login_limit="2/minute")
+    async with browser(settings) as client:
+        for _ in range(4):
+            client.cookies.clear()
+            assert (await sign_in(client)).status_code == 303
+        client.cookies.clear()
+        assert (await sign_in(client, "guess-1")).status_code == 401
+        client.cookies.clear()
+        assert (await sign_in(client)).status_code == 303
+
+
+async def test_the_cookie_carries_no_key_verifier(world):
+    """The cookie holds neither the admin key nor the sha256 API_KEYS verifies it by."""
+    settings = await console_world(world)
+    async with browser(settings) as client:
+        await sign_in(client)
+        assert settings.admin_session_key is not None
+        key = settings.admin_session_key.get_secret_value()
+        carried = SessionCookies(key, 60).read(client.cookies["verdict_console"])
+        assert carried is not None and carried.key_tag is not None
+        assert hashlib.sha256(ADMIN_KEY.encode()).hexdigest() not in repr(carried)
+        assert ADMIN_KEY not in repr(carried)
+        assert (await client.get("/admin")).status_code == 200
 
 
 async def test_the_console_is_off_without_a_session_key(world):
@@ -457,6 +527,49 @@ async def test_a_reviewer_claims_and_overrides_a_verdict_seen_in_the_result(worl
         page = (await alice.get(f"/admin/review/{sid}")).text
         assert "&lt;b&gt;checked&lt;/b&gt; by hand" in page
         assert f'id="review-{sid}"' not in (await alice.get("/admin/review")).text
+
+
+async def test_nul_bytes_and_out_of_range_times_are_refused_in_words(world):
+    """Search fields with a NUL, times outside the calendar once in UTC, and review tenants and
+    notes with control characters are 400/422 with a message, never a 500."""
+    settings = await console_world(world)
+    admin = {"X-API-Key": ADMIN_KEY}
+    async with browser(settings) as client:
+        await sign_in(client)
+        for query, message in (
+            ("tenant=a%00b", "tenant contains the control character U+0000"),
+            ("label=%00", "label contains the control character U+0000"),
+            ("since=0001-01-01T00:00:00%2B14:00", "is out of range once in UTC"),
+            ("until=9999-12-31T23:59:59-14:00", "is out of range once in UTC"),
+        ):
+            page = await client.get(f"/admin/sessions?{query}")
+            assert page.status_code == 400, query
+            assert message in page.text, query
+        listed = await client.get("/api/v3/review?tenant=%00", headers=admin)
+        assert listed.status_code == 422 and "control character" in listed.text
+        sid = uuid.uuid4()
+        noted = await client.post(
+            f"/api/v3/review/{sid}/decision", json={"note": "a\x00b"}, headers=admin
+        )
+        assert noted.status_code == 422 and "control character" in noted.text
+        token = await csrf_of(client, "/admin/review")
+        form = await client.post(
+            f"/admin/review/{sid}/decision", data={"csrf_token": token, "note": "a\x00b"}
+        )
+        assert form.status_code == 422 and "control character" in form.text
+
+
+async def test_the_review_queue_reports_only_a_session_id_as_decided(world):
+    """`decided` names the session just decided; any other text is not shown."""
+    settings = await console_world(world)
+    async with browser(settings) as client:
+        await sign_in(client)
+        sid = uuid.uuid4()
+        shown = await client.get(f"/admin/review?decided={sid}")
+        assert f"Decision on {sid} recorded." in shown.text
+        forged = await client.get("/admin/review?decided=your+account+is+suspended")
+        assert forged.status_code == 200
+        assert "suspended" not in forged.text and 'id="outcome"' not in forged.text
 
 
 # --- workers ---

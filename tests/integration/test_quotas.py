@@ -190,6 +190,24 @@ async def test_guessed_keys_get_an_address_throttled(world, pool):
     assert await sessions_of(pool, granted, "free") == 1
 
 
+async def test_stale_events_links_do_not_lock_an_addresss_keys_out(world):
+    """Bad events tokens are counted apart from unknown keys: past AUTH_FAILURE_LIMIT the
+    address gets 429 for tokens, while a valid API key from it still works."""
+    granted = keys(free=1)
+    settings = await world(api_keys=api_keys(granted), auth_failure_limit="3/minute")
+    async with serving(settings) as app, client(app, "198.51.100.9") as browser:
+        posted = await browser.post(SUBMIT, json={"text": "hi"}, headers=auth(granted, "free"))
+        sid = posted.json()["session_id"]
+        stale = [
+            await browser.get(f"{API}/{sid}/events", params={"token": f"stale-{i}"})
+            for i in range(5)
+        ]
+        with_key = await browser.get(f"{API}/{sid}/queue-status", headers=auth(granted, "free"))
+    assert [r.status_code for r in stale] == [401, 401, 401, 429, 429]
+    assert "events tokens" in stale[3].json()["detail"]
+    assert with_key.status_code == 200
+
+
 async def test_the_in_flight_cap_refuses_new_sessions_until_some_finish(world, pool):
     """With N sessions processing a tenant gets 429; another tenant is unaffected; replaying an
     idempotency key starts nothing and passes; once one session ends, a new one is accepted."""

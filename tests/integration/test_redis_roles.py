@@ -86,6 +86,8 @@ async def test_each_role_runs_its_own_code_as_its_user(clients) -> None:
         assert [(r.worker_id, r.status) for r in found] == [(said.worker_id, "online")]
     await redis["worker-media_preprocess"].set(keys.media_text(sid), "text", ex=60)
     assert await redis["api"].get(keys.media_text(sid)) == b"text"  # the API's sync path
+    await redis["api"].set(keys.console_signed_out("n-1"), 1, ex=60)  # console sign-out
+    assert await redis["api"].get(keys.console_signed_out("n-1")) == b"1"
     await UrgentSignals(redis["api"], keys.prefix).begin(sid)
     await UrgentSignals(redis["aggregator"], keys.prefix).end([sid])
     tried = Attempt(1, "w-1", 1.0, 2.0, "retry", "next attempt in 200 ms")

@@ -117,6 +117,15 @@ async def test_the_docs_pages_load_only_assets_this_api_serves(app, page) -> Non
             assert (await client.get(asset)).status_code == 200, asset
 
 
+async def test_the_swagger_page_does_not_keep_keys_in_browser_storage(app) -> None:
+    """Swagger UI's persistAuthorization stores the key in localStorage: it stays off."""
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
+        html = (await client.get("/docs")).text
+    assert '"persistAuthorization": false' in html
+    assert '"persistAuthorization": true' not in html
+
+
 def test_the_answer_models_describe_what_the_routes_answer() -> None:
     """The documented bodies hold the documents the views build (a stale model fails here)."""
     view = SessionView(

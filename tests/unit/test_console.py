@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from dispatcher.console.cookies import SessionCookies
+from dispatcher.console.dead_letters import letter_filter
 from dispatcher.console.overview import minute_series, rates_by_queue, sparkline
 from dispatcher.console.search import SearchRefused, session_query
 from dispatcher.console.timeline import timeline
@@ -58,6 +59,31 @@ def test_a_csrf_token_belongs_to_one_session_and_one_key():
     assert not cookies.csrf_valid(mine, "")
 
 
+def test_times_are_compared_in_utc():
+    """A time with a zone is read as the same instant in UTC; the calendar's edges still
+    work when the zone keeps them inside it."""
+    query = session_query({"since": "2026-11-30T14:00+02:00", "until": "9999-12-31T23:59:59"})
+    assert query.since == datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    assert query.since is not None and query.since.utcoffset() == timedelta(0)
+    assert query.until == datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("form", "message"),
+    [
+        ({"older_than_min": "nan"}, "must be a number of minutes"),
+        ({"younger_than_min": "inf"}, "must be a number of minutes"),
+        ({"older_than_min": "-1"}, "cannot be negative"),
+        ({"reason": "a\x00"}, "reason contains the control character U\\+0000"),
+        ({"tenant": "\x7f"}, "tenant contains the control character U\\+007F"),
+    ],
+)
+def test_a_dead_letter_filter_that_cannot_be_used_is_explained(form, message):
+    """Not-a-number, infinite or negative ages and control characters are refused in words."""
+    with pytest.raises(SearchRefused, match=message):
+        letter_filter(form)
+
+
 def test_the_search_form_reads_into_a_query():
     """Blank fields stay open; a time without a zone is UTC."""
     sid = uuid.uuid4()
@@ -77,6 +103,11 @@ def test_the_search_form_reads_into_a_query():
         ({"status": "sleeping"}, "status must be one of"),
         ({"session_id": "abc"}, "is not a UUID"),
         ({"until": "tomorrow"}, "is not a time"),
+        ({"tenant": "a\x00b"}, "tenant contains the control character U\\+0000"),
+        ({"label": "\x00"}, "label contains the control character"),
+        ({"session_id": "\x1b[2J"}, "session id contains the control character U\\+001B"),
+        ({"since": "0001-01-01T00:00:00+14:00"}, "out of range once in UTC"),
+        ({"until": "9999-12-31T23:59:59-14:00"}, "out of range once in UTC"),
     ],
 )
 def test_a_search_field_that_cannot_be_used_is_explained(form, message):

@@ -13,6 +13,8 @@ from dispatcher.event_tokens import (
     GRACE_S,
     Grant,
     InvalidToken,
+    _b64,
+    _mac,
     grant_for,
     issue,
     token_key,
@@ -35,6 +37,34 @@ def _settings(**overrides: object) -> Settings:
 
 def token(session_id: str = SID, expires: float = NOW + 60, key: bytes = KEY) -> str:
     return issue(key, Grant(session_id, "acme", 3, int(expires)))
+
+
+def signed(fields: object, key: bytes = KEY) -> str:
+    """A token signed under `key` whatever its payload's shape (as a holder of the key could)."""
+    payload = json.dumps(fields).encode()
+    return f"{_b64(payload)}.{_b64(_mac(key, payload))}"
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        [SID, "acme", "3", int(NOW + 60)],  # plan as a string
+        [SID, "acme", 3],  # a field short
+        [SID, "acme", 3, int(NOW + 60), "x"],  # one too many
+        {"session_id": SID},  # not a list
+        [SID, "acme", 0, int(NOW + 60)],  # no such plan
+        [SID, "acme", 7, int(NOW + 60)],
+        [SID, "acme", True, int(NOW + 60)],  # a boolean is no plan
+        [SID, "acme", 3, float(NOW + 60)],
+        [SID, 5, 3, int(NOW + 60)],
+        "just a string",
+    ],
+)
+def test_a_signed_token_of_the_wrong_shape_is_invalid(fields: object) -> None:
+    """Correctly signed but not [session id, tenant, plan 1..6, expiry]: InvalidToken (401),
+    never a server error."""
+    with pytest.raises(InvalidToken):
+        verify(KEY, signed(fields), SID, NOW)
 
 
 def test_a_token_gives_back_its_session_tenant_and_plan() -> None:

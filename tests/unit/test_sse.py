@@ -110,6 +110,14 @@ async def test_a_client_resuming_with_last_event_id_gets_only_what_it_has_not_se
     assert [e["id"] for e in events] == ["3", "4", RESULT_ID]
 
 
+async def test_a_last_event_id_that_is_not_ours_is_treated_as_absent() -> None:
+    """Digits int() cannot read ('²') or that are not ASCII ('٣') were never sent as an id: the
+    stream starts from the beginning instead of failing."""
+    for odd in ("²", "٣", "1²", "-1", " 2"):
+        events = parsed(await stream([Snapshot(progress(2)), final()], odd))
+        assert [e["id"] for e in events] == ["2", "4", RESULT_ID], odd
+
+
 async def test_a_client_that_saw_progress_before_the_end_still_gets_the_result() -> None:
     """A stream dropped at the last progress event: the reconnect brings the result alone."""
     events = parsed(await stream([final()], "4"))
