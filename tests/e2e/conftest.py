@@ -38,8 +38,10 @@ def pipeline(services, database_url, tmp_path, pipeline_env):
     """`verdict up` with compose.yaml's replica counts, on a fresh prefix and database; a test
     module adds or overrides variables by overriding the `pipeline_env` fixture."""
     prefix = svc.unique("e")
-    port = free_port()
-    metrics_base = free_range(14)
+    # One block of free ports: the metrics range first (a port per process), the API's last,
+    # so no process's metrics server can take the API's port.
+    metrics_base = free_range(15)
+    port = metrics_base + 14
     env = {
         **os.environ,
         "AMQP_URL": services.amqp_url,
@@ -100,18 +102,24 @@ def _wait_ready(
     """Until the API reaches the broker and every component has an online worker (a worker
     announces itself once its consumers are registered; the API refuses work before)."""
     deadline = time.monotonic() + timeout
+    last = "nothing"
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise AssertionError(f"verdict up exited early:\n{(logs / 'up.log').read_text()}")
         try:
-            health = httpx.get(f"{base}/healthz", timeout=2).json()
+            answer = httpx.get(f"{base}/healthz", timeout=2)
+            last = f"{answer.status_code} {answer.text[:200]!r}"
+            health = answer.json()
             reached = health.get("rabbitmq") and health.get("postgres")
             if reached and set(REGISTERED) <= _online(redis_url, prefix):
                 return
-        except httpx.HTTPError:
-            pass
+        except (httpx.HTTPError, ValueError) as exc:  # not up yet, or not JSON yet: said below
+            last = repr(exc)
         time.sleep(0.5)
-    raise AssertionError(f"pipeline not ready within {timeout}s:\n{(logs / 'up.log').read_text()}")
+    raise AssertionError(
+        f"pipeline not ready within {timeout}s; /healthz last answered {last}:\n"
+        f"{(logs / 'up.log').read_text()}"
+    )
 
 
 def _online(redis_url: str, prefix: str) -> set[str]:
