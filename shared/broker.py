@@ -56,6 +56,17 @@ class FailoverConnection(RobustConnection):
         self._urls = [URL(u) for u in urls]
         self._current = 0
 
+    def __del__(self) -> None:
+        # aio-pika's own __del__ schedules close() on whatever loop is current, even one that
+        # is not running (or none): the coroutine is then never awaited and Python reports it
+        # from whichever code the garbage collector interrupts. Only a running loop can close.
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if running is self.loop:
+            super().__del__()
+
     async def _RobustConnection__connect_transport(self) -> None:
         error: BaseException | None = None
         for step in range(len(self._urls)):
@@ -82,9 +93,20 @@ async def connect(url: str | Sequence[str], name: str) -> AbstractRobustConnecti
     )
     try:
         await connection.connect(timeout=10)
-    except _CONNECTION_ERRORS as exc:
-        raise BrokerUnavailable(f"cannot connect to RabbitMQ: {exc}") from exc
+    except BaseException as exc:
+        # Cancelled or failed half-way (a caller shutting down while the broker is away): a
+        # connection nobody holds would be closed by aio-pika's __del__, which can only
+        # schedule that on a running loop and otherwise leaves a never-awaited close().
+        await asyncio.shield(_close_quietly(connection))
+        if isinstance(exc, _CONNECTION_ERRORS):
+            raise BrokerUnavailable(f"cannot connect to RabbitMQ: {exc}") from exc
+        raise
     return connection
+
+
+async def _close_quietly(connection: AbstractRobustConnection) -> None:
+    with contextlib.suppress(Exception):
+        await connection.close()
 
 
 JSON = "application/json"
