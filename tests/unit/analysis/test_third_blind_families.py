@@ -6,8 +6,8 @@ must stay low: a debunk, news about an investigation, an opinion, plain reportin
 import pytest
 
 from workers.analysis import claims
-from workers.analysis.claims import Claim, Verification, claim_risk, is_risky
 from workers.analysis.claim_forms import text_registers
+from workers.analysis.claims import Claim, Verification, claim_risk, is_risky
 from workers.analysis.techniques import assess_techniques
 
 FLAGGED = 50
@@ -159,8 +159,7 @@ def test_claims_of_these_forms_are_risky_unverified(text: str) -> None:
         "Fact-checkers found no evidence for it.",
         "Pe Facebook circulă afirmația că apa de la robinet provoacă pietre la rinichi. "
         "Verificatorii spun că informația este falsă.",
-        "A widely shared meme says the bank will freeze all savings by May; "
-        "Snopes rated it false.",
+        "A widely shared meme says the bank will freeze all savings by May; Snopes rated it false.",
         # an opinion, hedged
         "In my opinion the new stadium causes more traffic than it brings money.",
         "Părerea mea e că noile parcări aduc bani orașului, dar trebuie un bilanț complet.",
