@@ -91,6 +91,9 @@ CONTEXT_REGISTERS: frozenset[Register] = frozenset(
 # A source the sentence itself discredits sources nothing: one passed around, one that
 # cites nothing, one said to hide the truth or to have "finally" confessed it.
 _DISCREDITING = ("viral_sources", "unsourced", "conspiracy", "revelation")
+# A debunk rebuts a claim the text reports as someone else's: without one of these near it,
+# "… is false" is the writer's own claim.
+_REPORTED = ("viral_sources", "reported_claim")
 
 
 class Terms(BaseModel):
@@ -313,7 +316,8 @@ def sentence_register(sentence: str) -> list[Register]:
 
 def text_registers(sentences: list[str]) -> list[tuple[Register, ...]]:
     """Each sentence's register with what it inherits: the context registers of its
-    neighbours, satire from anywhere; a source it discredits itself no longer counts."""
+    neighbours, satire from anywhere; a source it discredits itself no longer counts, and a
+    rebuttal counts only beside a claim reported as someone else's."""
     own = [sentence_register(s) for s in sentences]
     satire = any("satire" in r for r in own)
     found = []
@@ -325,6 +329,8 @@ def text_registers(sentences: list[str]) -> list[tuple[Register, ...]]:
             heard.add("satire")
         if heard & set(_DISCREDITING):
             heard.discard("sourced")
+        if not heard & set(_REPORTED):
+            heard.discard("debunked")
         found.append(tuple(r for r in REGISTERS if r in heard))
     return found
 

@@ -120,7 +120,7 @@ def with_model_claims(
 def claim_risk(claim: Claim, verification: Verification) -> float:
     """Risk 0-100 one claim contributes: its rating's when a check or provider rated it,
     else what its forms and register say (`Claim.unverified_risk`)."""
-    if verification.status == "unverifiable" or verification.rating is None:
+    if not _rated_against_text(claim, verification):
         return claim.unverified_risk
     ratings = claim_policy().rating_risk
     return float(ratings.get(verification.rating, ratings["unproven"]))  # type: ignore[call-overload]
@@ -129,9 +129,22 @@ def claim_risk(claim: Claim, verification: Verification) -> float:
 def is_risky(claim: Claim, verification: Verification) -> bool:
     """Whether a claim raises the score on its own: rated (not true) by a check, or
     unverified in a risky form and register."""
-    if verification.status != "unverifiable" and verification.rating is not None:
+    if _rated_against_text(claim, verification):
         return claim_risk(claim, verification) > 0
     return claim.unverified_risk >= 100 * claim_policy().risk.risky_from
+
+
+# Ratings that agree with a text which itself rebuts the claim ("fact-checkers found no
+# evidence"): the text says what the check says, so the rating is no evidence against it.
+_REBUTTING_RATINGS = frozenset({"false", "misleading"})
+
+
+def _rated_against_text(claim: Claim, verification: Verification) -> bool:
+    """Whether a check or provider rated the claim and its rating is evidence about the
+    text: not when the text debunks the claim and the rating agrees with it."""
+    if verification.status == "unverifiable" or verification.rating is None:
+        return False
+    return not ("debunked" in claim.register and verification.rating in _REBUTTING_RATINGS)
 
 
 def score_claims(claims: Sequence[Claim], verifications: Sequence[Verification]) -> float:
