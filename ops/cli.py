@@ -18,7 +18,7 @@ import click
 import structlog
 import uvloop
 
-from shared.constants import AGGREGATOR_PREFETCH, QUEUE_COMPONENTS, WORKER_DEFAULTS
+from shared.constants import AGGREGATOR_PREFETCH, QUEUE_COMPONENTS
 from shared.errors import VerdictError
 from shared.logging import configure
 from shared.settings import SCOPES, Settings, is_placeholder, load_settings
@@ -477,22 +477,33 @@ def api(host: str | None, port: int | None) -> None:
 
 
 @main.command()
-@click.argument("component", type=click.Choice(QUEUE_COMPONENTS))
-@click.option("--concurrency", type=int, default=None, help="tasks run at once")
+@click.argument("component", required=False)
+@click.option(
+    "--components",
+    default=None,
+    metavar="A,B",
+    help=f"several components in one process (of {', '.join(QUEUE_COMPONENTS)})",
+)
+@click.option("--concurrency", type=int, default=None, help="tasks run at once (of each component)")
 @click.option("--prefetch", type=int, default=None, help="unacked deliveries per plan queue")
-def worker(component: str, concurrency: int | None, prefetch: int | None) -> None:
-    """Consume the six plan queues of COMPONENT."""
+def worker(
+    component: str | None, components: str | None, concurrency: int | None, prefetch: int | None
+) -> None:
+    """Consume the six plan queues of COMPONENT, or of each of --components in one process
+    (each with its own concurrency and prefetch defaults)."""
     from shared import metrics
-    from workers.runtime import Worker, WorkerOptions
+    from shared.errors import InvalidWorkerOptions
+    from workers.group import WorkerGroup, components_asked, worker_options
 
+    try:
+        asked = components_asked(component, components)
+    except InvalidWorkerOptions as exc:
+        raise click.UsageError(str(exc)) from exc
     settings = _settings()
     _check_shipped_data()
     metrics.serve(settings.metrics_port)
-    default_concurrency, default_prefetch = WORKER_DEFAULTS[component]
-    options = WorkerOptions(
-        component, concurrency or default_concurrency, prefetch or default_prefetch
-    )
-    run_until_signalled(Worker(settings, options).run)
+    group = WorkerGroup(settings, worker_options(asked, concurrency, prefetch))
+    run_until_signalled(group.run)
 
 
 @main.command()
