@@ -104,11 +104,11 @@ class TenantSettings(_Strict):
                 ) from exc
         return value
 
-    @field_validator("lexicon_terms")
+    @field_validator("lexicon_terms", mode="before")
     @classmethod
-    def _terms(cls, value: dict[str, Any] | None) -> dict[str, tuple[str, ...]] | None:
-        if value is None:
-            return None
+    def _terms(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value
         cleaned = {}
         for technique, terms in value.items():
             if not _TECHNIQUE.fullmatch(technique):
