@@ -83,7 +83,9 @@ async def final(pool, sid):
 
 
 def set_settings(settings, tenant, *values):
-    run = verdict(settings, "tenants", "set", tenant, *values)
+    secret = settings.admin_session_key  # dumped masked: given as it is
+    extra = {"ADMIN_SESSION_KEY": secret.get_secret_value()} if secret else {}
+    run = verdict(settings, "tenants", "set", tenant, *values, **extra)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
 
@@ -180,3 +182,24 @@ async def test_the_tenants_command_lists_shows_unsets_and_refuses_in_words(tenan
         run = verdict(settings, "tenants", *args)
         assert run.returncode == 1 and says in run.stderr, (args, run.stderr)
     assert json.loads(verdict(settings, "tenants", "show", a).stdout)["version"] == 2
+
+
+async def test_the_console_shows_each_tenant_s_settings_read_only_and_escaped(world, pool):
+    """/admin/tenants lists a tenant with its version and settings, a term written as markup
+    shown as text; without signing in it is a redirect to the sign-in page."""
+    from tests.integration.test_console import browser, console_world, sign_in
+
+    settings = await console_world(world)
+    tenant = svc.unique("shown")
+    try:
+        set_settings(settings, tenant, "components=claims", "lexicon_terms.fear_appeal=<b>boo</b>")
+        async with browser(settings) as client:
+            anonymous = await client.get("/admin/tenants", follow_redirects=False)
+            await sign_in(client)
+            page = (await client.get("/admin/tenants")).text
+    finally:
+        await pool.execute("DELETE FROM tenant_settings WHERE tenant = $1", tenant)
+    assert anonymous.status_code == 303
+    row = page[page.index(f'id="tenant-{tenant}"') :].split("</tr>")[0]
+    assert '<td class="num">1</td>' in row and "components" in row and "claims" in row
+    assert "<b>boo</b>" not in page and "\\u003cb\\u003eboo" in row

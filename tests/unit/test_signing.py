@@ -190,6 +190,8 @@ def test_a_follow_up_carries_its_origin_s_content_only_as_a_digest():
         ),
     )
     assert len(encode(follow_up(big))) < 2_000
+
+
 def with_result_keys(keys: dict[str, bytes]) -> Settings:
     return Settings(
         amqp_url="amqp://unused",
