@@ -3,7 +3,9 @@
 Results are applied in batches (whatever the aggregator has prefetched). A batch costs two
 statements: `record_results()` (migration 003) locks the sessions, inserts the new results
 and reads every result back; then, for sessions that became complete, one guarded statement
-moves them to their final state and writes their verdicts.
+moves them to their final state and writes their verdicts. A session's verdict weights and
+review rules are its tenant's when it has its own (kept with the session, returned by the
+first statement), else the deployment's.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from aggregator.verdict import Verdict, compute, outcome_of
 from shared.messages import Result
 from shared.review_policy import NO_REVIEW, ReviewPolicy, review_reasons
 from shared.sessions import progress_of
+from shared.tenant_settings import review_for, weights_for
 
 Explain = Callable[[Verdict, dict[str, dict[str, Any]]], dict[str, str]]
 
@@ -138,7 +141,7 @@ async def _record(
 ) -> list[asyncpg.Record]:
     return await conn.fetch(
         "SELECT * FROM record_results($1::uuid[], $2::uuid[], $3::text[], $4::text[],"
-        " $5::real[], $6::jsonb[], $7::text[], $8::int[], $9::text[], $10::int[])",
+        " $5::real[], $6::jsonb[], $7::text[], $8::int[], $9::text[], $10::int[], $11::bigint[])",
         ids,
         [uuid.UUID(r.session_id) for r in results],
         [r.component for r in results],
@@ -149,6 +152,7 @@ async def _record(
         [r.attempt for r in results],
         [r.worker_id for r in results],
         [r.processing_time for r in results],
+        [r.settings_version for r in results],
     )
 
 
@@ -165,9 +169,11 @@ def _settle(
         results: dict[str, dict[str, Any]] = row["results"]
         components = tuple(row["components"])
         verdict = None
+        # The tenant's verdict weights and review rules as they were when it was accepted.
+        policy = row["policy"]
         if row["status"] == "processing" and all(c in results for c in components):
             outcomes = {c: outcome_of(results[c]) for c in components}
-            verdict = compute(outcomes, weights)
+            verdict = compute(outcomes, weights_for(policy, weights))
         state = verdict.session_status if verdict else row["status"]
         recorded.append(
             Recorded(
@@ -178,7 +184,7 @@ def _settle(
                 duplicate=not (row["fresh"] if changed is None else changed),
                 results=results,
                 explanation=explain(verdict, results) if verdict else None,
-                review=_reasons(review, row["plan"], verdict),
+                review=_reasons(review_for(policy, review), row["plan"], verdict),
             )
         )
     return recorded

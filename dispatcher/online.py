@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 
 import structlog
 from redis.asyncio import Redis
 
 from shared import metrics
 from shared.background import raise_if_cancelled
-from shared.constants import QUEUE_COMPONENTS
+from shared.constants import ANALYSIS_COMPONENTS, QUEUE_COMPONENTS
 from shared.registry import WorkerRecord, online_by_component, registry, unserved
 
 log = structlog.get_logger(__name__)
@@ -58,15 +59,17 @@ class OnlineWorkers:
             metrics.WORKERS_ONLINE.labels(component).set(count)
         return self._records
 
-    async def refusal(self, input_type: str) -> str | None:
-        """Why no online worker can serve a session of `input_type`; None when one can or the
-        registry cannot be read."""
+    async def refusal(
+        self, input_type: str, components: Sequence[str] = ANALYSIS_COMPONENTS
+    ) -> str | None:
+        """Why no online worker can serve a session of `input_type` running `components`;
+        None when one can or the registry cannot be read."""
         try:
             records = await self.records()
-            reason = unserved(records, input_type)
+            reason = unserved(records, input_type, components)
             if reason is not None:  # refuse only on a fresh read
                 records = await self.records(RECHECK_BEFORE_REFUSING_S)
-                reason = unserved(records, input_type)
+                reason = unserved(records, input_type, components)
         except Exception as exc:  # Redis away: the queues still take the session
             raise_if_cancelled(exc)
             log.warning("worker registry not read, session accepted", error=repr(exc))

@@ -41,10 +41,18 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dispatcher import audit
 from dispatcher.auth import Caller, authenticated, key_from
-from dispatcher.ratelimits import Usage, headers, parse_limits, parse_plan_limits, retry_after_s
+from dispatcher.ratelimits import (
+    Usage,
+    headers,
+    parse_limits,
+    parse_plan_limits,
+    parsed_limits,
+    retry_after_s,
+)
 from shared import tenants
 from shared.keys import Keys
 from shared.settings import Settings
+from shared.tenant_store import TenantSettingsCache
 
 log = structlog.get_logger(__name__)
 
@@ -81,8 +89,16 @@ def too_many(detail: str, retry_after: int) -> HTTPException:
 class Quotas:
     """The API's quotas, read from the settings once; Redis for windows, Postgres for caps."""
 
-    def __init__(self, settings: Settings, redis: Redis, pool: asyncpg.Pool) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        redis: Redis,
+        pool: asyncpg.Pool,
+        tenant_settings: TenantSettingsCache | None = None,
+    ) -> None:
         self.settings = settings
+        # A tenant's own rate limits replace its plan's (shared/tenant_settings.py).
+        self.tenant_settings = tenant_settings
         self.enabled = settings.quotas_enabled
         self.pool = pool
         self.windows = WindowCounts(settings, redis)
@@ -166,7 +182,9 @@ class Quotas:
     async def _charge_key(self, request: Request, who: Caller, key: str) -> None:
         reading = request.method in ("GET", "HEAD")
         scope = "read" if reading else "submit"
-        windows = (self.reads if reading else self.submissions)[who.plan]
+        windows = await self._tenant_windows(who.tenant, reading)
+        if windows is None:
+            windows = (self.reads if reading else self.submissions)[who.plan]
         bucket = (scope, who.tenant, audit.key_digest(key), str(who.plan))
         usages = await self.windows.charge(scope, windows, *bucket)
         if usages is None:
@@ -177,6 +195,16 @@ class Quotas:
             audit.note(reason=f"rate_limited_{scope}")
             kind = "reads" if reading else "submissions"
             raise too_many(f"rate limit reached: no more {kind} on this key for {wait} s", wait)
+
+    async def _tenant_windows(self, tenant: str, reading: bool) -> tuple[RateLimitItem, ...] | None:
+        """The tenant's own limit for reads or submissions, or None (its plan's then)."""
+        if self.tenant_settings is None:
+            return None
+        record = await self.tenant_settings.get(tenant)
+        if record is None:
+            return None
+        limit = record.settings.read_rate_limit if reading else record.settings.rate_limit
+        return parsed_limits(limit) if limit else None
 
 
 class WindowCounts:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import limits
 from limits import RateLimitItem
@@ -36,6 +37,12 @@ class Usage:
 def parse_limits(text: str) -> tuple[RateLimitItem, ...]:
     """The windows of a limit string such as "10/second;300/minute"; ValueError if it is not one."""
     return tuple(limits.parse_many(text))
+
+
+@lru_cache(maxsize=256)
+def parsed_limits(text: str) -> tuple[RateLimitItem, ...]:
+    """`parse_limits`, remembered: a tenant's limit is parsed once, not per request."""
+    return parse_limits(text)
 
 
 def parse_plan_limits(by_plan: Mapping[int, str]) -> dict[int, tuple[RateLimitItem, ...]]:

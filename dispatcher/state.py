@@ -28,6 +28,7 @@ from shared.names import Names
 from shared.resources import Resources
 from shared.settings import Settings
 from shared.signing import task_signer
+from shared.tenant_store import TenantSettingsCache
 from topology.spec import from_settings
 from workers.isolation import AnalysisPool
 
@@ -51,6 +52,8 @@ class AppState:
     publisher: Publisher | None = None
     connection: AbstractRobustConnection | None = None
     tenants: SessionTenants = field(init=False)
+    # Each tenant's settings, cached until PostgreSQL notifies a change (shared/tenant_store.py).
+    tenant_settings: TenantSettingsCache = field(init=False)
     # The worker registry, read at most every API_WORKERS_TTL_S (dispatcher/online.py).
     workers: OnlineWorkers = field(init=False)
     # Event streams open now, by tenant (API_MAX_STREAMS_PER_TENANT).
@@ -75,7 +78,8 @@ class AppState:
         # Every task the API publishes is signed (shared/signing.py); no key, no start.
         self.task_signer = task_signer(self.settings)
         self.events_key = token_key(self.settings)
-        self.quotas = Quotas(self.settings, self.redis, self.pool)
+        self.tenant_settings = TenantSettingsCache(self.pool, self.settings.tenant_settings_ttl_s)
+        self.quotas = Quotas(self.settings, self.redis, self.pool, self.tenant_settings)
         self.tenants = SessionTenants(self.pool, self.settings.api_tenant_cache_size)
         self.workers = OnlineWorkers(
             self.redis, self.settings.key_prefix, self.settings.api_workers_ttl_s
@@ -103,6 +107,9 @@ class AppState:
             await opened.enter(in_background(depths, "queue depths"))
             await opened.enter(in_background(online.watch(state.workers), "worker registry"))
             await opened.enter(in_background(review_backlog.watch(state.pool), "review backlog"))
+            await opened.enter(
+                in_background(state.tenant_settings.listen(), "tenant settings listener")
+            )
             yield state
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import structlog
@@ -48,9 +49,11 @@ NO_WORKER_RETRY_AFTER_S = 30
 
 
 def first_tasks(session: NewSession, user_id: str | None) -> list[Task]:
-    """Media input goes through media_preprocess first; everything else straight to the four."""
+    """Media input goes through media_preprocess first; everything else straight to the
+    session's components (its tenant's choice, else all four). Each carries the tenant's
+    settings, signed with it."""
     components = (
-        (MEDIA_PREPROCESS,) if session.input_type in MEDIA_INPUT_TYPES else ANALYSIS_COMPONENTS
+        (MEDIA_PREPROCESS,) if session.input_type in MEDIA_INPUT_TYPES else session.components
     )
     return [
         Task(
@@ -61,6 +64,7 @@ def first_tasks(session: NewSession, user_id: str | None) -> list[Task]:
             input=TaskInput.model_validate(session.input),
             user_id=user_id,
             timestamp=now_ms(),
+            tenant=session.tuning,
         )
         for c in components
     ]
@@ -116,7 +120,9 @@ async def media_task_path(state: AppState, tenant: str, media_path: str) -> str:
     return await asyncio.to_thread(locate, state.settings.media_root, tenant, media_path)
 
 
-async def unservable(state: AppState, input_type: str) -> str | None:
+async def unservable(
+    state: AppState, input_type: str, components: Sequence[str] = ANALYSIS_COMPONENTS
+) -> str | None:
     """Why no online worker can serve a session of `input_type` now, or None.
 
     Only sessions bound for the broker are checked: with the broker away the API analyses
@@ -124,7 +130,7 @@ async def unservable(state: AppState, input_type: str) -> str | None:
     """
     if not state.settings.api_check_workers or not state.broker_up:
         return None
-    return await state.workers.refusal(input_type)
+    return await state.workers.refusal(input_type, components)
 
 
 async def _publish_all(state: AppState, tasks: list[Task], tenant: str) -> None:

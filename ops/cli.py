@@ -18,7 +18,7 @@ import click
 import structlog
 import uvloop
 
-from shared.constants import AGGREGATOR_PREFETCH, QUEUE_COMPONENTS, WORKER_DEFAULTS
+from shared.constants import AGGREGATOR_PREFETCH, QUEUE_COMPONENTS
 from shared.errors import VerdictError
 from shared.logging import configure
 from shared.settings import SCOPES, Settings, is_placeholder, load_settings
@@ -477,22 +477,33 @@ def api(host: str | None, port: int | None) -> None:
 
 
 @main.command()
-@click.argument("component", type=click.Choice(QUEUE_COMPONENTS))
-@click.option("--concurrency", type=int, default=None, help="tasks run at once")
+@click.argument("component", required=False)
+@click.option(
+    "--components",
+    default=None,
+    metavar="A,B",
+    help=f"several components in one process (of {', '.join(QUEUE_COMPONENTS)})",
+)
+@click.option("--concurrency", type=int, default=None, help="tasks run at once (of each component)")
 @click.option("--prefetch", type=int, default=None, help="unacked deliveries per plan queue")
-def worker(component: str, concurrency: int | None, prefetch: int | None) -> None:
-    """Consume the six plan queues of COMPONENT."""
+def worker(
+    component: str | None, components: str | None, concurrency: int | None, prefetch: int | None
+) -> None:
+    """Consume the six plan queues of COMPONENT, or of each of --components in one process
+    (each with its own concurrency and prefetch defaults)."""
     from shared import metrics
-    from workers.runtime import Worker, WorkerOptions
+    from shared.errors import InvalidWorkerOptions
+    from workers.group import WorkerGroup, components_asked, worker_options
 
+    try:
+        asked = components_asked(component, components)
+    except InvalidWorkerOptions as exc:
+        raise click.UsageError(str(exc)) from exc
     settings = _settings()
     _check_shipped_data()
     metrics.serve(settings.metrics_port)
-    default_concurrency, default_prefetch = WORKER_DEFAULTS[component]
-    options = WorkerOptions(
-        component, concurrency or default_concurrency, prefetch or default_prefetch
-    )
-    run_until_signalled(Worker(settings, options).run)
+    group = WorkerGroup(settings, worker_options(asked, concurrency, prefetch))
+    run_until_signalled(group.run)
 
 
 @main.command()
@@ -505,6 +516,70 @@ def aggregator(prefetch: int) -> None:
     settings = _settings()
     metrics.serve(settings.metrics_port)
     run_until_signalled(Aggregator(settings, prefetch).run)
+
+
+@main.group()
+def tenants() -> None:
+    """Settings per tenant, in PostgreSQL: components, verdict weights, review thresholds,
+    rate limits, extra lexicon terms and domain lists. Each change bumps the tenant's
+    version; the API picks it up at once."""
+
+
+@tenants.command("list")
+@click.option("--json", "as_json", is_flag=True, help="every tenant's settings as JSON")
+def tenants_list(as_json: bool) -> None:
+    """Tenants with settings of their own: name, version, last change, what they set."""
+    from ops.tenants import listed
+
+    records = _tenant_work(listed(_settings().database_url))
+    if as_json:
+        click.echo(json.dumps([r.as_json() for r in records], indent=2))
+        return
+    for r in records:
+        keys = ", ".join(r.as_json()["settings"]) or "(nothing set)"
+        click.echo(f"{r.tenant}\tversion {r.version}\t{r.updated_at:%Y-%m-%d %H:%M:%S}\t{keys}")
+
+
+@tenants.command("show")
+@click.argument("tenant")
+def tenants_show(tenant: str) -> None:
+    """One tenant's settings and version, as JSON."""
+    from ops.tenants import shown
+
+    click.echo(
+        json.dumps(_tenant_work(shown(_settings().database_url, tenant)).as_json(), indent=2)
+    )
+
+
+@tenants.command("set")
+@click.argument("tenant")
+@click.argument("values", nargs=-1, metavar="KEY=VALUE...")
+def tenants_set(tenant: str, values: tuple[str, ...]) -> None:
+    """Set KEY=VALUE for TENANT (dotted keys reach into a section: review.plans=[5,6],
+    verdict_weights.claims=2, lexicon_terms.loaded_language=plandemie,sheeple)."""
+    from ops.tenants import set_values
+
+    record = _tenant_work(set_values(_settings().database_url, tenant, values))
+    click.echo(json.dumps(record.as_json(), indent=2))
+
+
+@tenants.command("unset")
+@click.argument("tenant")
+@click.argument("keys", nargs=-1, metavar="KEY...")
+def tenants_unset(tenant: str, keys: tuple[str, ...]) -> None:
+    """Remove KEYs from TENANT's settings: they go back to the deployment's values."""
+    from ops.tenants import unset_keys
+
+    record = _tenant_work(unset_keys(_settings().database_url, tenant, keys))
+    click.echo(json.dumps(record.as_json(), indent=2))
+
+
+def _tenant_work(work: Coroutine[Any, Any, T]) -> T:
+    """Run `work`; a refusal is a one-line message and exit status 1."""
+    try:
+        return asyncio.run(work)
+    except VerdictError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 @main.command()

@@ -30,6 +30,14 @@ class MissingCredential(VerdictError):
     """Raised at start-up when a process lacks a key or secret its role needs."""
 
 
+class InvalidWorkerOptions(VerdictError):
+    """Raised when `verdict worker` is asked for unknown, repeated or no components."""
+
+
+class TenantSettingsError(VerdictError):
+    """Raised when tenant settings are refused (invalid values) or a tenant has none."""
+
+
 class PruneError(VerdictError):
     """Raised when the session record cannot be pruned (Postgres refused or is away)."""
 

@@ -49,6 +49,17 @@ class TaskOrigin(_Wire):
     signature: str = Field(max_length=128)
 
 
+class TenantTuning(_Wire):
+    """The tenant's settings a session runs with (shared/tenant_settings.py): their version,
+    the components the session runs, and what the workers apply. Signed with the task."""
+
+    settings_version: int = Field(alias="settingsVersion", ge=1)
+    components: tuple[AnalysisComponent, ...] = Field(min_length=1)
+    lexicon_terms: dict[str, tuple[str, ...]] = Field(default_factory=dict, alias="lexiconTerms")
+    protected_brands: tuple[str, ...] = Field((), alias="protectedBrands")
+    blocked_hosts: tuple[str, ...] = Field((), alias="blockedHosts")
+
+
 class Task(_Wire):
     """One component's share of a session, routed to `{prefix}.{component}.{plan}`."""
 
@@ -64,6 +75,12 @@ class Task(_Wire):
     signature: str | None = Field(None, max_length=128)
     # On a task a media worker dispatched: the media task it comes from (shared/signing.py).
     origin: TaskOrigin | None = None
+    # The tenant's settings (None: the tenant has none, the deployment's apply).
+    tenant: TenantTuning | None = None
+
+    @property
+    def settings_version(self) -> int | None:
+        return self.tenant.settings_version if self.tenant else None
 
 
 class Result(_Wire):
@@ -79,6 +96,8 @@ class Result(_Wire):
     timestamp: int
     attempt: int = Field(1, ge=1)
     worker_id: str = Field("", alias="workerId")
+    # The tenant settings version its task ran with (None: the deployment's settings).
+    settings_version: int | None = Field(None, alias="settingsVersion", ge=1)
     # The component whose workers vouch for it and their HMAC (shared/signing.py), hex.
     signed_by: Component | None = Field(None, alias="signedBy")
     signature: str | None = Field(None, max_length=128)
@@ -137,12 +156,15 @@ def success_result(
         timestamp=now_ms(),
         attempt=attempt,
         worker_id=worker_id,
+        settings_version=task.settings_version,
     )
 
 
 def failure_results(task: Task, reason: str, attempt: int, worker_id: str) -> list[Result]:
-    """What a failed task reports: for media, a failure of each of the four components."""
-    components = ANALYSIS_COMPONENTS if task.component == MEDIA_PREPROCESS else (task.component,)
+    """What a failed task reports: for media, a failure of each component of the session."""
+    components: tuple[str, ...] = (task.component,)
+    if task.component == MEDIA_PREPROCESS:
+        components = task.tenant.components if task.tenant else ANALYSIS_COMPONENTS
     return [
         Result(
             session_id=task.session_id,
@@ -153,6 +175,7 @@ def failure_results(task: Task, reason: str, attempt: int, worker_id: str) -> li
             timestamp=now_ms(),
             attempt=attempt,
             worker_id=worker_id,
+            settings_version=task.settings_version,
         )
         for c in components
     ]

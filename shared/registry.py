@@ -116,18 +116,26 @@ def online_by_component(
     return counts
 
 
-def components_needed(input_type: str) -> tuple[str, ...]:
-    """The components a session of `input_type` runs: media is turned into text first."""
+def components_needed(
+    input_type: str, analysis: Sequence[str] = ANALYSIS_COMPONENTS
+) -> tuple[str, ...]:
+    """The components a session of `input_type` runs (its tenant's `analysis` components):
+    media is turned into text first."""
     if input_type in MEDIA_INPUT_TYPES:
-        return (MEDIA_PREPROCESS, *ANALYSIS_COMPONENTS)
-    return ANALYSIS_COMPONENTS
+        return (MEDIA_PREPROCESS, *analysis)
+    return tuple(analysis)
 
 
-def unserved(records: Iterable[WorkerRecord], input_type: str) -> str | None:
-    """Why no online worker can run a session of `input_type`, or None when each component
-    it needs has an online worker that takes that input type."""
+def unserved(
+    records: Iterable[WorkerRecord],
+    input_type: str,
+    analysis: Sequence[str] = ANALYSIS_COMPONENTS,
+) -> str | None:
+    """Why no online worker can run a session of `input_type` with these `analysis`
+    components, or None when each component it needs has an online worker that takes that
+    input type."""
     online = [r for r in records if r.status == "online"]
-    for component in components_needed(input_type):
+    for component in components_needed(input_type, analysis):
         serving = [r for r in online if component in r.components]
         if not serving:
             return f"no {component} worker is online"

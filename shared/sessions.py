@@ -12,6 +12,7 @@ from typing import Any
 import asyncpg
 
 from shared.constants import ANALYSIS_COMPONENTS
+from shared.messages import TenantTuning
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,16 @@ class NewSession:
     # SHA-256 of the normalised request: tells a retry of it from a reuse of its key.
     request_hash: str | None = None
     mode: str = "async"
+    # The components it runs: the tenant's choice (shared/tenant_settings.py), else all four.
     components: tuple[str, ...] = ANALYSIS_COMPONENTS
+    # The tenant settings it runs with (their version, what the tasks carry) and what the
+    # aggregator needs of them (verdict weights, review rules); None: the deployment's.
+    tuning: TenantTuning | None = None
+    policy: dict[str, Any] | None = None
+
+    @property
+    def settings_version(self) -> int | None:
+        return self.tuning.settings_version if self.tuning else None
 
 
 @dataclass(frozen=True)
@@ -119,9 +129,10 @@ WITH key AS (
     RETURNING session_id, request_hash
 ), made AS (
     INSERT INTO sessions (id, day, tenant, user_id, plan, input_type, input, components,
-                          mode, idempotency_key, request_hash, deadline_at)
+                          mode, idempotency_key, request_hash, deadline_at, settings_version,
+                          policy)
     SELECT $1, session_day($1), $2, $3, $4, $5, $6, $7, $8, $9, $10,
-           now() + make_interval(secs => $11)
+           now() + make_interval(secs => $11), $12, $13
     WHERE NOT EXISTS (SELECT 1 FROM key WHERE key.session_id <> $1)
     RETURNING id, request_hash
 )
@@ -146,6 +157,8 @@ async def record(conn: asyncpg.Connection | asyncpg.Pool, s: NewSession) -> Reco
         s.idempotency_key,
         s.request_hash,
         s.deadline_s,
+        s.settings_version,
+        s.policy,
     )
     return Recorded(str(row["id"]), row["request_hash"])
 

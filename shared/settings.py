@@ -298,6 +298,9 @@ class Settings(BaseSettings):
     api_tenant_cache_size: int = Field(10_000, ge=1)
     # How long the API trusts its copy of the worker registry before reading it again.
     api_workers_ttl_s: float = Field(3.0, ge=0)
+    # How long the API serves a tenant's settings from memory at most: a change is notified
+    # at once (NOTIFY), this bounds how stale they get should a notification be missed.
+    tenant_settings_ttl_s: float = Field(60.0, ge=0)
     # Refuse (503) a session no online worker can serve; off, it is queued to wait for one
     # (for deployments that start workers when work arrives).
     api_check_workers: bool = True

@@ -49,6 +49,8 @@ def signed_fields(task: Task) -> dict[str, Any]:
     document = task.model_dump(
         mode="json", by_alias=True, exclude={"signature", "retry_count", "origin"}
     )
+    if document.get("tenant") is None:  # as signed before tasks carried tenant settings
+        document.pop("tenant", None)
     content = document["input"].pop("content", None) or ""
     document["input"]["contentSha256"] = hashlib.sha256(content.encode()).hexdigest()
     if task.origin is not None:
@@ -62,8 +64,12 @@ def task_payload(task: Task) -> bytes:
 
 
 def result_payload(result: Result) -> bytes:
-    """What a result's signature covers: all of it but the signature itself."""
-    return _canonical(result.model_dump(mode="json", by_alias=True, exclude={"signature"}))
+    """What a result's signature covers: all of it but the signature itself (a settings
+    version only when there is one, as results were signed before they carried it)."""
+    document = result.model_dump(mode="json", by_alias=True, exclude={"signature"})
+    if document.get("settingsVersion") is None:
+        document.pop("settingsVersion", None)
+    return _canonical(document)
 
 
 # --- tasks: Ed25519 -------------------------------------------------------------------------
@@ -158,10 +164,19 @@ def task_is_authentic(keys: TaskKeys, task: Task) -> bool:
         and _verified(keys.api, task.origin.signature, _canonical(origin))
         and origin.get("component") == MEDIA_PREPROCESS
         and task.component in ANALYSIS_COMPONENTS
+        and _same_tenant_settings(origin, task)
         and origin.get("sessionId") == task.session_id
         and origin.get("planType") == task.plan_type
         and origin.get("priority") == task.priority
     )
+
+
+def _same_tenant_settings(origin: Mapping[str, Any], task: Task) -> bool:
+    """A follow-up runs with its media task's tenant settings, for one of its components."""
+    tenant = task.tenant.model_dump(mode="json", by_alias=True) if task.tenant else None
+    if origin.get("tenant") != tenant:
+        return False
+    return task.tenant is None or task.component in task.tenant.components
 
 
 # --- results: HMAC per component --------------------------------------------------------------

@@ -3,7 +3,7 @@ the input types it reads. Announced with every heartbeat (shared/registry.py).""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
 import httpx
@@ -79,5 +79,32 @@ def announcer(
             return first
         found = await check(settings, http)
         return replace(first, capabilities=found, input_types=media_input_types(found))
+
+    return announce
+
+
+def combined(said: Sequence[Announcement]) -> Announcement:
+    """One process's announcement for the components it serves together: each component's
+    input types, capabilities and prefetch, concurrency summed (a single one unchanged)."""
+    if len(said) == 1:
+        return said[0]
+    limits = {k: v for a in said for k, v in a.limits.items() if k != "prefetch"}
+    for one in said:
+        limits[f"prefetch_{one.components[0]}"] = one.limits.get("prefetch", 0)
+    return replace(
+        said[0],
+        components=tuple(c for a in said for c in a.components),
+        input_types=tuple(dict.fromkeys(t for a in said for t in a.input_types)),
+        concurrency=sum(a.concurrency for a in said),
+        capabilities={k: v for a in said for k, v in a.capabilities.items()},
+        limits=limits,
+    )
+
+
+def group_announcer(announcers: Sequence[Announce]) -> Announce:
+    """The announcement of a process serving several components, each checked at each beat."""
+
+    async def announce() -> Announcement:
+        return combined([await each() for each in announcers])
 
     return announce

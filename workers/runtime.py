@@ -7,6 +7,7 @@ import contextlib
 import time
 from dataclasses import dataclass, field
 
+import httpx
 import structlog
 from aio_pika.abc import AbstractIncomingMessage, AbstractQueue, AbstractRobustConnection
 from redis.asyncio import Redis
@@ -14,7 +15,7 @@ from redis.asyncio import Redis
 from shared import metrics
 from shared.broker import Publisher
 from shared.constants import MEDIA_PREPROCESS, PLANS
-from shared.heartbeat import Heartbeat, worker_id
+from shared.heartbeat import Announce, Heartbeat, worker_id
 from shared.keys import Keys
 from shared.names import Names
 from shared.resources import Resources
@@ -46,10 +47,19 @@ class Worker:
     """Consumes `{prefix}.{component}.{1..6}`; free slots take the highest effective priority."""
 
     def __init__(
-        self, settings: Settings, options: WorkerOptions, executor: Executor | None = None
+        self,
+        settings: Settings,
+        options: WorkerOptions,
+        executor: Executor | None = None,
+        announce: bool = True,
     ) -> None:
         self.settings = settings
         self.options = options
+        # False when a WorkerGroup announces this worker with the others of its process.
+        self._announce = announce
+        # Set once this worker consumes; `busy` counts its tasks running then.
+        self.ready = asyncio.Event()
+        self._slots: Slots | None = None
         self._executor = executor or executor_for(options.component)
         self.names = Names(settings.topology_prefix)
         # The keys of this worker's role, checked before anything is opened (MissingCredential).
@@ -120,22 +130,37 @@ class Worker:
                 grace_s=settings.shutdown_grace_s,
             )
             slots.start()
+            self._slots = slots
+            self.ready.set()
             log.info(
                 "worker ready",
                 component=opts.component,
                 concurrency=opts.concurrency,
                 prefetch=opts.prefetch,
             )
-            heartbeat = Heartbeat(
-                redis,
-                settings.key_prefix,
-                announcer(settings, http, opts.component, opts.concurrency, opts.prefetch),
-                lambda: slots.busy,
-            )
             # Urgent sessions in flight anywhere hold this worker's lower-tier starts back.
-            async with self._precedence(redis), heartbeat.running():
+            async with self._precedence(redis), self._heartbeat(redis, http):
                 await stop.wait()
             await self._shutdown(slots)
+
+    @property
+    def busy(self) -> int:
+        """Tasks this worker runs now (0 before it consumes)."""
+        return self._slots.busy if self._slots is not None else 0
+
+    def announcer(self, http: httpx.AsyncClient) -> Announce:
+        """What this worker says of itself with each beat (its own, or its group's)."""
+        opts = self.options
+        return announcer(self.settings, http, opts.component, opts.concurrency, opts.prefetch)
+
+    def _heartbeat(
+        self, redis: Redis, http: httpx.AsyncClient
+    ) -> contextlib.AbstractAsyncContextManager[None]:
+        if not self._announce:
+            return contextlib.nullcontext()
+        return Heartbeat(
+            redis, self.settings.key_prefix, self.announcer(http), lambda: self.busy
+        ).running()
 
     def _precedence(self, redis: Redis) -> contextlib.AbstractAsyncContextManager[None]:
         """Feeds the gate while the worker serves (without the scheduler nothing is urgent)."""

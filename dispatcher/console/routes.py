@@ -1,4 +1,5 @@
-"""The admin console's pages under /admin: sign-in and sign-out, overview, sessions, workers."""
+"""The admin console's pages under /admin: sign-in and sign-out, overview, sessions, workers,
+tenant settings."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from dispatcher.console.pages import HEADERS, render
 from dispatcher.console.search import FIELDS, SearchRefused, session_query
 from dispatcher.console.timeline import timeline
 from dispatcher.dependencies import State
-from shared import attempts, console_store, live
+from shared import attempts, console_store, live, tenant_store
 from shared.api_keys import key_hash
 from shared.console_store import STATUSES
 from shared.constants import QUEUE_COMPONENTS
@@ -180,3 +181,12 @@ async def workers_page(
     found = await registry(state.redis, state.settings.key_prefix, time.time())
     rows = sorted(found, key=lambda w: (w.status != "online", w.components, w.worker_id))
     return render(request, "workers.html", on.cookies, session, workers=rows, page="workers")
+
+
+@router.get("/tenants")
+async def tenants_page(
+    request: Request, state: State, on: TheConsole, session: SignedIn
+) -> HTMLResponse:
+    """Every tenant with settings of its own, read-only (`verdict tenants` changes them)."""
+    found = [r.as_json() for r in await tenant_store.every(state.pool)]
+    return render(request, "tenants.html", on.cookies, session, tenants=found, page="tenants")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from fastapi import APIRouter, HTTPException, status
 from fastapi.responses import JSONResponse
@@ -29,6 +30,8 @@ from dispatcher.views import API, links, processing_body, result_body
 from shared import sessions
 from shared.sessions import NewSession
 from shared.settings import Settings
+from shared.tenant_settings import components_of, session_policy, tuning_of
+from shared.tenant_store import TenantRecord
 
 router = APIRouter(prefix=API, dependencies=KEY_SCHEMES)
 
@@ -50,8 +53,10 @@ async def analyze_async(
     plan = effective_plan(who, body.plan_type)
     await state.quotas.enforce_in_flight_cap(who, idempotency_key)
     media_path = await _media_path(state, who, body.media_path, idempotency_key)
-    await _servable(state, who, body.input_type, idempotency_key)
-    new = new_session(body, who, plan, media_path, idempotency_key, state.settings)
+    tenant = await state.tenant_settings.get(who.tenant)  # cached: no query per session
+    components = components_of(tenant.settings if tenant else None)
+    await _servable(state, who, body.input_type, components, idempotency_key)
+    new = new_session(body, who, plan, media_path, idempotency_key, state.settings, tenant)
     accepted = await _accept(state, new)
     if accepted.mode == "sync" or accepted.replayed:
         return await _current_state(state, accepted.session_id, who)
@@ -75,8 +80,10 @@ def new_session(
     media_path: str | None,
     idempotency_key: str | None,
     settings: Settings,
+    tenant: TenantRecord | None = None,
 ) -> NewSession:
-    """The session a request asks for, under a fresh id."""
+    """The session a request asks for, under a fresh id, with its tenant's settings."""
+    chosen = tenant.settings if tenant else None
     return NewSession(
         id=sessions.new_session_id(),
         tenant=who.tenant,
@@ -87,6 +94,9 @@ def new_session(
         user_id=body.user_id,
         idempotency_key=idempotency_key,
         request_hash=request_fingerprint(body, plan) if idempotency_key else None,
+        components=components_of(chosen),
+        tuning=tuning_of(chosen, tenant.version if tenant else None),
+        policy=session_policy(chosen),
     )
 
 
@@ -107,11 +117,15 @@ async def _media_path(
 
 
 async def _servable(
-    state: AppState, who: Caller, input_type: str, idempotency_key: str | None
+    state: AppState,
+    who: Caller,
+    input_type: str,
+    components: Sequence[str],
+    idempotency_key: str | None,
 ) -> None:
     """503 with Retry-After while no online worker can serve the session; a replay asks for
     no new work, so it gets its session whatever runs now."""
-    reason = await unservable(state, input_type)
+    reason = await unservable(state, input_type, components)
     if reason is None or await _replay(state, who, idempotency_key):
         return
     raise HTTPException(

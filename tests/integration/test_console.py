@@ -37,7 +37,7 @@ ADMIN_KEY = "test-console-admin"
 KEYS = {**TEST_API_KEYS, ADMIN_KEY: {"tenant": "ops", "plan": 6, "scopes": ["admin"]}}
 ENTERPRISE = {"X-API-Key": "test-enterprise"}
 CSRF = re.compile(r'name="csrf_token" value="([0-9a-f]+)"')
-PAGES = ("/admin", "/admin/overview/live", "/admin/sessions", "/admin/workers")
+PAGES = ("/admin", "/admin/overview/live", "/admin/sessions", "/admin/workers", "/admin/tenants")
 
 
 async def console_world(world: World, **overrides: object) -> Settings:

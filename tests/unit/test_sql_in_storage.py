@@ -24,13 +24,14 @@ def sql_literals(source: str) -> list[str]:
     ]
 
 
-# The storage modules: the record (sessions, results, verdicts, tenants), the console's reads
-# of it, the fan-in's statements, the fact-check store, migrations and roles.
+# The storage modules: the record (sessions, results, verdicts, tenants, tenant settings),
+# the console's reads of it, the fan-in's statements, the fact-check store, migrations, roles.
 STORAGE = {
     "shared/db.py",
     "shared/db_roles.py",
     "shared/sessions.py",
     "shared/tenants.py",
+    "shared/tenant_store.py",
     "shared/console_store.py",
     "shared/reviews.py",
     "shared/partitions.py",

@@ -19,7 +19,14 @@ from urllib.parse import urlsplit
 from rapidfuzz.distance import OSA
 
 from workers.analysis.datafiles import load_validated
-from workers.analysis.domain_lists import BrandList, Category, ListedDomain, SourceList
+from workers.analysis.domain_lists import (
+    Brand,
+    BrandList,
+    Category,
+    CategoryLabel,
+    ListedDomain,
+    SourceList,
+)
 from workers.analysis.lookalikes import IMITATION_WAYS, BrandIndex, brand_index, imitation
 from workers.analysis.normalise import normalise
 from workers.analysis.registrable import host_parts
@@ -130,6 +137,49 @@ def shipped_lists() -> tuple[SourceList, BrandList]:
 def default_reputation() -> Reputation:
     """The shipped source list and brands, validated and indexed once per process."""
     return reputation_from(*shipped_lists())
+
+
+# The category of a host a tenant blocked, and the risk a link to one contributes.
+TENANT_BLOCKED = "blocked-by-tenant"
+TENANT_BLOCKED_CATEGORY = Category(
+    risk=90,
+    label=CategoryLabel(en="blocked by your organisation", ro="blocat de organizația dvs."),
+)
+
+
+@lru_cache(maxsize=16)
+def tenant_reputation(blocked: tuple[str, ...], brands: tuple[str, ...]) -> Reputation:
+    """The shipped lists with a tenant's blocked hosts listed (high risk) and its own brand
+    domains protected from lookalikes; a few tenants' are kept indexed per process."""
+    if not blocked and not brands:
+        return default_reputation()
+    sources, shipped = shipped_lists()
+    listed = {h: ListedDomain(category=TENANT_BLOCKED, note="") for h in blocked}
+    sources = sources.model_copy(
+        update={
+            "domains": {**sources.domains, **listed},
+            "categories": {**sources.categories, TENANT_BLOCKED: TENANT_BLOCKED_CATEGORY},
+        }
+    )
+    own = [b for b in map(_tenant_brand, brands) if b is not None]
+    return reputation_from(sources, shipped.model_copy(update={"brands": [*shipped.brands, *own]}))
+
+
+def _tenant_brand(domain: str) -> Brand | None:
+    """A tenant's brand domain as a protected brand named after its first label."""
+    name = "".join(ch for ch in domain.split(".")[0] if ch.isascii() and ch.isalnum())
+    if len(name) < 3:  # too short to tell a lookalike from a coincidence
+        return None
+    return Brand(brand=domain, kind="tenant", names=[name], domains=[domain])
+
+
+def assess_domains_for(
+    text: str, url: str | None, blocked: tuple[str, ...], brands: tuple[str, ...]
+) -> tuple[DomainReport, dict[str, Any]]:
+    """`assess_domains` and its evidence with a tenant's lists."""
+    reputation = tenant_reputation(blocked, brands)
+    report = assess_domains(text, url, reputation)
+    return report, report_data(report, reputation)
 
 
 def extract_hosts(

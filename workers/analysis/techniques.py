@@ -5,6 +5,7 @@ The lexicon lives in `data/techniques.yaml`; this module only compiles and appli
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right, insort
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -323,6 +324,34 @@ def with_model_findings(
             start, end = clean.span(at, at + len(needle))
             quoted = evidence_quote(text, start, end)
             extra.append(Finding(technique, start, end, quoted, weights[technique], "llm"))
+    findings = _without_overlaps([*report.findings, *extra])
+    score, totals = score_findings(findings)
+    return TechniqueReport(score, tuple(findings), totals)
+
+
+def with_tenant_terms(
+    text: str,
+    report: TechniqueReport,
+    terms: Mapping[str, Sequence[str]],
+    lexicon: Lexicon | None = None,
+) -> TechniqueReport:
+    """Add a finding for each whole-word occurrence of a tenant's extra terms (matched on the
+    normalised, folded text, as the lexicon is), at its technique's lexicon weight; terms of
+    a technique the lexicon does not know count for nothing."""
+    if not terms:
+        return report
+    lexicon = lexicon or default_lexicon()
+    clean = normalise(text)
+    folded = fold(clean.text)
+    extra = []
+    for technique, words in terms.items():
+        weight = lexicon.weights.get(technique)
+        for term in words if weight is not None else ():
+            needle = fold(normalise(term.strip()).text)
+            for m in re.finditer(rf"(?<!\w){re.escape(needle)}(?!\w)", folded) if needle else ():
+                start, end = clean.span(m.start(), m.end())
+                quoted = evidence_quote(text, start, end)
+                extra.append(Finding(technique, start, end, quoted, weight or 0.0, "tenant"))
     findings = _without_overlaps([*report.findings, *extra])
     score, totals = score_findings(findings)
     return TechniqueReport(score, tuple(findings), totals)

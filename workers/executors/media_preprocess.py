@@ -1,4 +1,4 @@
-"""media_preprocess: image, audio and video input into text, then the four analysis tasks."""
+"""media_preprocess: image, audio and video input into text, then the session's analysis tasks."""
 
 import json
 import re
@@ -28,7 +28,9 @@ async def run(task: Task, ctx: ExecutorContext) -> Analysis:
     else:
         media = await _extract(task, ctx)
         await ctx.redis.set(key, json.dumps(media.__dict__), ex=MEDIA_CACHE_TTL_S)
-    for component in ANALYSIS_COMPONENTS:
+    # Only the components the session runs: a tenant may have chosen fewer than four.
+    components = task.tenant.components if task.tenant else ANALYSIS_COMPONENTS
+    for component in components:
         await ctx.dispatch(follow_up(task, component, media.text, ctx.settings.max_content_chars))
     return Analysis(
         0.0,
@@ -36,7 +38,7 @@ async def run(task: Task, ctx: ExecutorContext) -> Analysis:
             "method": media.method,
             "chars": len(media.text),
             "cached": bool(cached),
-            "dispatched": list(ANALYSIS_COMPONENTS),
+            "dispatched": list(components),
         },
     )
 

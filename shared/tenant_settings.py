@@ -1,0 +1,274 @@
+"""Settings per tenant, as data and pure functions: what a tenant may change, validated; how
+a change is applied; and what each stage takes from them (docs/architecture.md §6.5).
+
+A tenant without settings runs as the deployment is configured. Each stored change bumps the
+tenant's version (shared/tenant_store.py); a session records the version it ran with, its
+tasks carry it (with the parts the workers need: `TenantTuning`) and so do their results.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+import limits
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from shared.constants import ANALYSIS_COMPONENTS
+from shared.errors import TenantSettingsError
+from shared.messages import TenantTuning
+from shared.review_policy import RISK_LABELS, ReviewPolicy
+
+AnalysisComponent = Literal["techniques", "ai_tampered", "claims", "domain"]
+RiskLabel = Literal["low_risk", "moderate_risk", "high_risk", "critical_risk"]
+
+# Bounds that keep a task (which carries the lists) far under the message limit: 200 terms
+# of 80 characters and 2 × 500 host names of at most 253 are under 300 KB.
+MAX_TERMS = 200
+MAX_TERM_CHARS = 80
+MAX_HOSTS = 500
+_TECHNIQUE = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_HOST_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ReviewThresholds(_Strict):
+    """The tenant's review rules (shared/review_policy.py); unset ones are off."""
+
+    confidence_below: float | None = Field(None, ge=0, le=1)
+    label_at_least: RiskLabel | None = None
+    plans: tuple[int, ...] = ()
+
+    @field_validator("plans", mode="before")
+    @classmethod
+    def _split_plans(cls, value: Any) -> Any:
+        return _split(value)
+
+    @field_validator("plans")
+    @classmethod
+    def _known_plans(cls, plans: tuple[int, ...]) -> tuple[int, ...]:
+        if any(not 1 <= p <= 6 for p in plans):
+            raise ValueError("plans are numbers from 1 to 6")
+        return tuple(sorted(set(plans)))
+
+
+class TenantSettings(_Strict):
+    """What a tenant may set; every field is optional (unset: the deployment's value)."""
+
+    components: tuple[AnalysisComponent, ...] | None = None
+    verdict_weights: dict[AnalysisComponent, float] | None = None
+    review: ReviewThresholds | None = None
+    rate_limit: str | None = None
+    read_rate_limit: str | None = None
+    lexicon_terms: dict[str, tuple[str, ...]] | None = None
+    protected_brands: tuple[str, ...] | None = None
+    blocked_hosts: tuple[str, ...] | None = None
+
+    @field_validator("components", mode="before")
+    @classmethod
+    def _split_components(cls, value: Any) -> Any:
+        return _split(value)
+
+    @field_validator("components")
+    @classmethod
+    def _some_components(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("at least one component must run")
+        if len(set(value)) != len(value):
+            raise ValueError("a component is named twice")
+        return tuple(c for c in ANALYSIS_COMPONENTS if c in value)
+
+    @field_validator("verdict_weights")
+    @classmethod
+    def _weights(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        if value is not None and any(not 0 <= w <= 10 for w in value.values()):
+            raise ValueError("weights are numbers from 0 to 10")
+        return value
+
+    @field_validator("rate_limit", "read_rate_limit")
+    @classmethod
+    def _rate(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                limits.parse_many(value)
+            except ValueError as exc:
+                raise ValueError(
+                    f"not a rate limit such as '10/second;300/minute': {value!r}"
+                ) from exc
+        return value
+
+    @field_validator("lexicon_terms", mode="before")
+    @classmethod
+    def _terms(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value
+        cleaned = {}
+        for technique, terms in value.items():
+            if not _TECHNIQUE.fullmatch(technique):
+                raise ValueError(f"{technique!r} is not a technique name")
+            cleaned[technique] = _terms_of(terms)
+        if sum(len(t) for t in cleaned.values()) > MAX_TERMS:
+            raise ValueError(f"at most {MAX_TERMS} terms in all")
+        return cleaned
+
+    @field_validator("protected_brands", "blocked_hosts", mode="before")
+    @classmethod
+    def _hosts(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        hosts = tuple(dict.fromkeys(h.strip().lower().rstrip(".") for h in _split(value) or ()))
+        bad = [h for h in hosts if not _is_host(h)]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not a host name such as 'example.com'")
+        if len(hosts) > MAX_HOSTS:
+            raise ValueError(f"at most {MAX_HOSTS} host names")
+        return hosts
+
+
+def _split(value: Any) -> Any:
+    """A comma-separated string as a list (how `verdict tenants set` passes lists)."""
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return value
+
+
+def _terms_of(terms: Any) -> tuple[str, ...]:
+    found = tuple(dict.fromkeys(t.strip() for t in _split(terms) or () if isinstance(t, str)))
+    if not found or any(not t or len(t) > MAX_TERM_CHARS for t in found):
+        raise ValueError(f"terms are non-empty, of at most {MAX_TERM_CHARS} characters")
+    return found
+
+
+def _is_host(host: str) -> bool:
+    labels = host.split(".")
+    return len(host) <= 253 and len(labels) >= 2 and all(_HOST_LABEL.fullmatch(x) for x in labels)
+
+
+def validated(document: Mapping[str, Any]) -> TenantSettings:
+    """`document` as settings, or TenantSettingsError saying which value is wrong and why."""
+    try:
+        return TenantSettings.model_validate(document)
+    except ValidationError as exc:
+        problems = [
+            f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}"
+            for e in exc.errors()[:5]
+        ]
+        raise TenantSettingsError("; ".join(problems)) from exc
+
+
+def stored(settings: TenantSettings) -> dict[str, Any]:
+    """The JSON kept in PostgreSQL: only what the tenant set."""
+    return settings.model_dump(mode="json", exclude_none=True)
+
+
+def with_changes(current: Mapping[str, Any], changes: Mapping[str, Any]) -> TenantSettings:
+    """`current` with `changes` applied (dotted keys reach into a section: `review.plans`)."""
+    document = _copy(current)
+    for key, value in changes.items():
+        *path, last = key.split(".")
+        section = document
+        for part in path:
+            section = section.setdefault(part, {})
+            if not isinstance(section, dict):
+                raise TenantSettingsError(f"{key}: {part} is not a section")
+        section[last] = value
+    return validated(document)
+
+
+def without(current: Mapping[str, Any], keys: Iterable[str]) -> TenantSettings:
+    """`current` with `keys` removed (back to the deployment's value); unknown keys refused."""
+    document = _copy(current)
+    for key in keys:
+        *path, last = key.split(".")
+        section: Any = document
+        for part in path:
+            section = section.get(part) if isinstance(section, dict) else None
+        if not isinstance(section, dict) or last not in section:
+            raise TenantSettingsError(f"{key}: not set for this tenant")
+        del section[last]
+    return validated({k: v for k, v in document.items() if v != {}})
+
+
+def _copy(document: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: dict(v) if isinstance(v, Mapping) else v for k, v in document.items()}
+
+
+# --- what each stage takes ------------------------------------------------------------------
+
+
+def components_of(settings: TenantSettings | None) -> tuple[str, ...]:
+    """The analysis components a tenant's sessions run (all four unless it chose)."""
+    if settings is None or settings.components is None:
+        return ANALYSIS_COMPONENTS
+    return settings.components
+
+
+def tuning_of(settings: TenantSettings | None, version: int | None) -> TenantTuning | None:
+    """What a session's tasks carry of its tenant's settings (None: it has none)."""
+    if settings is None or version is None:
+        return None
+    return TenantTuning(
+        settings_version=version,
+        components=components_of(settings),
+        lexicon_terms=settings.lexicon_terms or {},
+        protected_brands=settings.protected_brands or (),
+        blocked_hosts=settings.blocked_hosts or (),
+    )
+
+
+def session_policy(settings: TenantSettings | None) -> dict[str, Any] | None:
+    """What the aggregator needs of the tenant's settings, kept with the session when it is
+    recorded (so finalizing costs no lookup and a later change does not alter it)."""
+    if settings is None or (settings.verdict_weights is None and settings.review is None):
+        return None
+    policy: dict[str, Any] = {}
+    if settings.verdict_weights is not None:
+        policy["verdict_weights"] = settings.verdict_weights
+    if settings.review is not None:
+        policy["review"] = settings.review.model_dump(mode="json")
+    return policy
+
+
+def weights_for(policy: Mapping[str, Any] | None, default: Mapping[str, float]) -> dict[str, float]:
+    """The verdict weights of a session: the tenant's over the deployment's."""
+    return {**default, **((policy or {}).get("verdict_weights") or {})}
+
+
+def review_for(policy: Mapping[str, Any] | None, default: ReviewPolicy) -> ReviewPolicy:
+    """The review rules of a session: the tenant's when it set them, else the deployment's."""
+    review = (policy or {}).get("review")
+    if review is None:
+        return default
+    label = review.get("label_at_least")
+    return ReviewPolicy(
+        review.get("confidence_below"),
+        label if label in RISK_LABELS else None,
+        frozenset(review.get("plans") or ()),
+    )
+
+
+def assignments(pairs: Iterable[str]) -> dict[str, Any]:
+    """`KEY=VALUE` arguments as changes: a VALUE that reads as JSON is taken as such
+    (`2`, `0.5`, `[5, 6]`), anything else as text (`techniques,claims`, `5/second`)."""
+    changes: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise TenantSettingsError(f"{pair!r}: write KEY=VALUE, e.g. components=techniques")
+        try:
+            changes[key.strip()] = json.loads(value)
+        except ValueError:
+            changes[key.strip()] = value
+    return changes
+
+
+def unknown_techniques(settings: TenantSettings, known: Iterable[str]) -> list[str]:
+    """The techniques of the tenant's extra terms that the lexicon does not have."""
+    return sorted(set(settings.lexicon_terms or {}) - set(known))

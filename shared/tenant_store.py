@@ -1,0 +1,151 @@
+"""Tenant settings in PostgreSQL (`tenant_settings`, migration 009) and the readers' cache.
+
+Writes go through `change`, which bumps the tenant's version in the same statement; a
+trigger then NOTIFYs `tenant_settings` with the tenant's name. Readers on the hot path (the
+API, for every submission) ask a `TenantSettingsCache`: one query per tenant, then memory
+until a notification says the tenant changed, or TENANT_SETTINGS_TTL_S passes (should a
+notification be missed while the listening connection was down).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+import structlog
+
+from shared.errors import TenantSettingsError
+from shared.tenant_settings import TenantSettings, stored, validated
+
+log = structlog.get_logger(__name__)
+
+CHANNEL = "tenant_settings"
+# After the listening connection is lost, try again this often (the TTL covers the gap).
+RELISTEN_S = 2.0
+
+
+@dataclass(frozen=True)
+class TenantRecord:
+    """A tenant's settings as stored: their version and when they last changed."""
+
+    tenant: str
+    version: int
+    settings: TenantSettings
+    updated_at: datetime
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "tenant": self.tenant,
+            "version": self.version,
+            "updated_at": self.updated_at.isoformat(),
+            "settings": stored(self.settings),
+        }
+
+
+def _record(row: asyncpg.Record) -> TenantRecord:
+    return TenantRecord(
+        row["tenant"], row["version"], validated(row["settings"]), row["updated_at"]
+    )
+
+
+async def load(conn: asyncpg.Pool | asyncpg.Connection, tenant: str) -> TenantRecord | None:
+    """The tenant's settings, or None when it has none."""
+    row = await conn.fetchrow("SELECT * FROM tenant_settings WHERE tenant = $1", tenant)
+    return _record(row) if row else None
+
+
+async def every(conn: asyncpg.Pool | asyncpg.Connection) -> list[TenantRecord]:
+    """Every tenant that has settings, by name."""
+    rows = await conn.fetch("SELECT * FROM tenant_settings ORDER BY tenant")
+    return [_record(r) for r in rows]
+
+
+async def change(
+    pool: asyncpg.Pool, tenant: str, edit: Callable[[dict[str, Any]], TenantSettings]
+) -> TenantRecord:
+    """Apply `edit` to the tenant's stored settings (an empty document when it has none) and
+    store the result under the next version; concurrent changes of one tenant queue."""
+    if not tenant.strip() or len(tenant) > 200:
+        raise TenantSettingsError("a tenant is named by 1 to 200 characters")
+    async with pool.acquire() as conn, conn.transaction():
+        # Serialise writers of one tenant, including the first (no row to lock yet).
+        await conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtext('tenant_settings:' || $1))", tenant
+        )
+        current = await conn.fetchval(
+            "SELECT settings FROM tenant_settings WHERE tenant = $1", tenant
+        )
+        updated = edit(dict(current or {}))
+        row = await conn.fetchrow(
+            """
+            INSERT INTO tenant_settings (tenant, version, settings) VALUES ($1, 1, $2)
+            ON CONFLICT (tenant) DO UPDATE
+                SET version = tenant_settings.version + 1, settings = EXCLUDED.settings,
+                    updated_at = now()
+            RETURNING *
+            """,
+            tenant,
+            stored(updated),
+        )
+    return _record(row)
+
+
+class TenantSettingsCache:
+    """Each tenant's settings from memory; read from PostgreSQL on first use, after a change
+    was notified, or once `ttl_s` has passed. `reads` counts the queries made."""
+
+    def __init__(
+        self, pool: asyncpg.Pool, ttl_s: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._pool = pool
+        self._ttl_s = ttl_s
+        self._clock = clock
+        self._held: dict[str, tuple[float, TenantRecord | None]] = {}
+        self.reads = 0
+
+    async def get(self, tenant: str) -> TenantRecord | None:
+        held = self._held.get(tenant)
+        if held is not None and self._clock() - held[0] < self._ttl_s:
+            return held[1]
+        self.reads += 1
+        record = await load(self._pool, tenant)
+        self._held[tenant] = (self._clock(), record)
+        return record
+
+    def forget(self, tenant: str | None = None) -> None:
+        """Drop one tenant's entry (a change was notified), or every entry."""
+        if tenant is None:
+            self._held.clear()
+        else:
+            self._held.pop(tenant, None)
+
+    async def listen(self) -> None:
+        """Forget a tenant whenever PostgreSQL notifies a change of it; runs until cancelled,
+        listening again after a lost connection (and forgetting everything meanwhile held)."""
+        while True:
+            try:
+                async with self._pool.acquire() as conn:
+                    lost = asyncio.Event()
+                    conn.add_termination_listener(lambda _, lost=lost: lost.set())
+                    await conn.add_listener(CHANNEL, self._notified)
+                    self.forget()  # what changed before the listener was in place
+                    try:
+                        await lost.wait()
+                    finally:
+                        with contextlib.suppress(Exception):
+                            await conn.remove_listener(CHANNEL, self._notified)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # PostgreSQL away: the TTL bounds how stale we get
+                log.warning("tenant settings listener lost", error=repr(exc))
+            self.forget()
+            await asyncio.sleep(RELISTEN_S)
+
+    def _notified(self, conn: object, pid: int, channel: str, tenant: str) -> None:
+        self.forget(tenant)

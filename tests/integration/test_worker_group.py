@@ -1,0 +1,92 @@
+"""One worker process for several components: `verdict worker --components a,b`."""
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from aggregator.service import Aggregator
+from shared.registry import registry
+from tests.cli import ROOT, settings_env
+from tests.integration.conftest import eventually, running
+from tests.integration.test_worker_flow import explain, final_view, submit, workers_for
+
+pytestmark = pytest.mark.integration
+
+
+def start_worker(settings, log: Path, *args: str) -> subprocess.Popen[str]:
+    """`verdict worker ARGS` as an operator starts it, with this world's settings."""
+    with log.open("w") as output:
+        return subprocess.Popen(
+            [sys.executable, "-m", "ops.cli", "worker", *args],
+            cwd=ROOT,
+            env={**os.environ, **settings_env(settings)},
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+
+async def exited(process: subprocess.Popen[str], timeout: float = 40) -> int:
+    return await asyncio.to_thread(process.wait, timeout)
+
+
+async def test_one_process_with_two_components_finishes_tasks_of_both(
+    settings, pool, publisher, redis, tmp_path
+):
+    """A process started with `--components techniques,claims` consumes both components'
+    queues: sessions complete with both results written by that process, its one registry
+    record lists both components, and SIGTERM drains both and exits 0."""
+    process = start_worker(settings, tmp_path / "worker.log", "--components", "techniques,claims")
+    try:
+        others = workers_for(settings, components=("ai_tampered", "domain"))
+        async with running(*others, Aggregator(settings, explain=explain).run):
+            sids = [await submit(pool, publisher, plan=p) for p in (2, 5)]
+            views = [await final_view(pool, sid, timeout=90) for sid in sids]
+            records = await eventually(
+                lambda: _records_of(settings, redis, process.pid), timeout=30
+            )
+        [record] = records
+        assert record.components == ("techniques", "claims")
+        assert record.status == "online" and record.input_types == ("text", "url")
+        assert record.limits["prefetch_techniques"] == 5 and record.limits["prefetch_claims"] == 3
+        assert [v.status for v in views] == ["completed", "completed"]
+        writers = await pool.fetch(
+            "SELECT component, worker_id FROM component_results WHERE session_id = ANY($1::uuid[])",
+            sids,
+        )
+        ours = {r["component"] for r in writers if r["worker_id"].endswith(f"-{process.pid}")}
+        assert ours == {"techniques", "claims"}
+        process.send_signal(signal.SIGTERM)
+        assert await exited(process) == 0
+        [stopped] = await _records_of(settings, redis, process.pid, status=None)
+        assert stopped.stopped_at is not None
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+async def _records_of(settings, redis, pid, status="online"):
+    records = await registry(redis, settings.key_prefix, time.time())
+    return [r for r in records if r.pid == pid and (status is None or r.status == status)]
+
+
+def test_the_one_component_form_and_its_refusals(settings):
+    """`verdict worker COMPONENT` still parses; unknown, repeated or both forms are refused in
+    words before anything connects."""
+    from tests.cli import verdict
+
+    for args, says in [
+        (("--components", "techniques,bogus"), "unknown component 'bogus'"),
+        (("--components", "claims,claims"), "named twice"),
+        (("claims", "--components", "domain"), "not both"),
+        ((), "not both"),
+    ]:
+        run = verdict(settings, "worker", *args)
+        assert run.returncode == 2 and says in run.stderr, (args, run.stderr)
