@@ -1,4 +1,5 @@
-"""In one run: this pipeline against the Celery chord peer and the raw broker ceiling.
+"""In one run: this pipeline against the Celery chord and Dramatiq group peers and the raw
+broker ceiling.
 
     flock /tmp/verdict-heavy.lock python scripts/bench.py [--sessions 2000] [--idle 200]
 
@@ -16,17 +17,20 @@ All on the loopback services, no-op executors everywhere, one after the other:
     session's `finished_at` in Postgres (same machine, same clock); beside it, POST to the
     final state's announcement on Redis (what /events streams), and a short pass where the
     client polls GET …/result every 2 ms instead.
-(b) the peer, a checkout of the Celery-chord baseline outside this repository, in the folder
-    VERDICT_PEER_DIR names (read-only; no bytecode is written there):
-      cd $VERDICT_PEER_DIR && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/celery -A peer worker -c 2
-      cd $VERDICT_PEER_DIR && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python drive.py N
-      cd $VERDICT_PEER_DIR && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python latency.py M
+(b) the peers, the same job in the tools a user would pick instead, from the folder of peer
+    baselines beside this checkout (`../shared/peer`; VERDICT_PEER_DIR overrides it; read-only,
+    no bytecode is written there), run from that folder with ~/peer-venv/bin/…:
+      Celery chord:   celery -A peer worker -c 2;  python drive.py N;  python latency.py M
+      Dramatiq group: dramatiq dramatiq_peer -p 2 -t 8;
+                      python dramatiq_drive.py throughput N;  python dramatiq_drive.py latency M
 (c) the ceiling of the message shape on RabbitMQ alone (its `rawlimit*` objects are deleted):
-      cd $VERDICT_PEER_DIR && PYTHONDONTWRITEBYTECODE=1 ~/peer-venv/bin/python raw_limit.py N
+      python raw_limit.py N
 
 The peer venv: python3 -m venv ~/peer-venv && ~/peer-venv/bin/pip install celery redis \
-"psycopg[binary]" aio-pika. Prints a table and a JSON summary: our throughput over the
-chord's (target ≥ 2), our idle p50 (target ≤ 10 ms), the raw ceiling for context.
+"psycopg[binary]" aio-pika "dramatiq[rabbitmq,redis]". Prints a table, then the JSON summary
+(also written to --out): throughput over the chord's (target >= 2), over the Dramatiq
+group's (>= 1.2) and the raw ceiling's (>= 0.6); idle p50 against the faster peer's (<= 1);
+p99 under the throughput load (<= 1 s).
 """
 
 from __future__ import annotations
@@ -50,10 +54,15 @@ from topology.broker import management_url
 
 
 def peer_dir() -> Path:
-    """The peer's checkout, which is not part of this project: wherever VERDICT_PEER_DIR says."""
-    folder = Path(os.environ.get("VERDICT_PEER_DIR", ""))
-    if not os.environ.get("VERDICT_PEER_DIR") or not (folder / "peer.py").is_file():
-        raise SystemExit("set VERDICT_PEER_DIR to a checkout of the peer (its peer.py, drive.py…)")
+    """The peer baselines, which are not part of this project: beside its checkout
+    (`../shared/peer`), or wherever VERDICT_PEER_DIR says."""
+    default = Path(__file__).resolve().parents[2] / "shared" / "peer"
+    folder = Path(os.environ.get("VERDICT_PEER_DIR") or default)
+    if not (folder / "peer.py").is_file():
+        raise SystemExit(
+            f"no peer baselines in {folder}: set VERDICT_PEER_DIR to their folder "
+            "(peer.py, drive.py, dramatiq_peer.py …)"
+        )
     return folder
 
 
@@ -187,17 +196,17 @@ async def chord(n: int, latency_n: int) -> dict[str, Any]:
     with lib.ProcessGroup() as group:
         celery = [str(PEER_VENV / "bin" / "celery"), "-A", "peer", "worker", "-c", "2"]
         group.start("celery", celery, peer_env(), cwd=peer_dir())
-        await _wait_for_celery(group)
+        await _wait_for_consumer(group, "celery")
         peer_python("latency.py", 20, 120)  # warm-up: connections, the Postgres table
         drive = await asyncio.to_thread(peer_python, "drive.py", n, 900)
         latency = await asyncio.to_thread(peer_python, "latency.py", latency_n, 600)
     return {"drive": drive, "latency": latency, "log_dir": str(group.log_dir)}
 
 
-async def _wait_for_celery(group: lib.ProcessGroup, timeout_s: float = 60) -> None:
-    """Ready once the `celery` queue has a consumer."""
+async def _wait_for_consumer(group: lib.ProcessGroup, queue: str, timeout_s: float = 60) -> None:
+    """Ready once the peer's queue has a consumer."""
     base, vhost, auth = management_url(lib.LOOPBACK["AMQP_URL"], None)
-    url = f"{base}/api/queues/{quote(vhost, safe='')}/celery"
+    url = f"{base}/api/queues/{quote(vhost, safe='')}/{queue}"
     deadline = time.monotonic() + timeout_s
     async with httpx.AsyncClient(auth=auth, timeout=5) as http:
         while time.monotonic() < deadline:
@@ -206,7 +215,38 @@ async def _wait_for_celery(group: lib.ProcessGroup, timeout_s: float = 60) -> No
             if response.status_code == 200 and response.json().get("consumers", 0) > 0:
                 return
             await asyncio.sleep(0.5)
-    raise RuntimeError(f"celery worker not consuming within {timeout_s}s")
+    raise RuntimeError(f"no consumer on {queue!r} within {timeout_s}s")
+
+
+def dramatiq_python(mode: str, n: int, timeout_s: float) -> dict[str, Any]:
+    """One of the Dramatiq driver's two measurements; the JSON line it prints."""
+    out = subprocess.run(
+        [str(PEER_VENV / "bin" / "python"), "dramatiq_drive.py", mode, str(n)],
+        cwd=peer_dir(),
+        env=peer_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=True,
+        start_new_session=True,
+    )
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+async def dramatiq_group(n: int, latency_n: int) -> dict[str, Any]:
+    """The same job as a Dramatiq group with a completion callback (confirms, Redis results)."""
+    if not (PEER_VENV / "bin" / "dramatiq").exists():
+        raise SystemExit(f"no dramatiq in the peer venv at {PEER_VENV}: see the docstring")
+    with lib.ProcessGroup() as group:
+        command = [str(PEER_VENV / "bin" / "dramatiq"), "dramatiq_peer", "-p", "2", "-t", "8"]
+        group.start("dramatiq", command, peer_env(), cwd=peer_dir())
+        await _wait_for_consumer(group, "default")
+        dramatiq_python("latency", 20, 120)  # warm-up
+        drive = await asyncio.to_thread(dramatiq_python, "throughput", n, 900)
+        latency = await asyncio.to_thread(dramatiq_python, "latency", latency_n, 600)
+    await lib.delete_broker_objects(lib.LOOPBACK["AMQP_URL"], ("default",))
+    return {"drive": drive, "latency": latency, "log_dir": str(group.log_dir)}
 
 
 async def raw(n: int) -> dict[str, Any]:
@@ -219,28 +259,41 @@ async def raw(n: int) -> dict[str, Any]:
 # --- report -------------------------------------------------------------------------------
 
 
-def summary(us: dict[str, Any], peer: dict[str, Any], ceiling: dict[str, Any]) -> dict[str, Any]:
+def summary(
+    us: dict[str, Any], peer: dict[str, Any], group: dict[str, Any], ceiling: dict[str, Any]
+) -> dict[str, Any]:
+    """The ratios issue 17 sets its targets in, all from this one run."""
     our_rate = us["throughput"]["sessions_per_s"]
     our_p50 = us["idle"]["post_to_final"]["p50_ms"]
+    our_idle_p99 = us["idle"]["post_to_final"]["p99_ms"]
+    load_p99 = us["throughput"]["post_to_final"]["p99_ms"]
+    faster_peer_p50 = min(peer["latency"]["p50_ms"], group["latency"]["p50_ms"])
+    vs_chord = lib.ratio(our_rate, peer["drive"]["sessions_per_s"]) or 0
+    vs_group = lib.ratio(our_rate, group["drive"]["sessions_per_s"]) or 0
+    vs_raw = lib.ratio(our_rate, ceiling["sessions_per_s"]) or 0
     return {
         "ours": us,
         "chord": peer,
+        "dramatiq_group": group,
         "raw_ceiling": ceiling,
-        "throughput_vs_chord": lib.ratio(our_rate, peer["drive"]["sessions_per_s"]),
-        "throughput_vs_raw_ceiling": lib.ratio(our_rate, ceiling["sessions_per_s"]),
+        "throughput_vs_chord": vs_chord,
+        "throughput_vs_dramatiq_group": vs_group,
+        "throughput_vs_raw_ceiling": vs_raw,
         "idle_p50_ms": our_p50,
+        "idle_p50_vs_faster_peer": lib.ratio(our_p50, faster_peer_p50),
         "targets": {
-            "throughput_vs_chord_at_least_2": (
-                lib.ratio(our_rate, peer["drive"]["sessions_per_s"]) or 0
-            )
-            >= 2,
-            "idle_p50_at_most_10_ms": our_p50 <= 10,
+            "throughput_vs_chord_at_least_2": vs_chord >= 2,
+            "throughput_vs_dramatiq_group_at_least_1_2": vs_group >= 1.2,
+            "throughput_vs_raw_ceiling_at_least_0_6": vs_raw >= 0.6,
+            "idle_p50_at_most_the_faster_peers": our_p50 <= faster_peer_p50,
+            "idle_p99_at_most_twice_its_p50": our_idle_p99 <= 2 * our_p50,
+            "load_p99_at_most_1_s": load_p99 <= 1000,
         },
     }
 
 
 def report(s: dict[str, Any]) -> str:
-    us, peer, ceiling = s["ours"], s["chord"], s["raw_ceiling"]
+    us, ceiling = s["ours"], s["raw_ceiling"]
     t, idle = us["throughput"], us["idle"]
     rows = [
         [
@@ -251,28 +304,35 @@ def report(s: dict[str, Any]) -> str:
             idle["post_to_final"]["p50_ms"],
             idle["post_to_final"]["p99_ms"],
         ],
-        [
-            "celery chord",
-            peer["drive"]["sessions_per_s"],
-            peer["drive"]["p50_ms"],
-            peer["drive"]["p99_ms"],
-            peer["latency"]["p50_ms"],
-            peer["latency"]["p99_ms"],
-        ],
+        *(
+            [
+                name,
+                s[key]["drive"]["sessions_per_s"],
+                s[key]["drive"].get("p50_ms"),
+                s[key]["drive"].get("p99_ms"),
+                s[key]["latency"]["p50_ms"],
+                s[key]["latency"]["p99_ms"],
+            ]
+            for name, key in (("celery chord", "chord"), ("dramatiq group", "dramatiq_group"))
+        ),
         ["raw shape", ceiling["sessions_per_s"], ceiling["p50_ms"], ceiling["p99_ms"], None, None],
     ]
     headers = ["", "sessions/s", "load p50 ms", "load p99 ms", "idle p50 ms", "idle p99 ms"]
     poll = us["idle_polled"]
+    met = ", ".join(f"{k}: {'yes' if v else 'NO'}" for k, v in s["targets"].items())
     lines = [
         lib.table(headers, rows),
         "",
-        f"throughput vs chord: {s['throughput_vs_chord']}x (target >= 2)",
-        f"throughput vs raw ceiling: {s['throughput_vs_raw_ceiling']}x",
-        f"idle POST-to-final p50: {s['idle_p50_ms']} ms (target <= 10); final state "
-        f"announced on Redis (what /events streams): p50 {idle['post_to_announced']['p50_ms']} ms",
+        f"throughput vs chord: {s['throughput_vs_chord']}x (target >= 2), vs Dramatiq group: "
+        f"{s['throughput_vs_dramatiq_group']}x (target >= 1.2), vs raw ceiling: "
+        f"{s['throughput_vs_raw_ceiling']}x (target >= 0.6)",
+        f"idle POST-to-final p50: {s['idle_p50_ms']} ms = {s['idle_p50_vs_faster_peer']}x the "
+        f"faster peer's (target <= 1); final state announced on Redis (what /events streams): "
+        f"p50 {idle['post_to_announced']['p50_ms']} ms",
         f"a client polling GET …/result every 2 ms: seen p50 "
         f"{poll['post_to_seen_by_poll']['p50_ms']} ms, final p50 "
         f"{poll['post_to_final']['p50_ms']} ms",
+        f"targets: {met}",
     ]
     return "\n".join(lines)
 
@@ -285,6 +345,9 @@ def report(s: dict[str, Any]) -> str:
 @click.option("--chord-sessions", default=2000, show_default=True, help="drive.py N")
 @click.option("--chord-idle", default=200, show_default=True, help="latency.py N")
 @click.option("--raw-sessions", default=4000, show_default=True, help="raw_limit.py N")
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path), help="also write the JSON here"
+)
 @click.option("--timeout", "timeout_s", default=1500, show_default=True, help="hard limit, s")
 def main(
     sessions: int,
@@ -294,20 +357,25 @@ def main(
     chord_sessions: int,
     chord_idle: int,
     raw_sessions: int,
+    out: Path | None,
     timeout_s: int,
 ) -> None:
-    """Ours vs the Celery chord vs the raw ceiling; a table and a JSON summary."""
+    """Ours vs the Celery chord vs the Dramatiq group vs the raw ceiling; a table, and the
+    JSON summary (printed, and written to --out)."""
     with lib.terminate_on_signals():
         signal.alarm(timeout_s)
         try:
             us = asyncio.run(ours(sessions, idle, in_flight, aggregators))
             peer = asyncio.run(chord(chord_sessions, chord_idle))
+            group = asyncio.run(dramatiq_group(chord_sessions, chord_idle))
             ceiling = asyncio.run(raw(raw_sessions))
         finally:
             signal.alarm(0)
-    result = summary(us, peer, ceiling)
+    result = summary(us, peer, group, ceiling)
     click.echo(report(result))
     click.echo(json.dumps(result, indent=2))
+    if out is not None:
+        out.write_text(json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":
