@@ -9,7 +9,7 @@ from redis.asyncio import Redis
 
 from shared.constants import LIVE_STATE_TTL_S
 from shared.keys import Keys
-from shared.lua import script
+from shared.lua import evalsha_many
 
 
 def state_key(prefix: str, session_id: str) -> str:
@@ -46,20 +46,22 @@ async def publish_states(
     """`publish_state` for many sessions in one round trip."""
     if not states:
         return
-    newer_wins = script(redis, _NEWER_WINS)
-    async with redis.pipeline(transaction=False) as pipe:
-        for session_id, state in states:
-            await newer_wins(
-                keys=[state_key(prefix, session_id), events_channel(prefix, session_id)],
-                args=[
+    await evalsha_many(
+        redis,
+        _NEWER_WINS,
+        [
+            (
+                [state_key(prefix, session_id), events_channel(prefix, session_id)],
+                [
                     json.dumps(state, default=str),
                     state["status"],
                     state["progress"],
                     LIVE_STATE_TTL_S,
                 ],
-                client=pipe,
             )
-        await pipe.execute()
+            for session_id, state in states
+        ],
+    )
 
 
 async def read_state(redis: Redis, prefix: str, session_id: str) -> dict[str, Any] | None:
