@@ -13,6 +13,7 @@ from aio_pika.abc import AbstractIncomingMessage, AbstractQueue, AbstractRobustC
 from redis.asyncio import Redis
 
 from shared import metrics
+from shared.attempts import AttemptLog
 from shared.broker import Publisher
 from shared.constants import MEDIA_PREPROCESS, PLANS
 from shared.heartbeat import Announce, Heartbeat, worker_id
@@ -107,6 +108,10 @@ class Worker:
                 settings, redis, pool, http, publisher.task, opts.worker_id, analysis=analysis
             )
             locks = redis_locks(redis, settings.key_prefix, settings.lock_ttl_ms)
+            # Closed before Redis is: the attempts still on their way are written first.
+            attempt_log = opened.closes(
+                AttemptLog(redis, Keys(settings.key_prefix)), AttemptLog.flush
+            )
             steps = steps_for(
                 settings,
                 opts.component,
@@ -115,7 +120,7 @@ class Worker:
                 pool,
                 opts.worker_id,
                 Authenticity(self._task_keys, self._result_key),
-                RecordAttempt(redis, Keys(settings.key_prefix), opts.worker_id),
+                RecordAttempt(attempt_log, opts.worker_id),
             )
             handler = TaskHandler(steps, Execute(self._executor, context))
             # Before consuming: a task's timeout must not run while the processes start.

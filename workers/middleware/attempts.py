@@ -3,16 +3,11 @@ on which worker, and how it ended, so a retried task's earlier attempts show in 
 
 from __future__ import annotations
 
-import contextlib
 import time
 from dataclasses import dataclass
 
-from redis.asyncio import Redis
-
-from shared import attempts
-from shared.attempts import Attempt, AttemptEnd
+from shared.attempts import Attempt, AttemptEnd, AttemptLog
 from shared.errors import Reject, Retry
-from shared.keys import Keys
 from workers.middleware.chain import DeadLetter, Job, Next, NextAttempt
 
 
@@ -28,10 +23,10 @@ def attempt_end(job: Job) -> tuple[AttemptEnd, str]:
 
 @dataclass(frozen=True)
 class RecordAttempt:
-    """Writes the attempt after the rest ran, a retry or a rejection raised inside included."""
+    """Writes the attempt after the rest ran, a retry or a rejection raised inside included
+    (handed to the log, which writes it without holding the task up)."""
 
-    redis: Redis
-    keys: Keys
+    log: AttemptLog
     worker_id: str
 
     async def __call__(self, job: Job, call_next: Next) -> None:
@@ -49,5 +44,4 @@ class RecordAttempt:
     async def _record(self, job: Job, started: float, end: AttemptEnd, detail: str) -> None:
         task = job.task
         entry = Attempt(job.attempt, self.worker_id, started, time.time(), end, detail)
-        with contextlib.suppress(Exception):  # a timeline entry is not worth failing a task
-            await attempts.record(self.redis, self.keys, task.session_id, task.component, entry)
+        self.log.add(task.session_id, task.component, entry)
