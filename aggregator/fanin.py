@@ -1,10 +1,11 @@
 """The fan-in: record component results exactly once and finalize sessions when complete.
 
-Results are applied in batches (whatever the aggregator has prefetched). A batch costs two
-statements: `record_results()` (migration 003) locks the sessions, inserts the new results
-and reads every result back; then, for sessions that became complete, one guarded statement
-moves them to their final state and writes their verdicts. A session's verdict weights and
-review rules are its tenant's when it has its own (kept with the session, returned by the
+Results are applied in batches (whatever the aggregator has prefetched). A batch is one
+transaction of at most two statements: `record_results()` (migrations 003, 008, 009) locks the
+sessions, inserts the new results and reads every result back; then, for sessions that became
+complete, one guarded statement moves them to their final state and writes their verdicts.
+One commit either way: each commit waits for its WAL flush, the slowest step of the fan-in.
+A session's verdict weights and review rules are its tenant's when it has its own (kept with the session, returned by the
 first statement), else the deployment's.
 """
 
@@ -75,7 +76,10 @@ async def record_results(
 ) -> Applied:
     """Apply results exactly once; redeliveries and duplicates change nothing."""
     ids = sorted({uuid.UUID(r.session_id) for r in results})
-    async with pool.acquire() as conn:
+    # One transaction, so one commit (one WAL flush) for a batch that finalizes sessions
+    # instead of one for the results and another for the verdicts; the sessions' row locks
+    # are held until then, and a failure leaves neither the results nor the verdicts.
+    async with pool.acquire() as conn, conn.transaction():
         rows = await _record(conn, ids, results)
         settled = await _finalize(conn, _settle(rows, weights, explain, review))
     known = {r.session_id for r in settled}

@@ -246,7 +246,8 @@ async def test_migration_008_converts_a_populated_database(services):
         finally:
             await conn.close()
 
-        assert await migrate(url) == ["008_partition_by_day.sql"]
+        # 008 and every migration after it, on the rows 008 converted.
+        assert await migrate(url) == [f for v, f, _ in migration_files() if v >= 8]
 
         pool = await create_pool(url)
         try:
