@@ -5,8 +5,8 @@ transaction of at most two statements: `record_results()` (migrations 003, 008, 
 sessions, inserts the new results and reads every result back; then, for sessions that became
 complete, one guarded statement moves them to their final state and writes their verdicts.
 One commit either way: each commit waits for its WAL flush, the slowest step of the fan-in.
-A session's verdict weights and review rules are its tenant's when it has its own (kept with the session, returned by the
-first statement), else the deployment's.
+A session's verdict weights and review rules are its tenant's when it has its own (kept with
+the session, returned by the first statement), else the deployment's.
 """
 
 from __future__ import annotations
