@@ -214,8 +214,8 @@ def _terms_of(terms: Any) -> tuple[str, ...]:
     bad = [t for t in found if not _TERM.fullmatch(t)]
     if bad:
         raise ValueError(
-            f"{_shown(bad[0])}: a term is words of letters and digits, joined by a single "
-            "space, hyphen, apostrophe or full stop"
+            f"{_shown(bad[0])}: a term is words of letters and digits, joined by a space, "
+            "hyphen, apostrophe or full stop"
         )
     return found
 
