@@ -44,6 +44,9 @@ MAX_TERM_CHARS = 80
 MAX_HOSTS = 500
 MAX_BRANDS = 50
 MAX_HOST_CHARS = 253
+# The domain component ignores a protected brand whose name is shorter: too short to tell a
+# lookalike from a coincidence (workers/analysis/domains.py).
+MIN_BRAND_CHARS = 3
 # A rate limit a tenant may set: a few windows of at most a day, each of a sane amount
 # (the limits library would accept "1000000000/year;…" with any number of windows).
 MAX_RATE_WINDOWS = 4
@@ -152,9 +155,18 @@ class TenantSettings(_Strict):
         bad = [h for h in hosts if not _is_host(h)]
         if bad:
             raise ValueError(f"{_shown(bad[0])} is not a host name such as 'example.com'")
-        most = MAX_BRANDS if info.field_name == "protected_brands" else MAX_HOSTS
+        brands = info.field_name == "protected_brands"
+        most = MAX_BRANDS if brands else MAX_HOSTS
         if len(hosts) > most:
             raise ValueError(f"at most {most} host names")
+        if brands:
+            hosts = tuple(dict.fromkeys(h.removeprefix("www.") for h in hosts))
+            short = [h for h in hosts if len(_brand_name(h)) < MIN_BRAND_CHARS]
+            if short:
+                raise ValueError(
+                    f"{_shown(short[0])}: a brand's name (before the first dot) needs "
+                    f"{MIN_BRAND_CHARS} letters or digits to tell its lookalikes from chance"
+                )
         return hosts
 
     @model_validator(mode="after")
@@ -218,6 +230,11 @@ def _terms_of(terms: Any) -> tuple[str, ...]:
             "hyphen, apostrophe or full stop"
         )
     return found
+
+
+def _brand_name(domain: str) -> str:
+    """What lookalikes of a protected domain imitate (workers/analysis/domains.py)."""
+    return "".join(ch for ch in domain.split(".")[0] if ch.isascii() and ch.isalnum())
 
 
 def _is_host(host: str) -> bool:

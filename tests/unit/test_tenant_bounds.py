@@ -1,6 +1,7 @@
 """Hostile tenant settings: every setting is bounded, so the signed `tenant` field of a task
 stays small enough for the broker's limits, and extra terms are words matched literally."""
 
+import re
 import time
 
 import pytest
@@ -60,6 +61,8 @@ def _hosts(n: int, length: int = 12) -> list[str]:
         ({"blocked_hosts": ["a" * 64 + ".example"]}, "is not a host name"),
         ({"blocked_hosts": [".".join(["a" * 63] * 4) + ".ro"]}, "is not a host name"),
         ({"blocked_hosts": ["ev(il)+.example"]}, "is not a host name"),
+        ({"protected_brands": ["ab.ro"]}, "a brand's name (before the first dot) needs 3"),
+        ({"protected_brands": ["www.a-b.ro"]}, "'a-b.ro': a brand's name"),
         ({"blocked_hosts": [{"host": "x.ro"}]}, "a list of host names"),
         ({"rate_limit": "0/second"}, "a window allows from 1 to"),
         ({"rate_limit": "99999999/second"}, "a window allows from 1 to"),
@@ -79,7 +82,7 @@ def _hosts(n: int, length: int = 12) -> list[str]:
 def test_each_setting_is_bounded_and_a_breach_is_refused_in_words(changes, says):
     """Terms, brands, hosts, rate limits, weights and components each have a bound; past it
     the change is refused with the rule it breaks (nothing is clipped silently)."""
-    with pytest.raises(TenantSettingsError, match=says.replace(".", r"\.").replace("+", r"\+")):
+    with pytest.raises(TenantSettingsError, match=re.escape(says)):
         with_changes({}, changes)
 
 
@@ -88,6 +91,12 @@ def test_a_refusal_repeats_a_long_value_only_in_part():
     with pytest.raises(TenantSettingsError) as refused:
         with_changes({}, {"blocked_hosts": ["x" * 1_000_000]})
     assert len(str(refused.value)) < 200
+
+
+def test_a_protected_brand_is_kept_without_its_www():
+    """`www.acmebank.ro` protects `acmebank.ro`: lookalikes imitate the name, not `www`."""
+    settings = with_changes({}, {"protected_brands": "www.acmebank.ro,acmebank.ro,acme.com"})
+    assert settings.protected_brands == ("acmebank.ro", "acme.com")
 
 
 def test_words_of_any_script_are_terms():
