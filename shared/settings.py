@@ -69,6 +69,12 @@ class Settings(BaseSettings):
     redis_url: str
     database_url: str
     rabbitmq_management_url: str | None = None
+    # A process serving several components (`verdict worker --components a,b`) connects each
+    # component with that component's own credentials: JSON {"claims": "amqp://…", …}; a
+    # component not named uses AMQP_URL / REDIS_URL. The process then holds exactly the
+    # rights of its components' roles together, and no role has to be provisioned for it.
+    component_amqp_urls: dict[str, str] = Field(default_factory=dict)
+    component_redis_urls: dict[str, str] = Field(default_factory=dict)
 
     # Every broker object name derives from this, so test runs are isolated on one broker.
     topology_prefix: str = Field("analysis", pattern=r"^[a-z][a-z0-9_.-]{0,60}$")
@@ -199,6 +205,17 @@ class Settings(BaseSettings):
     def _no_placeholder(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is not None and is_placeholder(value):
             raise ValueError(f"{(info.field_name or '').upper()} holds a `change-me` placeholder")
+        return value
+
+    @field_validator("component_amqp_urls", "component_redis_urls", mode="after")
+    @classmethod
+    def _urls_of_components(cls, value: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        name = (info.field_name or "").upper()
+        unknown = sorted(set(value) - set(QUEUE_COMPONENTS))
+        if unknown:
+            raise ValueError(f"{name} names unknown component(s) {unknown}")
+        if any(is_placeholder(url) for url in value.values()):
+            raise ValueError(f"{name} holds a `change-me` placeholder")
         return value
 
     @field_validator("result_keys", mode="after")
@@ -431,6 +448,15 @@ class Settings(BaseSettings):
     def urgent_threshold(self) -> int | None:
         """The urgent priority, or None with the scheduler off (plain consumption)."""
         return self.urgent_priority if self.scheduler_enabled else None
+
+    def for_component(self, component: str) -> Settings:
+        """These settings as a worker of `component` uses them: its own broker and Redis
+        credentials when COMPONENT_AMQP_URLS / COMPONENT_REDIS_URLS name it."""
+        update = {
+            "amqp_url": self.component_amqp_urls.get(component, self.amqp_url),
+            "redis_url": self.component_redis_urls.get(component, self.redis_url),
+        }
+        return self.model_copy(update=update)
 
     def amqp_urls(self) -> tuple[str, ...]:
         """AMQP_URL, then the same URL on each host of AMQP_HOSTS (failover order)."""

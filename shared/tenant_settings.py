@@ -1,5 +1,5 @@
 """Settings per tenant, as data and pure functions: what a tenant may change, validated; how
-a change is applied; and what each stage takes from them (docs/architecture.md §6.5).
+a change is applied; and what each stage takes from them (docs/architecture.md §6.6).
 
 A tenant without settings runs as the deployment is configured. Each stored change bumps the
 tenant's version (shared/tenant_store.py); a session records the version it ran with, its
@@ -10,27 +10,57 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import limits
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.errors import TenantSettingsError
-from shared.messages import TenantTuning
+from shared.messages import TenantTuning, encode
 from shared.review_policy import RISK_LABELS, ReviewPolicy
 
 AnalysisComponent = Literal["techniques", "ai_tampered", "claims", "domain"]
 RiskLabel = Literal["low_risk", "moderate_risk", "high_risk", "critical_risk"]
 
-# Bounds that keep a task (which carries the lists) far under the message limit: 200 terms
-# of 80 characters and 2 × 500 host names of at most 253 are under 300 KB.
+# Every list is bounded twice: per item and in number, and all together by the bytes the
+# signed `tenant` field of a task takes (MAX_TUNING_BYTES). A follow-up task carries that
+# field twice (its own and its media task's) beside up to 250,000 characters of 4-byte UTF-8
+# content and two URLs: 2 × 12 KiB leaves it under shared.messages.MAX_MESSAGE_BYTES with
+# room to spare (tests/unit/test_tenant_bounds.py measures the worst case).
+MAX_TUNING_BYTES = 12_288
 MAX_TERMS = 200
 MAX_TERM_CHARS = 80
 MAX_HOSTS = 500
+MAX_BRANDS = 50
+MAX_HOST_CHARS = 253
+# The domain component ignores a protected brand whose name is shorter: too short to tell a
+# lookalike from a coincidence (workers/analysis/domains.py).
+MIN_BRAND_CHARS = 3
+# A rate limit a tenant may set: a few windows of at most a day, each of a sane amount
+# (the limits library would accept "1000000000/year;…" with any number of windows).
+MAX_RATE_WINDOWS = 4
+MAX_RATE_AMOUNT = 1_000_000
+MAX_RATE_WINDOW_S = 86_400
+MAX_RATE_CHARS = 200
 _TECHNIQUE = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _HOST_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
+# A term is words of letters and digits joined by a space, hyphen, apostrophe or full stop
+# ("dr. x" too): no markup, no control characters, nothing a pattern language would read as
+# syntax (the analyser matches terms literally all the same).
+_TERM = re.compile(r"[^\W_]+(?:(?:[.'’-] ?| )[^\W_]+)*")
+# How much of a refused value an error message repeats.
+_SHOWN_CHARS = 60
 
 
 class _Strict(BaseModel):
@@ -96,12 +126,7 @@ class TenantSettings(_Strict):
     @classmethod
     def _rate(cls, value: str | None) -> str | None:
         if value is not None:
-            try:
-                limits.parse_many(value)
-            except ValueError as exc:
-                raise ValueError(
-                    f"not a rate limit such as '10/second;300/minute': {value!r}"
-                ) from exc
+            _check_rate(value)
         return value
 
     @field_validator("lexicon_terms", mode="before")
@@ -112,7 +137,7 @@ class TenantSettings(_Strict):
         cleaned = {}
         for technique, terms in value.items():
             if not _TECHNIQUE.fullmatch(technique):
-                raise ValueError(f"{technique!r} is not a technique name")
+                raise ValueError(f"{_shown(str(technique))} is not a technique name")
             cleaned[technique] = _terms_of(terms)
         if sum(len(t) for t in cleaned.values()) > MAX_TERMS:
             raise ValueError(f"at most {MAX_TERMS} terms in all")
@@ -120,16 +145,68 @@ class TenantSettings(_Strict):
 
     @field_validator("protected_brands", "blocked_hosts", mode="before")
     @classmethod
-    def _hosts(cls, value: Any) -> Any:
+    def _hosts(cls, value: Any, info: ValidationInfo) -> Any:
         if value is None:
             return None
-        hosts = tuple(dict.fromkeys(h.strip().lower().rstrip(".") for h in _split(value) or ()))
+        items = _split(value) or ()
+        if not isinstance(items, list | tuple) or not all(isinstance(h, str) for h in items):
+            raise ValueError("a list of host names such as 'example.com'")
+        hosts = tuple(dict.fromkeys(h.strip().lower().rstrip(".") for h in items))
         bad = [h for h in hosts if not _is_host(h)]
         if bad:
-            raise ValueError(f"{bad[0]!r} is not a host name such as 'example.com'")
-        if len(hosts) > MAX_HOSTS:
-            raise ValueError(f"at most {MAX_HOSTS} host names")
+            raise ValueError(f"{_shown(bad[0])} is not a host name such as 'example.com'")
+        brands = info.field_name == "protected_brands"
+        most = MAX_BRANDS if brands else MAX_HOSTS
+        if len(hosts) > most:
+            raise ValueError(f"at most {most} host names")
+        if brands:
+            hosts = tuple(dict.fromkeys(h.removeprefix("www.") for h in hosts))
+            short = [h for h in hosts if len(_brand_name(h)) < MIN_BRAND_CHARS]
+            if short:
+                raise ValueError(
+                    f"{_shown(short[0])}: a brand's name (before the first dot) needs "
+                    f"{MIN_BRAND_CHARS} letters or digits to tell its lookalikes from chance"
+                )
         return hosts
+
+    @model_validator(mode="after")
+    def _fits_in_a_task(self) -> TenantSettings:
+        size = tuning_bytes(self)
+        if size > MAX_TUNING_BYTES:
+            raise ValueError(
+                f"the extra terms, brands and blocked hosts take {size} bytes in each task; "
+                f"at most {MAX_TUNING_BYTES}: list fewer or shorter ones"
+            )
+        return self
+
+
+def tuning_bytes(settings: TenantSettings) -> int:
+    """The encoded size of what a task carries of `settings` (at the largest version)."""
+    tuning = tuning_of(settings, 2**63 - 1)
+    return len(encode(tuning)) if tuning is not None else 0
+
+
+def _check_rate(value: str) -> None:
+    """ValueError unless `value` is a few windows of at most a day, each of a sane amount."""
+    example = "not a rate limit such as '10/second;300/minute'"
+    if len(value) > MAX_RATE_CHARS:
+        raise ValueError(f"{example}: at most {MAX_RATE_CHARS} characters")
+    try:
+        windows = limits.parse_many(value)
+    except ValueError as exc:
+        raise ValueError(f"{example}: {_shown(value)}") from exc
+    if len(windows) > MAX_RATE_WINDOWS:
+        raise ValueError(f"at most {MAX_RATE_WINDOWS} windows, e.g. '10/second;300/minute'")
+    for window in windows:
+        if not 1 <= window.amount <= MAX_RATE_AMOUNT:
+            raise ValueError(f"a window allows from 1 to {MAX_RATE_AMOUNT} requests")
+        if window.get_expiry() > MAX_RATE_WINDOW_S:
+            raise ValueError("a window is at most a day long")
+
+
+def _shown(value: str) -> str:
+    """`value` as an error message repeats it: quoted, and cut short when long."""
+    return repr(value if len(value) <= _SHOWN_CHARS else value[:_SHOWN_CHARS] + "…")
 
 
 def _split(value: Any) -> Any:
@@ -140,15 +217,33 @@ def _split(value: Any) -> Any:
 
 
 def _terms_of(terms: Any) -> tuple[str, ...]:
-    found = tuple(dict.fromkeys(t.strip() for t in _split(terms) or () if isinstance(t, str)))
+    items = _split(terms) or ()
+    if not isinstance(items, list | tuple) or not all(isinstance(t, str) for t in items):
+        raise ValueError("terms are a list of words")
+    found = tuple(dict.fromkeys(unicodedata.normalize("NFC", t.strip()) for t in items))
     if not found or any(not t or len(t) > MAX_TERM_CHARS for t in found):
         raise ValueError(f"terms are non-empty, of at most {MAX_TERM_CHARS} characters")
+    bad = [t for t in found if not _TERM.fullmatch(t)]
+    if bad:
+        raise ValueError(
+            f"{_shown(bad[0])}: a term is words of letters and digits, joined by a space, "
+            "hyphen, apostrophe or full stop"
+        )
     return found
+
+
+def _brand_name(domain: str) -> str:
+    """What lookalikes of a protected domain imitate (workers/analysis/domains.py)."""
+    return "".join(ch for ch in domain.split(".")[0] if ch.isascii() and ch.isalnum())
 
 
 def _is_host(host: str) -> bool:
     labels = host.split(".")
-    return len(host) <= 253 and len(labels) >= 2 and all(_HOST_LABEL.fullmatch(x) for x in labels)
+    return (
+        len(host) <= MAX_HOST_CHARS
+        and len(labels) >= 2
+        and all(_HOST_LABEL.fullmatch(x) for x in labels)
+    )
 
 
 def validated(document: Mapping[str, Any]) -> TenantSettings:
@@ -157,7 +252,8 @@ def validated(document: Mapping[str, Any]) -> TenantSettings:
         return TenantSettings.model_validate(document)
     except ValidationError as exc:
         problems = [
-            f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}"
+            f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: "
+            + e["msg"].removeprefix("Value error, ")
             for e in exc.errors()[:5]
         ]
         raise TenantSettingsError("; ".join(problems)) from exc

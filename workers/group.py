@@ -73,7 +73,8 @@ class WorkerGroup:
     async def run(self, stop: asyncio.Event) -> None:
         """Serve every component until `stop` is set; each then drains as a lone worker does."""
         async with Resources() as opened:
-            redis = opened.redis(self.settings.redis_url)
+            # Any component's Redis user may write the registry: the first one's announces.
+            redis = opened.redis(self.workers[0].settings.redis_url)
             http = opened.http()
             async with asyncio.TaskGroup() as group:
                 for worker in self.workers:

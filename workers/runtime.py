@@ -54,6 +54,8 @@ class Worker:
         executor: Executor | None = None,
         announce: bool = True,
     ) -> None:
+        # Its own component's broker and Redis credentials, when the process has several.
+        settings = settings.for_component(options.component)
         self.settings = settings
         self.options = options
         # False when a WorkerGroup announces this worker with the others of its process.

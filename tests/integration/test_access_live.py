@@ -6,16 +6,21 @@ the topology as the topology role, and removes vhost and users afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
+import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import aio_pika
 import aiormq
 import pytest
+from redis.asyncio import Redis
+from redis.exceptions import NoPermissionError
 
 from aggregator.explanation import explain
 from aggregator.service import Aggregator
@@ -23,13 +28,17 @@ from shared.broker import connect
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.dead_letter_queue import LetterFilter, list_letters, replay
 from shared.errors import DeadLetterQueueError, RetryableAnalysisError
+from shared.keys import Keys
 from shared.names import Names
+from shared.redis_roles import redis_roles, setuser_arguments
 from shared.settings import Settings
 from tests import services as svc
 from tests.cli import verdict
 from tests.conftest import make_settings
 from tests.integration.conftest import eventually, publisher_for, running
+from tests.integration.test_redis_roles import as_user
 from tests.integration.test_worker_flow import dlq_messages, final_view, submit
+from tests.integration.test_worker_group import exited, start_worker
 from topology.access import Role, roles
 from topology.broker import declare, management_url
 from topology.provision import (
@@ -318,3 +327,103 @@ async def test_a_pipeline_of_least_privileged_roles_completes_sessions(
     assert [v.status for v in views] == ["completed", "completed"]
     assert sorted(attempts) == [0, 0, 1, 1]
     assert len(letters) == 1  # the poison (an empty JSON object), dead-lettered by the worker
+
+
+@contextlib.asynccontextmanager
+async def redis_users(
+    services: svc.Services, prefix: str, components: tuple[str, ...]
+) -> AsyncIterator[dict[str, str]]:
+    """The Redis ACL users of these components' worker roles under `prefix`: a URL each."""
+    wanted = [r for r in redis_roles(Keys(prefix)) if r.role in {f"worker-{c}" for c in components}]
+    admin = Redis.from_url(services.redis_url)
+    urls = {}
+    try:
+        for role in wanted:
+            password = secrets.token_urlsafe(16)
+            await admin.execute_command("ACL", "SETUSER", *setuser_arguments(role, password))
+            component = role.role.removeprefix("worker-")
+            urls[component] = as_user(services.redis_url, role.user, password)
+        yield urls
+    finally:
+        for role in wanted:
+            await admin.execute_command("ACL", "DELUSER", role.user)
+        await admin.aclose()
+
+
+async def test_a_process_of_two_components_holds_their_rights_and_no_others(
+    deployment: Deployment, pool: Any, services: svc.Services, tmp_path: Path
+) -> None:
+    """`verdict worker --components techniques,claims` on each component's own credentials
+    (COMPONENT_AMQP_URLS, COMPONENT_REDIS_URLS; AMQP_URL and REDIS_URL name no user at all):
+    sessions complete with both components analysed by that process, whose broker
+    connections log in as the two worker roles; with the credentials it holds, the domain
+    queues cannot be consumed, a domain result cannot be published and a domain lock cannot
+    be taken."""
+    ours, names, prefix = ("techniques", "claims"), deployment.names, deployment.settings.key_prefix
+
+    async def quick(task: Any, ctx: Any) -> Analysis:
+        return Analysis(10)
+
+    async with redis_users(services, prefix, ours) as redis_urls:
+        group_settings = deployment.settings.model_copy(
+            update={
+                "amqp_url": with_credentials(deployment.urls["api"], "nobody", "wrong"),
+                "redis_url": as_user(services.redis_url, "nobody", "wrong"),
+                "component_amqp_urls": {c: deployment.urls[f"worker-{c}"] for c in ours},
+                "component_redis_urls": redis_urls,
+            }
+        )
+        log = tmp_path / "worker.log"
+        process = start_worker(group_settings, log, "--components", ",".join(ours))
+        others = [
+            Worker(deployment.settings_of(f"worker-{c}"), WorkerOptions(c, 2, 2), quick).run
+            for c in ("ai_tampered", "domain")
+        ]
+        aggregator = Aggregator(deployment.settings_of("aggregator"), explain=explain).run
+        try:
+            async with (
+                publisher_for(deployment.settings_of("api")) as publisher,
+                running(*others, aggregator),
+            ):
+                sids = [await submit(pool, publisher, plan=p) for p in (2, 5)]
+                views = [await final_view(pool, sid, timeout=90) for sid in sids]
+                users = await eventually(lambda: _worker_users(deployment, ours), 30)
+            process.send_signal(signal.SIGTERM)
+            assert await exited(process) == 0, log.read_text()
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        # What the process holds, tried on everything of another component.
+        refusals = []
+        for component in ours:
+            url = deployment.urls[f"worker-{component}"]
+            await refused(url, consume(names.task_queue("domain", 2)))
+            await refused(url, publish(names.exchange, names.result_key("domain")))
+            client = Redis.from_url(redis_urls[component])
+            try:
+                with pytest.raises(NoPermissionError):
+                    await client.set(Keys(prefix).lock(sids[0], "domain"), "taken")
+                refusals.append(component)
+            finally:
+                await client.aclose()
+    assert [v.status for v in views] == ["completed", "completed"]
+    assert all(set(v.results) == set(ANALYSIS_COMPONENTS) for v in views)
+    assert all(v.results[c]["status"] == "ok" for v in views for c in ours)
+    assert users["techniques"] == f"{names.prefix}-worker-techniques"
+    assert users["claims"] == f"{names.prefix}-worker-claims"
+    assert refusals == list(ours)
+
+
+async def _worker_users(deployment: Deployment, components: tuple[str, ...]) -> dict[str, str]:
+    """The user each worker connection of the vhost logged in as, by component, once the
+    management API lists one for each of `components` (it lists connections a little late)."""
+    connections = await deployment.management.get(
+        f"/vhosts/{quote(deployment.vhost, safe='')}/connections"
+    )
+    users = {
+        c["client_properties"]["connection_name"].split(":")[1]: c["user"]
+        for c in connections or []
+        if c.get("client_properties", {}).get("connection_name", "").startswith("worker:")
+    }
+    return users if set(components) <= set(users) else {}

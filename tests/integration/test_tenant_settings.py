@@ -4,6 +4,7 @@ from its cache, carried by tasks, applied by workers and the aggregator — for 
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 from collections.abc import AsyncIterator
 
@@ -159,6 +160,89 @@ async def _versions(pool, sid) -> dict[str, int | None]:
     return {"session": session, **{r["component"]: r["settings_version"] for r in rows}}
 
 
+async def test_a_tenant_s_own_rate_limit_refuses_it_at_its_limit_and_not_another_tenant(
+    world, pool
+):
+    """Two tenants on the same plan (6 a minute): the one whose settings say 2 a minute gets
+    429 with Retry-After and RateLimit-* at its third submission, and no session for it; the
+    other submits four times, all accepted, under its plan's limit."""
+    low, plain = svc.unique("slow"), svc.unique("plain")
+    keys = {"key-low": {"tenant": low, "plan": 1}, "key-plain": {"tenant": plain, "plan": 1}}
+    settings = await world(api_keys=hashed(keys), rate_limits_by_plan={1: "6/minute"})
+    try:
+        set_settings(settings, low, "rate_limit=2/minute")
+        async with api_of(settings) as (api, _):
+            lows = [await _post(api, "key-low") for _ in range(3)]
+            plains = [await _post(api, "key-plain") for _ in range(4)]
+        counted = await pool.fetch(
+            "SELECT tenant, count(*) AS n FROM sessions WHERE tenant = ANY($1) GROUP BY tenant",
+            [low, plain],
+        )
+    finally:
+        await pool.execute("DELETE FROM tenant_settings WHERE tenant = $1", low)
+    assert [r.status_code for r in lows] == [202, 202, 429]
+    refused = lows[2]
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert refused.headers["RateLimit-Limit"] == "2"
+    assert refused.headers["RateLimit-Policy"] == "2;w=60"
+    assert "rate limit" in refused.json()["detail"]
+    assert [r.status_code for r in plains] == [202] * 4
+    assert plains[0].headers["RateLimit-Limit"] == "6"
+    assert {r["tenant"]: r["n"] for r in counted} == {low: 2, plain: 4}
+
+
+async def _post(api, key: str) -> httpx.Response:
+    return await api.post(
+        f"{API}/analyze-async", json={"content": "hi"}, headers={"X-API-Key": key}
+    )
+
+
+LOOKALIKE_TEXT = (
+    "Your account is locked: sign in at https://acmebnak.ro/login or pay the fee at "
+    "https://evil-site.example/pay today."
+)
+
+
+async def test_a_tenant_s_brands_and_blocked_hosts_flag_its_sessions_only(tenants, pool):
+    """Through the domain worker's executor: tenant A's session of a text with a lookalike of
+    A's own brand and a host A blocked has both flagged (score 90, the lookalike imitating
+    A's domain); tenant B's session of the same text flags neither."""
+    settings, a, _ = tenants
+    set_settings(
+        settings,
+        a,
+        "components=domain",
+        "protected_brands=acmebank.ro",
+        "blocked_hosts=evil-site.example",
+    )
+    worker = Worker(settings, WorkerOptions("domain", 2, 2)).run
+    others = [Worker(settings, WorkerOptions(c, 1, 1)).run for c in ANALYSIS_COMPONENTS[:-1]]
+    async with (
+        running(worker, *others, Aggregator(settings, explain=explain).run),
+        api_of(settings) as (api, _),
+    ):
+        sids = []
+        for key in ("key-a", "key-b"):
+            posted = await api.post(
+                f"{API}/analyze-async", json={"content": LOOKALIKE_TEXT}, headers={"X-API-Key": key}
+            )
+            assert posted.status_code == 202, posted.text
+            sids.append(posted.json()["session_id"])
+        view_a, view_b = await final(pool, sids[0]), await final(pool, sids[1])
+    reasons_a = _reasons(view_a.results["domain"])
+    reasons_b = _reasons(view_b.results["domain"])
+    assert view_a.results["domain"]["score"] == 90
+    assert any("imitates acmebank.ro" in r for r in reasons_a["acmebnak.ro"])
+    assert reasons_a["evil-site.example"] == ["listed as blocked-by-tenant (evil-site.example)"]
+    assert view_b.results["domain"]["score"] < 90
+    assert all("acmebank" not in r for r in reasons_b.get("acmebnak.ro", []))
+    assert all("blocked" not in r for r in reasons_b.get("evil-site.example", []))
+
+
+def _reasons(result) -> dict[str, list[str]]:
+    return {h["ascii"]: h["reasons"] for h in result["data"]["hosts"]}
+
+
 async def test_the_tenants_command_lists_shows_unsets_and_refuses_in_words(tenants):
     """`verdict tenants` round trip: set bumps the version, show and list tell it, unset
     returns a value to the deployment's, and a bad value or unknown tenant is exit 1 with
@@ -178,6 +262,13 @@ async def test_the_tenants_command_lists_shows_unsets_and_refuses_in_words(tenan
         (("set", a, "components"), "write KEY=VALUE"),
         (("unset", a, "review.plans"), "not set for this tenant"),
         (("show", svc.unique("nobody")), "has no settings of its own"),
+        (("set", a, "lexicon_terms.fear_appeal=(a+)+$"), "a term is words of letters"),
+        (("set", a, "rate_limit=5/year"), "a window is at most a day long"),
+        (("set", a, "protected_brands=" + ",".join(f"b{i}.ro" for i in range(51))), "at most 50"),
+        (
+            ("set", a, "blocked_hosts=" + ",".join(f"{'h' * 60}{i}.ro" for i in range(200))),
+            "bytes in each task; at most 12288",
+        ),
     ]:
         run = verdict(settings, "tenants", *args)
         assert run.returncode == 1 and says in run.stderr, (args, run.stderr)
@@ -185,14 +276,15 @@ async def test_the_tenants_command_lists_shows_unsets_and_refuses_in_words(tenan
 
 
 async def test_the_console_shows_each_tenant_s_settings_read_only_and_escaped(world, pool):
-    """/admin/tenants lists a tenant with its version and settings, a term written as markup
-    shown as text; without signing in it is a redirect to the sign-in page."""
+    """/admin/tenants lists a tenant with its version and settings, a tenant named with markup
+    shown as text (settings themselves cannot hold markup: terms are words); without signing
+    in it is a redirect to the sign-in page."""
     from tests.integration.test_console import browser, console_world, sign_in
 
     settings = await console_world(world)
-    tenant = svc.unique("shown")
+    tenant = svc.unique("shown") + "<b>boo</b>"
     try:
-        set_settings(settings, tenant, "components=claims", "lexicon_terms.fear_appeal=<b>boo</b>")
+        set_settings(settings, tenant, "components=claims", "lexicon_terms.fear_appeal=boo")
         async with browser(settings) as client:
             anonymous = await client.get("/admin/tenants", follow_redirects=False)
             await sign_in(client)
@@ -200,6 +292,6 @@ async def test_the_console_shows_each_tenant_s_settings_read_only_and_escaped(wo
     finally:
         await pool.execute("DELETE FROM tenant_settings WHERE tenant = $1", tenant)
     assert anonymous.status_code == 303
-    row = page[page.index(f'id="tenant-{tenant}"') :].split("</tr>")[0]
+    row = page[page.index(f'id="tenant-{html.escape(tenant)}"') :].split("</tr>")[0]
     assert '<td class="num">1</td>' in row and "components" in row and "claims" in row
-    assert "<b>boo</b>" not in page and "\\u003cb\\u003eboo" in row
+    assert "boo" in row and "<b>boo</b>" not in page

@@ -1,9 +1,11 @@
 """One worker process for several components: the options it takes and what it announces."""
 
 import pytest
+from pydantic import ValidationError
 
 from shared.errors import InvalidWorkerOptions
 from shared.heartbeat import announcement
+from shared.settings import Settings
 from workers.capabilities import combined
 from workers.group import components_asked, worker_options
 
@@ -46,3 +48,39 @@ def test_one_record_announces_every_component_of_the_process():
     assert both.concurrency == 6 and both.capabilities == {"tesseract": True}
     assert both.limits == {"prefetch_techniques": 5, "prefetch_media_preprocess": 1}
     assert combined([techniques]) is techniques
+
+
+BASE = {
+    "amqp_url": "amqp://shared",
+    "redis_url": "redis://shared",
+    "database_url": "postgresql://x",
+}
+
+
+def test_each_component_of_a_process_connects_with_its_own_credentials():
+    """COMPONENT_AMQP_URLS / COMPONENT_REDIS_URLS give a component its own URLs; a component
+    they do not name keeps AMQP_URL / REDIS_URL; everything else is shared."""
+    settings = Settings(
+        **BASE,
+        component_amqp_urls={"claims": "amqp://claims", "techniques": "amqp://techniques"},
+        component_redis_urls={"claims": "redis://claims"},
+    )
+    claims, techniques = settings.for_component("claims"), settings.for_component("techniques")
+    assert (claims.amqp_url, claims.redis_url) == ("amqp://claims", "redis://claims")
+    assert (techniques.amqp_url, techniques.redis_url) == ("amqp://techniques", "redis://shared")
+    domain = settings.for_component("domain")
+    assert (domain.amqp_url, domain.redis_url) == ("amqp://shared", "redis://shared")
+    assert claims.database_url == settings.database_url
+
+
+@pytest.mark.parametrize(
+    ("urls", "says"),
+    [
+        ({"component_amqp_urls": {"clams": "amqp://x"}}, "unknown component"),
+        ({"component_redis_urls": {"claims": "redis://u:change-me@h"}}, "placeholder"),
+    ],
+)
+def test_credentials_for_an_unknown_component_or_a_placeholder_are_refused(urls, says):
+    """A misspelt component would silently fall back to the shared URL: refused at start."""
+    with pytest.raises(ValidationError, match=says):
+        Settings(**BASE, **urls)

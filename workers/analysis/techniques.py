@@ -5,6 +5,7 @@ The lexicon lives in `data/techniques.yaml`; this module only compiles and appli
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_left, bisect_right, insort
 from collections import defaultdict
@@ -62,6 +63,10 @@ _AFTER_ANY = 1 << 62
 NEGATION_REACH = 3
 # How close to a speaking verb a word makes the speaker anonymous ("surse din ... spun").
 ANONYMOUS_REACH = 3
+# Findings of one tenant term that count: repeats add almost nothing to a technique's total
+# (diminishing_sum), and the cap keeps 200 terms that all occur throughout a 100 kB text a
+# few thousand findings, not millions.
+MAX_TERM_FINDINGS = 20
 
 
 @dataclass(frozen=True)
@@ -336,8 +341,9 @@ def with_tenant_terms(
     lexicon: Lexicon | None = None,
 ) -> TechniqueReport:
     """Add a finding for each whole-word occurrence of a tenant's extra terms (matched on the
-    normalised, folded text, as the lexicon is), at its technique's lexicon weight; terms of
-    a technique the lexicon does not know count for nothing."""
+    normalised, folded text, as the lexicon is, and literally: a term is never a pattern), at
+    its technique's lexicon weight, the first MAX_TERM_FINDINGS of each term; terms of a
+    technique the lexicon does not know count for nothing."""
     if not terms:
         return report
     lexicon = lexicon or default_lexicon()
@@ -348,7 +354,8 @@ def with_tenant_terms(
         weight = lexicon.weights.get(technique)
         for term in words if weight is not None else ():
             needle = fold(normalise(term.strip()).text)
-            for m in re.finditer(rf"(?<!\w){re.escape(needle)}(?!\w)", folded) if needle else ():
+            found = re.finditer(rf"(?<!\w){re.escape(needle)}(?!\w)", folded) if needle else ()
+            for m in itertools.islice(found, MAX_TERM_FINDINGS):
                 start, end = clean.span(m.start(), m.end())
                 quoted = evidence_quote(text, start, end)
                 extra.append(Finding(technique, start, end, quoted, weight or 0.0, "tenant"))
