@@ -9,7 +9,9 @@ Each process's user + system CPU time is read from /proc before and after, group
 kind: the pipeline's own processes by their command line, RabbitMQ, Postgres and Redis by
 name (all of their processes on the machine: run it on a quiet machine), and this client.
 
-Prints sessions per second and, per kind, CPU seconds and milliseconds per session.
+Prints sessions per second and, per kind, CPU seconds and milliseconds per session, and the
+resident memory of the largest API, aggregator and worker process at the start and the end
+of the measured run (flat over a long run: `--sessions 100000`).
 Linux only (/proc).
 """
 
@@ -54,6 +56,14 @@ def cpu_seconds(stat: str, ticks_per_s: int) -> float:
     return (int(fields[11]) + int(fields[12])) / ticks_per_s
 
 
+def rss_mib(status: str) -> float:
+    """Resident memory (VmRSS) of a /proc/PID/status text, in MiB; 0 when absent. Pure."""
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def per_kind(before: Mapping[str, float], after: Mapping[str, float], sessions: int) -> dict:
     """CPU seconds and ms per session of each kind between two snapshots. Pure."""
     return {
@@ -65,10 +75,16 @@ def per_kind(before: Mapping[str, float], after: Mapping[str, float], sessions: 
     }
 
 
-def snapshot() -> dict[str, float]:
-    """CPU seconds used so far by each kind of process (exited ones are not counted)."""
+# The project's own processes, whose memory must stay flat over a long run.
+OWN_KINDS = ("api", "aggregator", "worker")
+
+
+def snapshot() -> tuple[dict[str, float], dict[str, float]]:
+    """CPU seconds used so far by each kind of process (exited ones are not counted), and
+    the largest resident memory (MiB) of one process of each of the project's own kinds."""
     ticks = os.sysconf("SC_CLK_TCK")
     totals: dict[str, float] = {}
+    largest: dict[str, float] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -76,12 +92,15 @@ def snapshot() -> dict[str, float]:
             comm = (entry / "comm").read_text().strip()
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             stat = (entry / "stat").read_text()
+            status = (entry / "status").read_text()
         except OSError:  # gone meanwhile
             continue
         kind = kind_of(comm, cmdline, os.getpid(), int(entry.name))
         if kind is not None:
             totals[kind] = totals.get(kind, 0.0) + cpu_seconds(stat, ticks)
-    return totals
+        if kind in OWN_KINDS:
+            largest[kind] = max(largest.get(kind, 0.0), rss_mib(status))
+    return totals, largest
 
 
 async def run(sessions: int, plan: int, in_flight: int, aggregators: int) -> dict[str, Any]:
@@ -96,7 +115,7 @@ async def run(sessions: int, plan: int, in_flight: int, aggregators: int) -> dic
             try:
                 await lib.warm_up(world, pool, plan)
                 async with lib.client(world, in_flight) as http:
-                    before, started = snapshot(), time.monotonic()
+                    (before, rss_start), started = snapshot(), time.monotonic()
                     gate = asyncio.Semaphore(in_flight)
 
                     async def one() -> str:
@@ -105,7 +124,7 @@ async def run(sessions: int, plan: int, in_flight: int, aggregators: int) -> dic
 
                     ids = await asyncio.gather(*(one() for _ in range(sessions)))
                     await lib.wait_all_final(pool, ids, 600)
-                    seconds, after = time.monotonic() - started, snapshot()
+                    seconds, (after, rss_end) = time.monotonic() - started, snapshot()
                 group.check_alive()
             finally:
                 await pool.close()
@@ -116,6 +135,10 @@ async def run(sessions: int, plan: int, in_flight: int, aggregators: int) -> dic
             "seconds": round(seconds, 2),
             "sessions_per_s": round(sessions / seconds, 1),
             "cpu": per_kind(before, after, sessions),
+            "largest_rss_mib": {
+                kind: {"start": round(rss_start.get(kind, 0.0), 1), "end": round(mib, 1)}
+                for kind, mib in sorted(rss_end.items())
+            },
         }
     finally:
         await lib.destroy_world(world)
@@ -138,6 +161,8 @@ def main(sessions: int, plan: int, in_flight: int, aggregators: int, timeout_s: 
     rows = [[k, v["cpu_s"], v["ms_per_session"]] for k, v in result["cpu"].items()]
     click.echo(f"{result['sessions_per_s']} sessions/s ({sessions} in {result['seconds']} s)")
     click.echo(lib.table(["process", "cpu s", "ms per session"], rows))
+    memory = [[k, v["start"], v["end"]] for k, v in result["largest_rss_mib"].items()]
+    click.echo(lib.table(["largest process", "RSS MiB at start", "at end"], memory))
     click.echo(json.dumps(result, indent=2))
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from scripts.bench_cpu import cpu_seconds, kind_of, per_kind
+from scripts.bench_cpu import cpu_seconds, kind_of, per_kind, rss_mib
 
 
 @pytest.mark.parametrize(
@@ -40,3 +40,9 @@ def test_cpu_per_session_is_the_difference_over_the_sessions():
         "api": {"cpu_s": 3.0, "ms_per_session": 3.0},
         "worker": {"cpu_s": 6.0, "ms_per_session": 6.0},
     }
+
+
+def test_resident_memory_is_read_from_vmrss_in_mib():
+    """/proc/PID/status gives VmRSS in kB; a process without it (a kernel thread) counts 0."""
+    assert rss_mib("Name:\tpython\nVmPeak:\t 900 kB\nVmRSS:\t  153600 kB\n") == 150.0
+    assert rss_mib("Name:\tkthreadd\n") == 0.0
