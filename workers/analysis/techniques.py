@@ -23,7 +23,7 @@ from workers.analysis.findings import (
     saturating_score,
 )
 from workers.analysis.lemmas import Language, Token
-from workers.analysis.normalise import normalise
+from workers.analysis.normalise import NormalisedText, normalise
 from workers.analysis.technique_context import (
     TextContext,
     labelled_satire,
@@ -41,6 +41,8 @@ from workers.analysis.technique_lexicon import (
     term_pattern,
 )
 from workers.analysis.text import clip, fold
+from workers.analysis.text_features import Word, words_of
+from workers.analysis.wording_model import WordingModel, cue_weight, shipped_model
 
 __all__ = [
     "Lexicon",
@@ -48,6 +50,7 @@ __all__ = [
     "TechniqueReport",
     "assess_techniques",
     "compile_lexicon",
+    "context_words",
     "default_lexicon",
     "find_techniques",
     "report_data",
@@ -61,6 +64,12 @@ _AFTER_ANY = 1 << 62
 NEGATION_REACH = 3
 # How close to a speaking verb a word makes the speaker anonymous ("surse din ... spun").
 ANONYMOUS_REACH = 3
+# The learned model's finding: a kind of its own, named for people.
+LEARNED = "learned_wording"
+LEARNED_LABELS = {
+    "en": "wording typical of manipulative texts (learned model), e.g.",
+    "ro": "formulări tipice textelor manipulatoare (model învățat), de ex.",
+}
 
 
 @dataclass(frozen=True)
@@ -90,6 +99,25 @@ def default_lexicon() -> Lexicon:
     return compile_file(load_validated("techniques.yaml", TechniquesFile))
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """One text as the analyser reads it: normalised, folded, its words with their lemma
+    keys per language, and its context (quotes, speakers, denials, satire)."""
+
+    clean: NormalisedText
+    folded: str
+    words: Mapping[Language, Sequence[Token]]
+    context: TextContext
+
+
+def _read(text: str, lexicon: Lexicon) -> _Reading:
+    clean = normalise(text)
+    folded = fold(clean.text)
+    languages = lemmas.languages_of(lemmas.words(folded))
+    words = {lang: lemmas.tokens(clean.text, folded, lexicon.words[lang]) for lang in languages}
+    return _Reading(clean, folded, words, _text_context(folded, words, lexicon))
+
+
 def find_techniques(text: str, lexicon: Lexicon | None = None) -> list[Finding]:
     """Every lexicon, cue and pattern match in `text`, one finding per technique and span,
     weighted by its context (quoted, reported, denied, satire); those that count for
@@ -99,13 +127,13 @@ def find_techniques(text: str, lexicon: Lexicon | None = None) -> list[Finding]:
     each finding's span and quote are the original text's.
     """
     lexicon = lexicon or default_lexicon()
-    clean = normalise(text)
-    folded = fold(clean.text)
-    languages = lemmas.languages_of(lemmas.words(folded))
-    words = {lang: lemmas.tokens(clean.text, folded, lexicon.words[lang]) for lang in languages}
-    context = _text_context(folded, words, lexicon)
-    matches = _rule_matches(clean.text, folded, lexicon.rules)
-    for lang, tokens in words.items():
+    return _findings(text, _read(text, lexicon), lexicon)
+
+
+def _findings(text: str, reading: _Reading, lexicon: Lexicon) -> list[Finding]:
+    clean, context = reading.clean, reading.context
+    matches = _rule_matches(clean.text, reading.folded, lexicon.rules)
+    for lang, tokens in reading.words.items():
         matches += _cue_matches(tokens, lexicon, lang, context)
     found = []
     for m in matches:
@@ -114,6 +142,17 @@ def find_techniques(text: str, lexicon: Lexicon | None = None) -> list[Finding]:
             start, end = clean.span(m.start, m.end)
             found.append(Finding(m.technique, start, end, evidence_quote(text, start, end), weight))
     return _without_overlaps(found)
+
+
+def context_words(text: str, lexicon: Lexicon | None = None) -> list[Word]:
+    """The text's folded words, each with the share of it its context leaves (a quoted
+    slogan, a report, a denial, satire count less): what the learned model reads."""
+    return _context_words(_read(text, lexicon or default_lexicon()))
+
+
+def _context_words(reading: _Reading) -> list[Word]:
+    factor = reading.context.factor
+    return [Word(w.text, w.start, w.end, factor(w.start, w.end)) for w in words_of(reading.folded)]
 
 
 def _rule_matches(normalised: str, folded: str, rules: Iterable[Rule]) -> list[_Match]:
@@ -293,11 +332,41 @@ def score_findings(findings: Iterable[Finding]) -> tuple[float, dict[str, float]
     return saturating_score(sum(totals.values())), totals
 
 
-def assess_techniques(text: str, lexicon: Lexicon | None = None) -> TechniqueReport:
-    """Find the techniques in `text` and score them."""
-    findings = find_techniques(text, lexicon)
+def assess_techniques(
+    text: str,
+    lexicon: Lexicon | None = None,
+    model: WordingModel | None = None,
+    learned: bool = True,
+) -> TechniqueReport:
+    """Find the techniques in `text` and score them: the lexicon's findings and, beside
+    them, unless `learned` is off, the learned wording model's cue (`model`, else the
+    shipped one)."""
+    lexicon = lexicon or default_lexicon()
+    reading = _read(text, lexicon)
+    findings = _findings(text, reading, lexicon)
+    # The model's cue supports lexicon evidence; it never stands alone (wording_model.py).
+    cue = (
+        _learned_finding(text, reading, model or shipped_model()) if learned and findings else None
+    )
+    if cue is not None:
+        findings = sorted([*findings, cue], key=lambda f: (f.start, f.kind))
     score, totals = score_findings(findings)
     return TechniqueReport(score, tuple(findings), totals)
+
+
+def _learned_finding(text: str, reading: _Reading, model: WordingModel) -> Finding | None:
+    """The model's cue as a finding: its weight from the model's probability on the words
+    as their context leaves them, its span and quote the word that weighs most. None in
+    labelled satire: satire borrows the very wording the model knows, and says so."""
+    if reading.context.satire:
+        return None
+    words = _context_words(reading)
+    weight = cue_weight(model.probability(words))
+    strongest = model.strongest_words(words, limit=1)
+    if weight <= 0 or not strongest:
+        return None
+    start, end = reading.clean.span(strongest[0].start, strongest[0].end)
+    return Finding(LEARNED, start, end, evidence_quote(text, start, end), weight, "model")
 
 
 def with_model_findings(
@@ -341,9 +410,13 @@ def report_data(report: TechniqueReport, lexicon: Lexicon | None = None) -> dict
         "techniques": dict(sorted(report.totals.items(), key=lambda kv: -kv[1])),
         "findings": [f.as_dict() for f in report.findings[:MAX_FINDINGS]],
         "finding_count": len(report.findings),
-        "summary": [f'{lexicon.label(f.kind, "en")}: "{clip(f.text, 60)}"' for f in top],
-        "summary_ro": [f"{lexicon.label(f.kind, 'ro')}: „{clip(f.text, 60)}”" for f in top],
+        "summary": [f'{_label(lexicon, f.kind, "en")}: "{clip(f.text, 60)}"' for f in top],
+        "summary_ro": [f"{_label(lexicon, f.kind, 'ro')}: „{clip(f.text, 60)}”" for f in top],
     }
+
+
+def _label(lexicon: Lexicon, kind: str, language: str) -> str:
+    return LEARNED_LABELS[language] if kind == LEARNED else lexicon.label(kind, language)
 
 
 def _one_per_technique(findings: Iterable[Finding]) -> list[Finding]:

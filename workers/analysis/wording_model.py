@@ -1,0 +1,120 @@
+"""A learned model of manipulative wording, applied without scikit-learn.
+
+`scripts/train_text_model.py` fits a logistic regression on the hashed character n-grams
+of the labelled development texts (`text_features`) and writes `data/wording_model.json`:
+the intercept and one weight per slot, quantised to 16-bit integers. Here the same
+features and a dot product give the probability that a text is worded like the texts
+labelled as using manipulation techniques. Leave-one-batch-out, the model alone found
+0.83-0.93 of the techniques of texts by writers it never saw, where the phrase rules found
+0.51-0.67 (docs/analysis.md, "Learned wording").
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import sys
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shared.errors import DataFileError
+from workers.analysis.datafiles import load_validated
+from workers.analysis.lemmas import NUMBER
+from workers.analysis.text_features import Word, char_slots, features
+
+MODEL_FILE = "wording_model.json"
+# The cue's weight among the techniques findings grows from nothing at probability
+# CUE_FROM to CUE_WEIGHT at 1 (one strong lexicon finding weighs about 0.3), and it counts
+# only beside lexicon evidence (techniques.py): alone, the model also flags one-sentence
+# neutral texts that share a family's words ("Your card expires in March", 0.84). Chosen
+# leave-one-batch-out (docs/analysis.md, "Learned wording"): the most recall on the batch
+# left out, at precision >= 0.9, with every neutral text of the unit tests staying low.
+CUE_FROM = 0.5
+CUE_WEIGHT = 1.2
+# Shorter words ("it", "are") weigh too, but say nothing to a reader of the finding.
+DISPLAY_MIN_LETTERS = 4
+
+
+class ReferenceText(BaseModel):
+    """A text and the probability the training-time model gave it."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str
+    probability: float = Field(ge=0, le=1)
+
+
+class WordingModelFile(BaseModel):
+    """The shape of `data/wording_model.json`."""
+
+    model_config = ConfigDict(extra="forbid")
+    about: str
+    trained_on: str
+    buckets: int = Field(gt=0)
+    bias: float
+    scale: float = Field(gt=0)
+    weights: str  # base64 of `buckets` little-endian int16, times `scale`
+    reference: list[ReferenceText]
+
+
+@dataclass(frozen=True)
+class WordingModel:
+    """Intercept and per-slot weights of the shipped model."""
+
+    buckets: int
+    bias: float
+    weights: Sequence[float]
+
+    def probability(self, words: Iterable[Word]) -> float:
+        """The chance that a text of these words (`techniques.context_words`) is worded
+        like a manipulative one, 0..1."""
+        vector = features(words, self.buckets)
+        z = self.bias + sum(self.weights[slot] * value for slot, value in vector.items())
+        return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
+
+    def strongest_words(self, words: Sequence[Word], limit: int = 3) -> list[Word]:
+        """The first occurrence of each of the `limit` words (DISPLAY_MIN_LETTERS or more)
+        whose character n-grams, as far as their context lets them count, weigh most
+        towards manipulation."""
+        weight: dict[str, float] = {}
+        first: dict[str, Word] = {}
+        for word in words:
+            if len(word.text) >= DISPLAY_MIN_LETTERS and word.share > 0 and word.text != NUMBER:
+                first.setdefault(word.text, word)
+                push = sum(self.weights[s] for s in char_slots(word.text, self.buckets))
+                weight[word.text] = max(weight.get(word.text, push * word.share), push * word.share)
+        ranked = sorted((w for w in weight if weight[w] > 0), key=lambda w: -weight[w])
+        return [first[w] for w in ranked[:limit]]
+
+
+def cue_weight(probability: float) -> float:
+    """The learned cue's weight among the techniques findings: 0 up to CUE_FROM, then
+    rising linearly to CUE_WEIGHT at 1."""
+    rise = max(0.0, (probability - CUE_FROM) / (1.0 - CUE_FROM))
+    return round(CUE_WEIGHT * min(rise, 1.0), 3)
+
+
+def from_file(spec: WordingModelFile) -> WordingModel:
+    """The model a validated file describes (DataFileError if its weights do not fit)."""
+    quantised = array("h")
+    quantised.frombytes(base64.b64decode(spec.weights))
+    if sys.byteorder != "little":
+        quantised.byteswap()
+    if len(quantised) != spec.buckets:
+        raise DataFileError(f"data file {MODEL_FILE}: {len(quantised)} weights, not {spec.buckets}")
+    weights = [q * spec.scale for q in quantised]
+    return WordingModel(spec.buckets, spec.bias, weights)
+
+
+@cache
+def shipped_model_file() -> WordingModelFile:
+    return load_validated(MODEL_FILE, WordingModelFile)
+
+
+@cache
+def shipped_model() -> WordingModel:
+    """The shipped model, read and validated once per process."""
+    return from_file(shipped_model_file())
