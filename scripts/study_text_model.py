@@ -221,11 +221,12 @@ def study(component: str, before: Mapping[str, Mapping[str, Mapping[str, float]]
             "max(rules, 100 p)": lambda s, p: max(s, 100 * p) >= FLAG,
             "cue alone or beside lexicon, shape from other batches": _cue_way(shapes[False], False),
             "cue beside lexicon only, shape from other batches": _cue_way(shapes[True], True),
-            f"cue beside lexicon only, {CUE_WEIGHT}/{CUE_FROM} (shipped)": _cue_way(
-                (CUE_WEIGHT, CUE_FROM), True
-            ),
             "stack (fit on other batches)": stack,
         }
+        if component == "techniques":  # the only component that ships the cue
+            ways[f"cue beside lexicon only, {CUE_WEIGHT}/{CUE_FROM} (shipped)"] = _cue_way(
+                (CUE_WEIGHT, CUE_FROM), True
+            )
         ys = [y for y, _, _ in own]
         table[held] = {
             name: precision_recall(ys, [way(s, p) for _, s, p in own]) for name, way in ways.items()
