@@ -5,6 +5,7 @@ The lexicon lives in `data/techniques.yaml`; this module only compiles and appli
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right, insort
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -41,7 +42,7 @@ from workers.analysis.technique_lexicon import (
     term_pattern,
 )
 from workers.analysis.text import clip, fold
-from workers.analysis.text_features import Word, words_of
+from workers.analysis.text_features import SharedWord, words_of
 from workers.analysis.wording_model import WordingModel, cue_weight, shipped_model
 
 __all__ = [
@@ -144,15 +145,25 @@ def _findings(text: str, reading: _Reading, lexicon: Lexicon) -> list[Finding]:
     return _without_overlaps(found)
 
 
-def context_words(text: str, lexicon: Lexicon | None = None) -> list[Word]:
+def context_words(text: str, lexicon: Lexicon | None = None) -> list[SharedWord]:
     """The text's folded words, each with the share of it its context leaves (a quoted
     slogan, a report, a denial, satire count less): what the learned model reads."""
     return _context_words(_read(text, lexicon or default_lexicon()))
 
 
-def _context_words(reading: _Reading) -> list[Word]:
-    factor = reading.context.factor
-    return [Word(w.text, w.start, w.end, factor(w.start, w.end)) for w in words_of(reading.folded)]
+def _context_words(reading: _Reading) -> list[SharedWord]:
+    context, words = reading.context, words_of(reading.folded)
+    if context.satire:
+        return [(w, context.factor(start, end)) for w, start, end in words]
+    # One pass beside the sorted spans where a share can drop: a word outside them counts
+    # fully, and only the others pay for `factor`'s searches.
+    spans, at, reach, found = context.discounted(len(reading.folded)), 0, -1, []
+    for word, start, end in words:
+        while at < len(spans) and spans[at][0] < end:
+            reach = max(reach, spans[at][1])
+            at += 1
+        found.append((word, context.factor(start, end) if reach > start else 1.0))
+    return found
 
 
 def _rule_matches(normalised: str, folded: str, rules: Iterable[Rule]) -> list[_Match]:
@@ -356,17 +367,24 @@ def assess_techniques(
 
 def _learned_finding(text: str, reading: _Reading, model: WordingModel) -> Finding | None:
     """The model's cue as a finding: its weight from the model's probability on the words
-    as their context leaves them, its span and quote the word that weighs most. None in
-    labelled satire: satire borrows the very wording the model knows, and says so."""
+    as their context leaves them, its span and quote the first occurrence of the word that
+    weighs most. None in labelled satire: satire borrows the very wording the model knows,
+    and says so."""
     if reading.context.satire:
         return None
     words = _context_words(reading)
     weight = cue_weight(model.probability(words))
-    strongest = model.strongest_words(words, limit=1)
-    if weight <= 0 or not strongest:
+    strongest = model.strongest_words(words, limit=1) if weight > 0 else []
+    if not strongest:
         return None
-    start, end = reading.clean.span(strongest[0].start, strongest[0].end)
+    start, end = _first_span(reading, strongest[0])
     return Finding(LEARNED, start, end, evidence_quote(text, start, end), weight, "model")
+
+
+def _first_span(reading: _Reading, word: str) -> tuple[int, int]:
+    """The original text's span of the first whole-word occurrence of a folded word."""
+    found = re.search(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", reading.folded)
+    return reading.clean.span(*found.span()) if found else (0, 0)
 
 
 def with_model_findings(

@@ -10,7 +10,7 @@ import pytest
 from shared.errors import DataFileError
 from workers.analysis.datafiles import data_path
 from workers.analysis.techniques import LEARNED, assess_techniques, context_words, report_data
-from workers.analysis.text_features import Word, bucket, features, words_of
+from workers.analysis.text_features import MAX_WORDS, bucket, features, words_of
 from workers.analysis.wording_model import (
     CUE_FROM,
     CUE_WEIGHT,
@@ -67,15 +67,29 @@ def test_feature_slots_are_a_stable_crc32_not_the_salted_hash() -> None:
     """A feature's slot is crc32 of its name modulo the slot count, the same in every process
     (Python's hash() of a str changes with PYTHONHASHSEED)."""
     assert bucket("c:ver", 2**15) == zlib.crc32(b"c:ver") % 2**15 == 31061
-    vector = features(words_of("vermin vermin"), 2**15)
+    vector = features([(w, 1.0) for w, _, _ in words_of("vermin vermin")], 2**15)
     assert sum(v * v for v in vector.values()) == pytest.approx(1.0)
+
+
+def test_the_model_reads_each_word_with_the_share_its_context_leaves() -> None:
+    """As for the lexicon's cues: a slogan quoted from a speaker and a denied claim count
+    nothing, reported speech 0.3, the rest fully; a long text is read to MAX_WORDS words."""
+    text = (
+        'The mayor said the budget is fine. Protesters chanted "traitors, act now" outside. '
+        "It is not true that vaccines kill. Schools open on Monday."
+    )
+    shares = dict(context_words(text))
+    assert shares["traitors"] == shares["vaccines"] == 0.0
+    assert shares["budget"] == pytest.approx(0.3)
+    assert shares["mayor"] == shares["protesters"] == shares["schools"] == 1.0
+    assert len(context_words("word " * (MAX_WORDS + 50))) == MAX_WORDS
 
 
 def test_quoted_words_that_count_nothing_give_no_features() -> None:
     """A word whose context leaves it no share (a quote attributed to a speaker) is not
     read by the model at all."""
-    words = [Word("traitors", 0, 8, 0.0), Word("budget", 9, 15, 1.0)]
-    assert features(words, 2**15) == features([Word("budget", 9, 15, 1.0)], 2**15)
+    words = [("traitors", 0.0), ("budget", 1.0)]
+    assert features(words, 2**15) == features([("budget", 1.0)], 2**15)
 
 
 def test_the_shipped_file_is_small_and_checked_on_load(tmp_path) -> None:
