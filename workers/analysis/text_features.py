@@ -25,11 +25,11 @@ _TOKEN = re.compile(r"[^\W_]++")
 MAX_WORD = 40
 # Character n-gram lengths inside a word padded with spaces (" vermin " → " ve", "ver", …).
 CHAR_SIZES = (3, 4, 5)
-# Words the model reads: the first 300 (about 1,800 characters). It learned from texts of
-# 9-90 words; a longer text's later words would mostly dilute what the first ones say, and
-# reading a 5,000-character text whole cost the techniques analyser 4 ms more than its
-# 15 ms budget allows. The lexicon still reads every word.
-MAX_WORDS = 300
+# Words the model reads: the first 200 (about 1,200 characters). It learned from texts of
+# 9-59 words; a longer text's later words would mostly dilute what the first ones say, and
+# reading a 5,000-character text whole cost the techniques analyser about 4 ms more than
+# its 15 ms budget allowed. The lexicon still reads every word.
+MAX_WORDS = 200
 
 Features = dict[int, float]
 # A folded word and the share of it that counts where it stands (0..1).
@@ -74,13 +74,16 @@ _SLOT_MEMO: dict[int, dict[str, tuple[int, ...]]] = {}
 def _slots_of(words: Sequence[str], buckets: int) -> list[tuple[int, ...]]:
     memo = _SLOT_MEMO.setdefault(buckets, {})
     found = list(map(memo.get, words))  # a lookup in C per word; the rest only once
-    for i, slots in enumerate(found):
+    if None not in found:
+        return found  # type: ignore[return-value]  # no None left: every word was known
+    cut = []
+    for word, slots in zip(words, found, strict=True):
         if slots is None:
-            word = words[i]
-            found[i] = tuple(bucket(f"c:{gram}", buckets) for gram in char_grams(word))
+            slots = tuple(bucket(f"c:{gram}", buckets) for gram in char_grams(word))
             if len(memo) < SLOT_MEMO_LIMIT:
-                memo[word] = found[i]
-    return found  # type: ignore[return-value]
+                memo[word] = slots
+        cut.append(slots)
+    return cut
 
 
 def slot_counts(words: Sequence[SharedWord], buckets: int) -> dict[int, float]:
