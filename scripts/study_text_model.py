@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 import tarfile
@@ -81,7 +82,7 @@ def rule_scores_at(commit: str) -> dict[str, dict[str, float]]:
         out = subprocess.run(
             [sys.executable, "-c", _OLD_RULES, dev],
             cwd=tree,
-            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": tree},
+            env={**os.environ, "PYTHONPATH": tree},  # that commit's code, not this one's
             check=True,
             capture_output=True,
             text=True,
