@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from ops.cli import main
 from shared.errors import DataFileError
-from workers.analysis import claim_forms, datafiles, techniques
+from workers.analysis import claim_forms, datafiles, techniques, wording_model
 from workers.analysis.shipped_data import check_shipped_data
 
 ENV = {
@@ -25,6 +25,8 @@ def clear_caches() -> None:
         datafiles.load_validated,
         techniques.default_lexicon,
         claim_forms.claims_spec,
+        wording_model.shipped_model_file,
+        wording_model.shipped_model,
     ):
         cached.cache_clear()
 
@@ -55,7 +57,9 @@ def test_a_misspelt_field_stops_the_worker_before_it_connects(data_copy):
     assert "techniques.yaml" in run.output and "versoin" in run.output
 
 
-@pytest.mark.parametrize("name", ["claims.yaml", "ai_markers.yaml", "domains.yaml", "brands.yaml"])
+@pytest.mark.parametrize(
+    "name", ["claims.yaml", "ai_markers.yaml", "domains.yaml", "brands.yaml", "wording_model.json"]
+)
 def test_every_other_data_file_is_checked_too(data_copy, name):
     """An unknown section in any of them is a DataFileError naming it."""
     broken = data_copy / name

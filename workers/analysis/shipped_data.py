@@ -4,13 +4,14 @@ the file and field named, not later as an error inside a task."""
 
 from __future__ import annotations
 
-from workers.analysis import claim_forms, domains, machine_text, techniques
+from workers.analysis import claim_forms, domains, machine_text, techniques, wording_model
 
 
 def check_shipped_data() -> None:
     """Load and validate every data file the analysers use (DataFileError when one is
     broken); the results are cached, so the analysers find them ready."""
     techniques.default_lexicon()
+    wording_model.shipped_model()
     claim_forms.claims_spec()
     machine_text.ai_markers()
     domains.shipped_lists()

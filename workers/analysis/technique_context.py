@@ -69,6 +69,15 @@ class TextContext:
             return share * REPORTED
         return share
 
+    def discounted(self, length: int) -> list[tuple[int, int]]:
+        """Sorted spans outside which nothing but satire lowers a word's share: the quotes,
+        and each sentence from a speaker's verb or a denial on (`length`: the text's)."""
+        spans = list(self.quotes)
+        for start, _ in [*self.attributions, *self.denials]:
+            i = self.sentence_of(start)
+            spans.append((start, self.sentence_ends[i] if i < len(self.sentence_ends) else length))
+        return sorted(spans)
+
     def _quote_around(self, start: int, end: int) -> tuple[int, int] | None:
         """The quote that holds the start or the end of [start, end): a cue whose words run
         into a quote ("they chanted «…»") is the quote's."""

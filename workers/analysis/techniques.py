@@ -25,7 +25,7 @@ from workers.analysis.findings import (
     saturating_score,
 )
 from workers.analysis.lemmas import Language, Token
-from workers.analysis.normalise import normalise
+from workers.analysis.normalise import NormalisedText, normalise
 from workers.analysis.technique_context import (
     TextContext,
     labelled_satire,
@@ -43,6 +43,8 @@ from workers.analysis.technique_lexicon import (
     term_pattern,
 )
 from workers.analysis.text import clip, fold
+from workers.analysis.text_features import SharedWord, words_of
+from workers.analysis.wording_model import WordingModel, cue_weight, shipped_model
 
 __all__ = [
     "Lexicon",
@@ -50,6 +52,7 @@ __all__ = [
     "TechniqueReport",
     "assess_techniques",
     "compile_lexicon",
+    "context_words",
     "default_lexicon",
     "find_techniques",
     "report_data",
@@ -67,6 +70,12 @@ ANONYMOUS_REACH = 3
 # (diminishing_sum), and the cap keeps 200 terms that all occur throughout a 100 kB text a
 # few thousand findings, not millions.
 MAX_TERM_FINDINGS = 20
+# The learned model's finding: a kind of its own, named for people.
+LEARNED = "learned_wording"
+LEARNED_LABELS = {
+    "en": "wording typical of manipulative texts (learned model), e.g.",
+    "ro": "formulări tipice textelor manipulatoare (model învățat), de ex.",
+}
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,25 @@ def default_lexicon() -> Lexicon:
     return compile_file(load_validated("techniques.yaml", TechniquesFile))
 
 
+@dataclass(frozen=True)
+class _Reading:
+    """One text as the analyser reads it: normalised, folded, its words with their lemma
+    keys per language, and its context (quotes, speakers, denials, satire)."""
+
+    clean: NormalisedText
+    folded: str
+    words: Mapping[Language, Sequence[Token]]
+    context: TextContext
+
+
+def _read(text: str, lexicon: Lexicon) -> _Reading:
+    clean = normalise(text)
+    folded = fold(clean.text)
+    languages = lemmas.languages_of(lemmas.words(folded))
+    words = {lang: lemmas.tokens(clean.text, folded, lexicon.words[lang]) for lang in languages}
+    return _Reading(clean, folded, words, _text_context(folded, words, lexicon))
+
+
 def find_techniques(text: str, lexicon: Lexicon | None = None) -> list[Finding]:
     """Every lexicon, cue and pattern match in `text`, one finding per technique and span,
     weighted by its context (quoted, reported, denied, satire); those that count for
@@ -105,13 +133,13 @@ def find_techniques(text: str, lexicon: Lexicon | None = None) -> list[Finding]:
     each finding's span and quote are the original text's.
     """
     lexicon = lexicon or default_lexicon()
-    clean = normalise(text)
-    folded = fold(clean.text)
-    languages = lemmas.languages_of(lemmas.words(folded))
-    words = {lang: lemmas.tokens(clean.text, folded, lexicon.words[lang]) for lang in languages}
-    context = _text_context(folded, words, lexicon)
-    matches = _rule_matches(clean.text, folded, lexicon.rules)
-    for lang, tokens in words.items():
+    return _findings(text, _read(text, lexicon), lexicon)
+
+
+def _findings(text: str, reading: _Reading, lexicon: Lexicon) -> list[Finding]:
+    clean, context = reading.clean, reading.context
+    matches = _rule_matches(clean.text, reading.folded, lexicon.rules)
+    for lang, tokens in reading.words.items():
         matches += _cue_matches(tokens, lexicon, lang, context)
     found = []
     for m in matches:
@@ -120,6 +148,27 @@ def find_techniques(text: str, lexicon: Lexicon | None = None) -> list[Finding]:
             start, end = clean.span(m.start, m.end)
             found.append(Finding(m.technique, start, end, evidence_quote(text, start, end), weight))
     return _without_overlaps(found)
+
+
+def context_words(text: str, lexicon: Lexicon | None = None) -> list[SharedWord]:
+    """The text's folded words, each with the share of it its context leaves (a quoted
+    slogan, a report, a denial, satire count less): what the learned model reads."""
+    return _context_words(_read(text, lexicon or default_lexicon()))
+
+
+def _context_words(reading: _Reading) -> list[SharedWord]:
+    context, words = reading.context, words_of(reading.folded)
+    if context.satire:
+        return [(w, context.factor(start, end)) for w, start, end in words]
+    # One pass beside the sorted spans where a share can drop: a word outside them counts
+    # fully, and only the others pay for `factor`'s searches.
+    spans, at, reach, found = context.discounted(len(reading.folded)), 0, -1, []
+    for word, start, end in words:
+        while at < len(spans) and spans[at][0] < end:
+            reach = max(reach, spans[at][1])
+            at += 1
+        found.append((word, context.factor(start, end) if reach > start else 1.0))
+    return found
 
 
 def _rule_matches(normalised: str, folded: str, rules: Iterable[Rule]) -> list[_Match]:
@@ -299,11 +348,48 @@ def score_findings(findings: Iterable[Finding]) -> tuple[float, dict[str, float]
     return saturating_score(sum(totals.values())), totals
 
 
-def assess_techniques(text: str, lexicon: Lexicon | None = None) -> TechniqueReport:
-    """Find the techniques in `text` and score them."""
-    findings = find_techniques(text, lexicon)
+def assess_techniques(
+    text: str,
+    lexicon: Lexicon | None = None,
+    model: WordingModel | None = None,
+    learned: bool = True,
+) -> TechniqueReport:
+    """Find the techniques in `text` and score them: the lexicon's findings and, beside
+    them, unless `learned` is off, the learned wording model's cue (`model`, else the
+    shipped one)."""
+    lexicon = lexicon or default_lexicon()
+    reading = _read(text, lexicon)
+    findings = _findings(text, reading, lexicon)
+    # The model's cue supports lexicon evidence; it never stands alone (wording_model.py).
+    cue = (
+        _learned_finding(text, reading, model or shipped_model()) if learned and findings else None
+    )
+    if cue is not None:
+        findings = sorted([*findings, cue], key=lambda f: (f.start, f.kind))
     score, totals = score_findings(findings)
     return TechniqueReport(score, tuple(findings), totals)
+
+
+def _learned_finding(text: str, reading: _Reading, model: WordingModel) -> Finding | None:
+    """The model's cue as a finding: its weight from the model's probability on the words
+    as their context leaves them, its span and quote the first occurrence of the word that
+    weighs most. None in labelled satire: satire borrows the very wording the model knows,
+    and says so."""
+    if reading.context.satire:
+        return None
+    words = _context_words(reading)
+    weight = cue_weight(model.probability(words))
+    strongest = model.strongest_words(words, limit=1) if weight > 0 else []
+    if not strongest:
+        return None
+    start, end = _first_span(reading, strongest[0])
+    return Finding(LEARNED, start, end, evidence_quote(text, start, end), weight, "model")
+
+
+def _first_span(reading: _Reading, word: str) -> tuple[int, int]:
+    """The original text's span of the first whole-word occurrence of a folded word."""
+    found = re.search(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", reading.folded)
+    return reading.clean.span(*found.span()) if found else (0, 0)
 
 
 def with_model_findings(
@@ -377,9 +463,13 @@ def report_data(report: TechniqueReport, lexicon: Lexicon | None = None) -> dict
         "techniques": dict(sorted(report.totals.items(), key=lambda kv: -kv[1])),
         "findings": [f.as_dict() for f in report.findings[:MAX_FINDINGS]],
         "finding_count": len(report.findings),
-        "summary": [f'{lexicon.label(f.kind, "en")}: "{clip(f.text, 60)}"' for f in top],
-        "summary_ro": [f"{lexicon.label(f.kind, 'ro')}: „{clip(f.text, 60)}”" for f in top],
+        "summary": [f'{_label(lexicon, f.kind, "en")}: "{clip(f.text, 60)}"' for f in top],
+        "summary_ro": [f"{_label(lexicon, f.kind, 'ro')}: „{clip(f.text, 60)}”" for f in top],
     }
+
+
+def _label(lexicon: Lexicon, kind: str, language: str) -> str:
+    return LEARNED_LABELS[language] if kind == LEARNED else lexicon.label(kind, language)
 
 
 def _one_per_technique(findings: Iterable[Finding]) -> list[Finding]:

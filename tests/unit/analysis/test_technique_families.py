@@ -151,9 +151,9 @@ def test_a_cue_quoted_from_a_named_speaker_counts_nothing() -> None:
 
 
 def test_a_quote_without_a_speaker_still_counts_half() -> None:
-    """Scare quotes are not reporting: the cue keeps half its weight."""
-    plain = assess_techniques("The elites are parasites.").findings
-    quoted = assess_techniques("The „elites are parasites” again.").findings
+    """Scare quotes are not reporting: the lexicon's cue keeps half its weight."""
+    plain = assess_techniques("The elites are parasites.", learned=False).findings
+    quoted = assess_techniques("The „elites are parasites” again.", learned=False).findings
     assert max(f.weight for f in quoted) == pytest.approx(max(f.weight for f in plain) / 2)
 
 

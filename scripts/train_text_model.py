@@ -1,0 +1,133 @@
+"""Train the learned wording model on the development texts and write it for the workers.
+
+Logistic regression (scikit-learn, a development dependency only) over the hashed
+character n-grams of `workers/analysis/text_features.py`, balanced classes, a fixed solver
+and seed: the same input gives the same file. The label is the techniques component's.
+Only `scripts/evaluation/dev.jsonl` is read, never the frozen test part. The file holds the
+weights quantised to 16 bits and a few texts with the probabilities this training run gave
+them, which the unit tests compare with the workers' pure-Python inference.
+
+    python scripts/train_text_model.py [--out workers/analysis/data/wording_model.json]
+
+The settings (character view, 2^15 slots, C=30) were chosen by leave-one-batch-out
+cross-validation on dev (scripts/study_text_model.py; docs/analysis.md, "Learned wording").
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import sys
+from array import array
+from pathlib import Path
+from typing import Any
+
+import click
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from workers.analysis.datafiles import data_path
+from workers.analysis.techniques import context_words
+from workers.analysis.text_features import features
+from workers.analysis.wording_model import MODEL_FILE, WordingModelFile, from_file
+
+DEV = Path(__file__).parent / "evaluation" / "dev.jsonl"
+BUCKETS = 2**15
+# Inverse regularisation strength: the best of 0.1-30 by leave-one-batch-out on dev.
+C = 30.0
+SEED = 0
+# Quantisation step: the largest weight becomes ±32767.
+INT16_MAX = 32767
+# The quantised model must give every dev text this close to the fitted model's probability.
+MAX_QUANTISATION_ERROR = 1e-3
+# Reference texts written into the file: dev texts of both labels and both languages.
+REFERENCE_IDS = ("ro-news-1", "en-n-prop-3", "ro-b-040", "en-c-027", "en-b-045", "ro-c-054")
+
+
+def read_dev() -> list[dict[str, Any]]:
+    """The development texts (the frozen test part is never read here)."""
+    return [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines() if line]
+
+
+def design_matrix(texts: list[str], buckets: int = BUCKETS) -> Any:
+    """Texts as a sparse matrix of the workers' own features."""
+    from scipy.sparse import csr_matrix
+
+    rows, cols, values = [], [], []
+    for row, text in enumerate(texts):
+        for col, value in features(context_words(text), buckets).items():
+            rows.append(row)
+            cols.append(col)
+            values.append(value)
+    return csr_matrix((values, (rows, cols)), shape=(len(texts), buckets))
+
+
+def fit(texts: list[str], labels: list[bool], c: float = C) -> Any:
+    """The fitted logistic regression (deterministic: lbfgs, seeded)."""
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression(
+        C=c, class_weight="balanced", solver="lbfgs", max_iter=5000, random_state=SEED
+    )
+    return model.fit(design_matrix(texts), labels)
+
+
+def model_file(model: Any, items: list[dict[str, Any]]) -> WordingModelFile:
+    """The file's content: quantised weights and reference probabilities."""
+    weights = model.coef_[0]
+    scale = float(max(abs(weights))) / INT16_MAX
+    quantised = array("h", (round(w / scale) for w in weights))
+    if sys.byteorder != "little":
+        quantised.byteswap()
+    by_id = {item["id"]: item["text"] for item in items}
+    texts = [by_id[i] for i in REFERENCE_IDS]
+    fitted = model.predict_proba(design_matrix(texts))[:, 1]
+    return WordingModelFile(
+        about="Logistic regression over hashed character 3-5-grams of the words as their "
+        "context leaves them (workers/analysis/text_features.py, techniques.context_words); "
+        "label: techniques high. Written by scripts/train_text_model.py.",
+        trained_on=f"scripts/evaluation/dev.jsonl, {len(items)} texts, sha256 "
+        f"{hashlib.sha256(DEV.read_bytes()).hexdigest()}",
+        buckets=BUCKETS,
+        bias=round(float(model.intercept_[0]), 6),
+        scale=scale,
+        weights=base64.b64encode(quantised.tobytes()).decode("ascii"),
+        reference=[
+            {"text": t, "probability": round(float(p), 6)}
+            for t, p in zip(texts, fitted, strict=True)
+        ],
+    )
+
+
+def quantisation_error(model: Any, spec: WordingModelFile, texts: list[str]) -> float:
+    """Largest difference between the fitted and the shipped (quantised) model's output."""
+    fitted = model.predict_proba(design_matrix(texts))[:, 1]
+    shipped = from_file(spec)
+    return max(
+        abs(shipped.probability(context_words(t)) - p) for t, p in zip(texts, fitted, strict=True)
+    )
+
+
+@click.command()
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=data_path(MODEL_FILE),
+    show_default=True,
+)
+def main(out: Path) -> None:
+    """Fit on every dev text and write the model file."""
+    items = read_dev()
+    texts = [i["text"] for i in items]
+    model = fit(texts, [i["expected"]["techniques"] == "high" for i in items])
+    spec = model_file(model, items)
+    error = quantisation_error(model, spec, texts)
+    if error > MAX_QUANTISATION_ERROR:
+        raise click.ClickException(f"quantised model differs by {error:.4f} from the fitted one")
+    out.write_text(json.dumps(spec.model_dump(), ensure_ascii=False, indent=1) + "\n", "utf-8")
+    click.echo(f"{out}: {out.stat().st_size:,} bytes; quantisation error {error:.2e}")
+
+
+if __name__ == "__main__":
+    main()
