@@ -44,6 +44,9 @@ class SourceList(_Strict):
     invalid_host_risk: float = Field(ge=0, le=100)
     lookalike_risk: float = Field(ge=0, le=100)
     unknown_risk: float = Field(ge=0, le=100)
+    bait_words: list[str]
+    bait_on_risky_tld_risk: float = Field(ge=0, le=100)
+    bait_name_risk: float = Field(ge=0, le=100)
     bare_domain_tlds: list[str]
     homoglyphs: dict[str, str]
     look_alike_swaps: dict[str, str]

@@ -29,7 +29,7 @@ from workers.analysis.domain_lists import (
 )
 from workers.analysis.lookalikes import IMITATION_WAYS, BrandIndex, brand_index, imitation
 from workers.analysis.normalise import normalise
-from workers.analysis.registrable import host_parts
+from workers.analysis.registrable import HostParts, host_parts
 from workers.analysis.text import clip
 
 MAX_HOSTS = 20
@@ -46,6 +46,7 @@ SHOWN_HOST_CHARS = 80
 BRAND_CATEGORY = "brand"
 # The reason of a host nobody listed: says we know nothing, so it is no evidence.
 UNKNOWN_REASON = "not in the source list"
+BAIT_REASON = "a name made of bait words"
 
 # A URL in text; its host may be an IPv6 address in brackets (bounded), the rest runs to the
 # first space or bracket.
@@ -65,6 +66,7 @@ class Reputation:
     categories: Mapping[str, Category]
     shorteners: frozenset[str]
     risky_tlds: frozenset[str]
+    bait_words: frozenset[str]
     brands: BrandIndex
     risks: Mapping[str, float]
     bare_domain: re.Pattern[str]
@@ -115,13 +117,23 @@ def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
     tlds = "|".join(sorted(map(re.escape, sources.bare_domain_tlds), key=len, reverse=True))
     risks = {
         k: float(getattr(sources, f"{k}_risk"))
-        for k in ("shortener", "risky_tld", "raw_ip", "invalid_host", "lookalike", "unknown")
+        for k in (
+            "shortener",
+            "risky_tld",
+            "raw_ip",
+            "invalid_host",
+            "lookalike",
+            "unknown",
+            "bait_on_risky_tld",
+            "bait_name",
+        )
     }
     return Reputation(
         domains=sources.domains,
         categories=sources.categories,
         shorteners=frozenset(sources.shorteners),
         risky_tlds=frozenset(sources.risky_tlds),
+        bait_words=frozenset(sources.bait_words),
         brands=brand_index(brands, sources),
         risks=risks,
         bare_domain=re.compile(_BARE.format(tlds=tlds), re.IGNORECASE),
@@ -312,6 +324,29 @@ def _shape_reasons(host: str, display: str, reputation: Reputation) -> Iterable[
     if parts and (found := imitation(parts, reputation.brands, cheap_tld)):
         known = found.protected.home
         yield f"imitates {known}: {IMITATION_WAYS[found.how][0]}", risks["lookalike"]
+    if parts and (bait := bait_reason(parts, cheap_tld, reputation)):
+        yield bait
+
+
+def bait_tokens(parts: HostParts, bait_words: frozenset[str]) -> tuple[tuple[str, ...], int]:
+    """The bait words among the hyphen-separated tokens of a host's name (its subdomains and
+    registrable label, not its public suffix), and how many tokens the name has. Pure."""
+    tokens = [t for label in (*parts.subdomain, parts.name) for t in label.split("-") if t]
+    return tuple(dict.fromkeys(t for t in tokens if t in bait_words)), len(tokens)
+
+
+def bait_reason(
+    parts: HostParts, cheap_tld: bool, reputation: Reputation
+) -> tuple[str, float] | None:
+    """A name assembled from bait words: one on a cheap TLD, or two in a name of three or
+    more tokens elsewhere ("5g-truth-now.xyz", "energy-rebate-claim.info"). Pure."""
+    found, tokens = bait_tokens(parts, reputation.bait_words)
+    words = ", ".join(found)
+    if cheap_tld and found:
+        return f"{BAIT_REASON} ({words}) on a cheap domain", reputation.risks["bait_on_risky_tld"]
+    if len(found) >= 2 and tokens >= 3:
+        return f"{BAIT_REASON} ({words})", reputation.risks["bait_name"]
+    return None
 
 
 def is_dns_name(host: str) -> bool:
@@ -402,13 +437,19 @@ _RO_REASONS = (
     ("imitates", "imită"),
     ("top-level domain", "domeniu de nivel superior des folosit abuziv"),
     ("internationalised name", "nume internaționalizat"),
+    (BAIT_REASON, "nume compus din cuvinte-momeală"),
 )
 
 
 def _ro_reason(reason: str) -> str:
     for en, ro in _RO_REASONS:
         if reason.startswith(en):
-            return ro + _ro_ways(reason[len(en) :]) if en == "imitates" else ro
+            if en == "imitates":
+                return ro + _ro_ways(reason[len(en) :])
+            if en == BAIT_REASON:  # the words found, and where
+                rest = reason[len(en) :].replace(" on a cheap domain", " pe un domeniu ieftin")
+                return ro + rest
+            return ro
     return reason
 
 

@@ -210,7 +210,7 @@ def test_hidden_and_fullwidth_characters_do_not_hide_a_host() -> None:
         ("Nothing here.", "https://agerpres.ro/x", True, 1),  # listed: known, score 0
         ("Nothing here.", "https://", True, 0),  # a url field without a host still applies
         ("Vezi https://some-blog.example.com/a", None, True, 0),  # unknown: no finding
-        ("Vezi https://paypa1-secure-login.xyz/a", None, True, 2),  # cheap TLD + lookalike
+        ("Vezi https://paypa1-secure-login.xyz/a", None, True, 3),  # cheap TLD, lookalike, bait
     ],
 )
 def test_data_says_whether_the_component_applies_and_how_much_evidence(
@@ -221,3 +221,50 @@ def test_data_says_whether_the_component_applies_and_how_much_evidence(
     data = report_data(assess_domains(text, url))
     assert data["applicable"] is applicable
     assert data["evidence_count"] == evidence
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "5g-truth-now.xyz",  # one bait word is enough on a cheap TLD
+        "free-gift-card.top",
+        "colet-livrare-taxa.info",  # two in a name of three tokens, any TLD
+        "energy-rebate-claim.info",
+        "verificare-cont-client.com",
+        "cadou-gratuit.click",
+        "secure.account-update-center.net",  # subdomain tokens count too
+    ],
+)
+def test_a_name_assembled_from_bait_words_is_flagged(host):
+    """Phishing and clickbait hosts no list knows, built from account, money, parcel or
+    "hidden truth" words (English and Romanian): high risk, with the words named."""
+    assessed = assess_host(host)
+    assert assessed.risk >= 50
+    assert any("bait words" in reason for reason, _ in assessed.reasons)
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "adevarul.ro",  # a newspaper: words only count as whole tokens of the name
+        "plati.ro",
+        "some-blog.example.com",
+        "free-software.org",  # one bait word on an ordinary TLD
+        "secure-payments.com",  # two tokens only: a name too short to call assembled
+        "my-cooking-blog.xyz",  # a cheap TLD without any bait word
+        "login.microsoftonline.com",  # a brand's own domain is never judged by its words
+        "posta-romana.ro",
+    ],
+)
+def test_ordinary_names_and_brand_domains_are_not_bait(host):
+    """Real sites stay below the flag: one bait word elsewhere than on a cheap TLD, two
+    tokens only, no bait word, or a protected brand's own domain."""
+    assert assess_host(host).risk < 50
+
+
+def test_the_bait_reason_has_a_romanian_summary():
+    """Readers of either language see why: the Romanian summary translates the reason."""
+    data = report_data(assess_domains("Vezi https://cadou-gratuit.click/x", None))
+    assert data["summary_ro"] == [
+        "cadou-gratuit.click: nume compus din cuvinte-momeală (cadou, gratuit) pe un domeniu ieftin"
+    ]
