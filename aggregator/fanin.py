@@ -210,7 +210,7 @@ async def _finalize(conn: asyncpg.Connection, settled: list[Recorded]) -> list[R
     moved = await conn.fetch(
         """
         WITH moved AS (
-            UPDATE sessions SET status = f.status, finished_at = now()
+            UPDATE sessions SET status = f.status, finished_at = clock_timestamp()
             FROM unnest($1::uuid[], $6::text[]) AS f(id, status)
             WHERE sessions.id = f.id AND sessions.day = ANY(session_days($1::uuid[]))
                 AND sessions.status = 'processing'

@@ -264,8 +264,11 @@ def summary(
 ) -> dict[str, Any]:
     """The ratios issue 17 sets its targets in, all from this one run."""
     our_rate = us["throughput"]["sessions_per_s"]
-    our_p50 = us["idle"]["post_to_final"]["p50_ms"]
-    our_idle_p99 = us["idle"]["post_to_final"]["p99_ms"]
+    # When a client can know: the final state announced, after the verdict's commit (the
+    # row's finished_at is stamped inside the transaction, before its commit). The peers'
+    # figures are likewise the verdict row seen by a client.
+    our_p50 = us["idle"]["post_to_announced"]["p50_ms"]
+    our_idle_p99 = us["idle"]["post_to_announced"]["p99_ms"]
     load_p99 = us["throughput"]["post_to_final"]["p99_ms"]
     faster_peer_p50 = min(peer["latency"]["p50_ms"], group["latency"]["p50_ms"])
     vs_chord = lib.ratio(our_rate, peer["drive"]["sessions_per_s"]) or 0
@@ -301,8 +304,8 @@ def report(s: dict[str, Any]) -> str:
             t["sessions_per_s"],
             t["post_to_final"]["p50_ms"],
             t["post_to_final"]["p99_ms"],
-            idle["post_to_final"]["p50_ms"],
-            idle["post_to_final"]["p99_ms"],
+            idle["post_to_announced"]["p50_ms"],
+            idle["post_to_announced"]["p99_ms"],
         ],
         *(
             [
@@ -326,9 +329,9 @@ def report(s: dict[str, Any]) -> str:
         f"throughput vs chord: {s['throughput_vs_chord']}x (target >= 2), vs Dramatiq group: "
         f"{s['throughput_vs_dramatiq_group']}x (target >= 1.2), vs raw ceiling: "
         f"{s['throughput_vs_raw_ceiling']}x (target >= 0.6)",
-        f"idle POST-to-final p50: {s['idle_p50_ms']} ms = {s['idle_p50_vs_faster_peer']}x the "
-        f"faster peer's (target <= 1); final state announced on Redis (what /events streams): "
-        f"p50 {idle['post_to_announced']['p50_ms']} ms",
+        f"idle POST to the final state announced (what /events streams), p50: "
+        f"{s['idle_p50_ms']} ms = {s['idle_p50_vs_faster_peer']}x the faster peer's (target "
+        f"<= 1); to the row's finished_at p50 {idle['post_to_final']['p50_ms']} ms",
         f"a client polling GET …/result every 2 ms: seen p50 "
         f"{poll['post_to_seen_by_poll']['p50_ms']} ms, final p50 "
         f"{poll['post_to_final']['p50_ms']} ms",
