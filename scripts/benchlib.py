@@ -514,7 +514,8 @@ async def hops(pool: asyncpg.Pool, sent: Mapping[str, float]) -> dict[str, dict[
         " extract(epoch FROM min(r.recorded_at)) AS first,"
         " extract(epoch FROM s.finished_at) AS finished"
         " FROM sessions s JOIN component_results r ON r.session_id = s.id"
-        " WHERE s.id = ANY($1::uuid[]) AND s.finished_at IS NOT NULL GROUP BY s.id",
+        " WHERE s.id = ANY($1::uuid[]) AND s.finished_at IS NOT NULL"
+        " GROUP BY s.id, s.created_at, s.finished_at",
         list(sent),
     )
     spans: dict[str, list[float]] = {"api": [], "to_first_result": [], "fan_in": []}
