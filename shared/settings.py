@@ -59,7 +59,10 @@ class ApiKey(BaseModel):
 class Settings(BaseSettings):
     """All configuration. Connection URLs have no default: credentials come from the environment."""
 
-    model_config = SettingsConfigDict(env_file=None, extra="ignore", frozen=True)
+    # A refused value is never echoed: URLs carry passwords, and the refusal reaches logs.
+    model_config = SettingsConfigDict(
+        env_file=None, extra="ignore", frozen=True, hide_input_in_errors=True
+    )
 
     amqp_url: str
     # Other nodes of a RabbitMQ cluster, "host:port,host:port": every process connects with

@@ -5,12 +5,13 @@ processes, under one heartbeat that announces them all and one stop that drains 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Mapping, Sequence
 
 import structlog
 
 from shared.constants import QUEUE_COMPONENTS, WORKER_DEFAULTS
-from shared.errors import InvalidWorkerOptions
+from shared.errors import InvalidWorkerOptions, VerdictError
 from shared.heartbeat import Heartbeat
 from shared.resources import Resources
 from shared.settings import Settings
@@ -76,7 +77,7 @@ class WorkerGroup:
             # Any component's Redis user may write the registry: the first one's announces.
             redis = opened.redis(self.workers[0].settings.redis_url)
             http = opened.http()
-            async with asyncio.TaskGroup() as group:
+            async with _first_error_unwrapped(), asyncio.TaskGroup() as group:
                 for worker in self.workers:
                     group.create_task(worker.run(stop))
                 # Announced once every component consumes: online means able to take work.
@@ -90,3 +91,14 @@ class WorkerGroup:
                 log.info("workers ready", components=[w.options.component for w in self.workers])
                 async with heartbeat.running():
                     await stop.wait()
+
+
+@contextlib.asynccontextmanager
+async def _first_error_unwrapped() -> AsyncIterator[None]:
+    """A component that cannot start (the broker away, a credential refused) ends the
+    process with its own VerdictError, which the CLI prints in one line, not wrapped in the
+    task group's ExceptionGroup."""
+    try:
+        yield
+    except* VerdictError as errors:
+        raise errors.exceptions[0] from None

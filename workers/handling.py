@@ -82,8 +82,9 @@ def steps_for(
     - a step that must check or change the incoming task goes after ParseTask (it sees
       `job.delivery` and `job.task`); one that must see or change the outgoing results
       goes between Report and Watchdog (it sees `job.results` before they are published);
-    - `attempts`, when given, writes each run down once it is settled (inside the lock, so
-      it sees retries and dead letters decided within).
+    - `attempts`, when given, notes each run once it is settled (inside the lock, so it
+      sees retries and dead letters decided within); its log writes the note to Redis
+      afterwards, off the task's path.
     """
     park_ms = max(settings.retry_delays_ms())  # the longest tier: a full DLQ drains meanwhile
     # What this component's workers park, only they (and aggregators) can mark as parked.

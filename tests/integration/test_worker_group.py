@@ -90,3 +90,14 @@ def test_the_one_component_form_and_its_refusals(settings):
     ]:
         run = verdict(settings, "worker", *args)
         assert run.returncode == 2 and says in run.stderr, (args, run.stderr)
+
+
+@pytest.mark.parametrize("args", [("techniques",), ("--components", "techniques,claims")])
+def test_a_worker_that_cannot_reach_the_broker_says_so_in_one_line(settings, args):
+    """Both forms end with the reason as the CLI prints it, not a task group's traceback."""
+    from tests.cli import verdict
+
+    run = verdict(settings, "worker", *args, AMQP_URL="amqp://guest:guest@127.0.0.1:1/")
+    assert run.returncode != 0
+    assert "cannot connect to RabbitMQ" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr and "ExceptionGroup" not in run.stderr, run.stderr

@@ -84,3 +84,21 @@ def test_credentials_for_an_unknown_component_or_a_placeholder_are_refused(urls,
     """A misspelt component would silently fall back to the shared URL: refused at start."""
     with pytest.raises(ValidationError, match=says):
         Settings(**BASE, **urls)
+
+
+def test_a_refused_component_url_is_named_without_its_password():
+    """A typo in COMPONENT_AMQP_URLS is refused in words that reach logs: the setting and the
+    unknown component, never the URLs and their passwords."""
+    from pydantic import ValidationError
+
+    from shared.settings import Settings
+
+    with pytest.raises(ValidationError) as refused:
+        Settings(
+            amqp_url="amqp://h/",
+            redis_url="redis://h",
+            database_url="postgresql://h",
+            component_amqp_urls={"claimz": "amqp://claims:S3cretPW@rabbit/"},
+        )
+    assert "claimz" in str(refused.value)
+    assert "S3cretPW" not in str(refused.value)
