@@ -49,6 +49,7 @@ from dispatcher.ratelimits import (
     parsed_limits,
     retry_after_s,
 )
+from shared import db as database
 from shared import tenants
 from shared.keys import Keys
 from shared.settings import Settings
@@ -200,7 +201,12 @@ class Quotas:
         """The tenant's own limit for reads or submissions, or None (its plan's then)."""
         if self.tenant_settings is None:
             return None
-        record = await self.tenant_settings.get(tenant)
+        try:
+            record = await self.tenant_settings.get(tenant)
+        except (*database.UNAVAILABLE, asyncpg.PostgresError) as exc:
+            # As the counters do with Redis away: rate limits fail open, here to the plan's.
+            log.warning("tenant settings unreadable, plan limits apply", error=repr(exc))
+            return None
         if record is None:
             return None
         limit = record.settings.read_rate_limit if reading else record.settings.rate_limit

@@ -348,13 +348,19 @@ def start_workers(
 
 
 async def wait_until_ready(world: World, group: ProcessGroup, timeout_s: float = 30) -> None:
-    """The API answers /healthz and every worker and aggregator consumes its queues."""
+    """The API answers /healthz, every worker and aggregator consumes its queues, and every
+    analysis component has an online worker in the registry (the API refuses sessions no
+    online worker can serve, and a worker announces itself only once it consumes)."""
     deadline = time.monotonic() + timeout_s
     async with httpx.AsyncClient(base_url=world.api_url, timeout=2) as http:
         while True:
             group.check_alive()
             with contextlib.suppress(httpx.HTTPError):
-                if (await http.get("/healthz")).status_code == 200 and await _consumed(world):
+                if (
+                    (await http.get("/healthz")).status_code == 200
+                    and await _consumed(world)
+                    and await _announced(world)
+                ):
                     return
             if time.monotonic() > deadline:
                 raise RuntimeError(
@@ -379,6 +385,21 @@ async def _consumed(world: World) -> bool:
         return True
     finally:
         await connection.close()
+
+
+async def _announced(world: World) -> bool:
+    """Every analysis component has a worker the registry shows online."""
+    from redis.asyncio import Redis
+
+    from shared.constants import ANALYSIS_COMPONENTS
+    from shared.registry import online_by_component, registry
+
+    redis = Redis.from_url(world.redis_url)
+    try:
+        records = await registry(redis, world.settings().key_prefix, time.time())
+    finally:
+        await redis.aclose()
+    return all(online_by_component(records, ANALYSIS_COMPONENTS).values())
 
 
 # --- sessions over HTTP ---------------------------------------------------------------------

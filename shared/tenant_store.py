@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import asyncpg
 import structlog
 
+from shared.db import UNAVAILABLE
 from shared.errors import TenantSettingsError
 from shared.tenant_settings import TenantSettings, stored, validated
 
@@ -98,32 +100,77 @@ async def change(
 
 class TenantSettingsCache:
     """Each tenant's settings from memory; read from PostgreSQL on first use, after a change
-    was notified, or once `ttl_s` has passed. `reads` counts the queries made."""
+    was notified, or once `ttl_s` has passed. `reads` counts the queries made.
+
+    Concurrent callers for one tenant share one read. A read that began before a change was
+    notified is returned to its callers but not kept (it may hold the old version). With
+    PostgreSQL away, a tenant read before keeps its last settings (a notified or expired
+    entry included) until a read succeeds; one never read raises the error."""
 
     def __init__(
-        self, pool: asyncpg.Pool, ttl_s: float, clock: Callable[[], float] = time.monotonic
+        self,
+        pool: asyncpg.Pool,
+        ttl_s: float,
+        clock: Callable[[], float] = time.monotonic,
+        loader: Callable[[str], Awaitable[TenantRecord | None]] | None = None,
     ) -> None:
         self._pool = pool
+        self._load_from_db = loader or (lambda tenant: load(pool, tenant))
         self._ttl_s = ttl_s
         self._clock = clock
         self._held: dict[str, tuple[float, TenantRecord | None]] = {}
+        self._loading: dict[str, asyncio.Future[TenantRecord | None]] = {}
+        # Bumped by every notification (per tenant) and every listener loss (all tenants).
+        self._generations: dict[str, int] = {}
+        self._epoch = 0
         self.reads = 0
 
     async def get(self, tenant: str) -> TenantRecord | None:
         held = self._held.get(tenant)
         if held is not None and self._clock() - held[0] < self._ttl_s:
             return held[1]
+        loading = self._loading.get(tenant)
+        if loading is None:
+            loading = asyncio.ensure_future(self._load(tenant))
+            self._loading[tenant] = loading
+            loading.add_done_callback(lambda done: self._done_loading(tenant, done))
+        try:
+            return await asyncio.shield(loading)
+        except (*UNAVAILABLE, asyncpg.PostgresError) as exc:
+            if held is None:
+                raise
+            log.warning("tenant settings unreadable, using the last read", error=repr(exc))
+            return held[1]
+
+    async def _load(self, tenant: str) -> TenantRecord | None:
+        generation = self._generation(tenant)
         self.reads += 1
-        record = await load(self._pool, tenant)
-        self._held[tenant] = (self._clock(), record)
+        record = await self._load_from_db(tenant)
+        if self._generation(tenant) == generation:  # no change notified meanwhile
+            self._held[tenant] = (self._clock(), record)
         return record
 
+    def _done_loading(self, tenant: str, done: asyncio.Future[TenantRecord | None]) -> None:
+        if self._loading.get(tenant) is done:
+            del self._loading[tenant]
+        if not done.cancelled():
+            done.exception()  # retrieved here too: every caller may have gone meanwhile
+
+    def _generation(self, tenant: str) -> tuple[int, int]:
+        return self._epoch, self._generations.get(tenant, 0)
+
     def forget(self, tenant: str | None = None) -> None:
-        """Drop one tenant's entry (a change was notified), or every entry."""
+        """One tenant's entry is out of date (a change was notified), or every entry is. The
+        entries are kept, expired: the next use reads again, and falls back on them only
+        while PostgreSQL cannot be read."""
         if tenant is None:
-            self._held.clear()
+            self._epoch += 1
+            tenants = list(self._held)
         else:
-            self._held.pop(tenant, None)
+            self._generations[tenant] = self._generations.get(tenant, 0) + 1
+            tenants = [tenant] if tenant in self._held else []
+        for name in tenants:
+            self._held[name] = (-math.inf, self._held[name][1])
 
     async def listen(self) -> None:
         """Forget a tenant whenever PostgreSQL notifies a change of it; runs until cancelled,
