@@ -328,24 +328,29 @@ def _shape_reasons(host: str, display: str, reputation: Reputation) -> Iterable[
         yield bait
 
 
-def bait_tokens(parts: HostParts, bait_words: frozenset[str]) -> tuple[tuple[str, ...], int]:
-    """The bait words among the hyphen-separated tokens of a host's name (its subdomains and
-    registrable label, not its public suffix), and how many tokens the name has. Pure."""
-    tokens = [t for label in (*parts.subdomain, parts.name) for t in label.split("-") if t]
+def bait_tokens(labels: Iterable[str], bait_words: frozenset[str]) -> tuple[tuple[str, ...], int]:
+    """The bait words among the hyphen-separated tokens of `labels`, and how many tokens
+    there are. Pure."""
+    tokens = [t for label in labels for t in label.split("-") if t]
     return tuple(dict.fromkeys(t for t in tokens if t in bait_words)), len(tokens)
 
 
 def bait_reason(
     parts: HostParts, cheap_tld: bool, reputation: Reputation
 ) -> tuple[str, float] | None:
-    """A name assembled from bait words: one on a cheap TLD, or two in a name of three or
-    more tokens elsewhere ("5g-truth-now.xyz", "energy-rebate-claim.info"). Pure."""
-    found, tokens = bait_tokens(parts, reputation.bait_words)
-    words = ", ".join(found)
-    if cheap_tld and found:
-        return f"{BAIT_REASON} ({words}) on a cheap domain", reputation.risks["bait_on_risky_tld"]
+    """A name assembled from bait words: one in any label on a cheap TLD, or two in a
+    registrable name of three or more tokens elsewhere ("5g-truth-now.xyz",
+    "energy-rebate-claim.info"); subdomains alone are an organisation's own business. Pure."""
+    if cheap_tld:
+        found, _ = bait_tokens((*parts.subdomain, parts.name), reputation.bait_words)
+        if found:
+            words = ", ".join(found)
+            risk = reputation.risks["bait_on_risky_tld"]
+            return f"{BAIT_REASON} ({words}) on a cheap domain", risk
+        return None
+    found, tokens = bait_tokens((parts.name,), reputation.bait_words)
     if len(found) >= 2 and tokens >= 3:
-        return f"{BAIT_REASON} ({words})", reputation.risks["bait_name"]
+        return f"{BAIT_REASON} ({', '.join(found)})", reputation.risks["bait_name"]
     return None
 
 

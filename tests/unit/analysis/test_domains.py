@@ -230,9 +230,10 @@ def test_data_says_whether_the_component_applies_and_how_much_evidence(
         "free-gift-card.top",
         "colet-livrare-taxa.info",  # two in a name of three tokens, any TLD
         "energy-rebate-claim.info",
-        "verificare-cont-client.com",
+        "confirmare-plata-colet.com",
         "cadou-gratuit.click",
-        "secure.account-update-center.net",  # subdomain tokens count too
+        "login.my-site.top",  # on a cheap TLD, a subdomain's words count too
+        "verify-payment-center.net",
     ],
 )
 def test_a_name_assembled_from_bait_words_is_flagged(host):
@@ -249,8 +250,11 @@ def test_a_name_assembled_from_bait_words_is_flagged(host):
         "adevarul.ro",  # a newspaper: words only count as whole tokens of the name
         "plati.ro",
         "some-blog.example.com",
-        "free-software.org",  # one bait word on an ordinary TLD
-        "secure-payments.com",  # two tokens only: a name too short to call assembled
+        "free-software.org",  # words too common in real names are not bait
+        "free-cash-flow.com",
+        "login-payments.com",  # two tokens only: a name too short to call assembled
+        "account-security.mybank.ro",  # an organisation names its own subdomains
+        "login.secure.free.fr",
         "my-cooking-blog.xyz",  # a cheap TLD without any bait word
         "login.microsoftonline.com",  # a brand's own domain is never judged by its words
         "posta-romana.ro",
@@ -264,7 +268,7 @@ def test_ordinary_names_and_brand_domains_are_not_bait(host):
 
 def test_the_bait_reason_has_a_romanian_summary():
     """Readers of either language see why: the Romanian summary translates the reason."""
-    data = report_data(assess_domains("Vezi https://cadou-gratuit.click/x", None))
+    data = report_data(assess_domains("Vezi https://cadou-premiu.click/x", None))
     assert data["summary_ro"] == [
-        "cadou-gratuit.click: nume compus din cuvinte-momeală (cadou, gratuit) pe un domeniu ieftin"
+        "cadou-premiu.click: nume compus din cuvinte-momeală (cadou, premiu) pe un domeniu ieftin"
     ]
