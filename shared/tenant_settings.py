@@ -8,6 +8,7 @@ tasks carry it (with the parts the workers need: `TenantTuning`) and so do their
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import unicodedata
@@ -350,18 +351,25 @@ def review_for(policy: Mapping[str, Any] | None, default: ReviewPolicy) -> Revie
     )
 
 
+# Settings whose VALUE on the command line is a number: read as JSON. Every other VALUE is
+# text (a list as "a,b"), unless it is written as a JSON list or object.
+NUMERIC_KEYS = ("verdict_weights.", "review.confidence_below")
+
+
 def assignments(pairs: Iterable[str]) -> dict[str, Any]:
-    """`KEY=VALUE` arguments as changes: a VALUE that reads as JSON is taken as such
-    (`2`, `0.5`, `[5, 6]`), anything else as text (`techniques,claims`, `5/second`)."""
+    """`KEY=VALUE` arguments as changes: numbers where the setting is one (`2`, `0.5`), JSON
+    where the value is written as a list or object (`[5, 6]`), text otherwise
+    (`techniques,claims`, `5/second`, `2020` as a term)."""
     changes: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise TenantSettingsError(f"{pair!r}: write KEY=VALUE, e.g. components=techniques")
-        try:
-            changes[key.strip()] = json.loads(value)
-        except ValueError:
-            changes[key.strip()] = value
+        changes[key] = value
+        if value.strip()[:1] in ("[", "{") or key.startswith(NUMERIC_KEYS):
+            with contextlib.suppress(ValueError):
+                changes[key] = json.loads(value)
     return changes
 
 

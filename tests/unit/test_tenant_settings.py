@@ -73,6 +73,26 @@ def test_changes_and_removals_reach_into_sections_and_keep_the_rest():
         assignments(["components"])
 
 
+def test_command_line_values_are_numbers_only_where_the_setting_is_one():
+    """One plan, a number-like term, a limit and a weight each mean what they look like:
+    a lone value is a list of one, a term stays text, a weight is a number."""
+    settings = with_changes(
+        {},
+        assignments(
+            [
+                "review.plans=5",
+                "lexicon_terms.fear_appeal=2020",
+                "rate_limit=10/minute",
+                "verdict_weights.claims=2",
+            ]
+        ),
+    )
+    assert settings.review.plans == (5,)
+    assert settings.lexicon_terms == {"fear_appeal": ("2020",)}
+    assert settings.rate_limit == "10/minute" and settings.verdict_weights == {"claims": 2}
+    assert assignments(["review.plans=[5, 6]"]) == {"review.plans": [5, 6]}
+
+
 def test_a_tenant_without_settings_runs_as_the_deployment_is_configured():
     """All four components, no tuning on its tasks, the deployment's weights and review."""
     deployment = {"techniques": 1.0, "claims": 1.0}
