@@ -26,10 +26,12 @@ class Database:
         self.gate = asyncio.Event()
         self.gate.set()
         self.reads = 0
+        self.reading = asyncio.Event()  # a read has taken its snapshot
 
     async def load(self, tenant: str) -> TenantRecord | None:
         self.reads += 1
         seen = self.version  # what the read's snapshot holds
+        self.reading.set()
         await self.gate.wait()
         if self.down:
             raise asyncpg.CannotConnectNowError("the database system is starting up")
@@ -47,8 +49,7 @@ async def test_a_read_overtaken_by_a_notified_change_is_not_kept():
     cache = cache_of(db)
     db.gate.clear()
     reading = asyncio.ensure_future(cache.get("t1"))
-    while not db.reads:  # the read has its snapshot
-        await asyncio.sleep(0)
+    await db.reading.wait()
     db.version = 2
     cache.forget("t1")  # the NOTIFY
     db.gate.set()
@@ -62,10 +63,8 @@ async def test_callers_of_one_tenant_share_one_read():
     cache = cache_of(db)
     db.gate.clear()
     waiting = [asyncio.ensure_future(cache.get("t1")) for _ in range(10)]
-    while not db.reads:
-        await asyncio.sleep(0)
-    for _ in range(5):  # every caller has asked meanwhile
-        await asyncio.sleep(0)
+    await db.reading.wait()
+    await asyncio.sleep(0.01)  # every caller has asked meanwhile
     db.gate.set()
     assert [r.version for r in await asyncio.gather(*waiting)] == [1] * 10
     assert db.reads == 1
