@@ -173,11 +173,11 @@ def peer_env() -> dict[str, str]:
     return {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def peer_python(script: str, n: int, timeout_s: float) -> dict[str, Any]:
-    """Run one of the peer's scripts; the JSON line it prints."""
+def peer_python(script: str, *args: str | int, timeout_s: float) -> dict[str, Any]:
+    """Run one of the peers' scripts with `args`; the JSON line it prints."""
     python = PEER_VENV / "bin" / "python"
     out = subprocess.run(
-        [str(python), script, str(n)],
+        [str(python), script, *map(str, args)],
         cwd=peer_dir(),
         env=peer_env(),
         capture_output=True,
@@ -197,9 +197,9 @@ async def chord(n: int, latency_n: int) -> dict[str, Any]:
         celery = [str(PEER_VENV / "bin" / "celery"), "-A", "peer", "worker", "-c", "2"]
         group.start("celery", celery, peer_env(), cwd=peer_dir())
         await _wait_for_consumer(group, "celery")
-        peer_python("latency.py", 20, 120)  # warm-up: connections, the Postgres table
-        drive = await asyncio.to_thread(peer_python, "drive.py", n, 900)
-        latency = await asyncio.to_thread(peer_python, "latency.py", latency_n, 600)
+        peer_python("latency.py", 20, timeout_s=120)  # warm-up: connections, the Postgres table
+        drive = await asyncio.to_thread(peer_python, "drive.py", n, timeout_s=900)
+        latency = await asyncio.to_thread(peer_python, "latency.py", latency_n, timeout_s=600)
     return {"drive": drive, "latency": latency, "log_dir": str(group.log_dir)}
 
 
@@ -218,22 +218,6 @@ async def _wait_for_consumer(group: lib.ProcessGroup, queue: str, timeout_s: flo
     raise RuntimeError(f"no consumer on {queue!r} within {timeout_s}s")
 
 
-def dramatiq_python(mode: str, n: int, timeout_s: float) -> dict[str, Any]:
-    """One of the Dramatiq driver's two measurements; the JSON line it prints."""
-    out = subprocess.run(
-        [str(PEER_VENV / "bin" / "python"), "dramatiq_drive.py", mode, str(n)],
-        cwd=peer_dir(),
-        env=peer_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=True,
-        start_new_session=True,
-    )
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
-
-
 async def dramatiq_group(n: int, latency_n: int) -> dict[str, Any]:
     """The same job as a Dramatiq group with a completion callback (confirms, Redis results)."""
     if not (PEER_VENV / "bin" / "dramatiq").exists():
@@ -242,16 +226,20 @@ async def dramatiq_group(n: int, latency_n: int) -> dict[str, Any]:
         command = [str(PEER_VENV / "bin" / "dramatiq"), "dramatiq_peer", "-p", "2", "-t", "8"]
         group.start("dramatiq", command, peer_env(), cwd=peer_dir())
         await _wait_for_consumer(group, "default")
-        dramatiq_python("latency", 20, 120)  # warm-up
-        drive = await asyncio.to_thread(dramatiq_python, "throughput", n, 900)
-        latency = await asyncio.to_thread(dramatiq_python, "latency", latency_n, 600)
+        peer_python("dramatiq_drive.py", "latency", 20, timeout_s=120)  # warm-up
+        drive = await asyncio.to_thread(
+            peer_python, "dramatiq_drive.py", "throughput", n, timeout_s=900
+        )
+        latency = await asyncio.to_thread(
+            peer_python, "dramatiq_drive.py", "latency", latency_n, timeout_s=600
+        )
     await lib.delete_broker_objects(lib.LOOPBACK["AMQP_URL"], ("default",))
     return {"drive": drive, "latency": latency, "log_dir": str(group.log_dir)}
 
 
 async def raw(n: int) -> dict[str, Any]:
     try:
-        return await asyncio.to_thread(peer_python, "raw_limit.py", n, 600)
+        return await asyncio.to_thread(peer_python, "raw_limit.py", n, timeout_s=600)
     finally:
         await lib.delete_broker_objects(lib.LOOPBACK["AMQP_URL"], ("rawlimit",))
 
