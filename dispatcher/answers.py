@@ -148,6 +148,10 @@ class Health(BaseModel):
     postgres: bool
     redis: bool
     rabbitmq: bool
+    # Whether a text session would be taken now: every analysis component has an online
+    # worker as this API last read the registry (a POST made after `true` is not refused
+    # for want of a worker that was online when this was answered).
+    accepts_text: bool
 
 
 class EventStream(StreamingResponse):

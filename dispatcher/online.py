@@ -52,9 +52,13 @@ class OnlineWorkers:
         return self._records
 
     async def refresh(self) -> list[WorkerRecord]:
-        """Read the registry now and count who is online (`verdict_workers_online`)."""
+        """Read the registry now and count who is online (`verdict_workers_online`).
+
+        The read is as old as its start: a worker that announced itself while the read was
+        under way may be missing from it, so it must not pass for newer than that."""
+        started = time.monotonic()
         self._records = await registry(self._redis, self._prefix, time.time())
-        self._read_at = time.monotonic()
+        self._read_at = started
         for component, count in online_by_component(self._records, REGISTERED).items():
             metrics.WORKERS_ONLINE.labels(component).set(count)
         return self._records

@@ -349,17 +349,19 @@ def start_workers(
 
 async def wait_until_ready(world: World, group: ProcessGroup, timeout_s: float = 30) -> None:
     """The API answers /healthz, every worker and aggregator consumes its queues, and every
-    analysis component has an online worker in the registry (the API refuses sessions no
-    online worker can serve, and a worker announces itself only once it consumes)."""
+    analysis component has an online worker in the registry and in the API's view of it (the
+    API refuses sessions no online worker can serve, and a worker announces itself only once
+    it consumes)."""
     deadline = time.monotonic() + timeout_s
     async with httpx.AsyncClient(base_url=world.api_url, timeout=2) as http:
         while True:
             group.check_alive()
             with contextlib.suppress(httpx.HTTPError):
+                # The API's own view last: it says whether a POST now would be taken.
                 if (
-                    (await http.get("/healthz")).status_code == 200
-                    and await _consumed(world)
+                    await _consumed(world)
                     and await _announced(world)
+                    and await _accepts_text(http)
                 ):
                     return
             if time.monotonic() > deadline:
@@ -367,6 +369,12 @@ async def wait_until_ready(world: World, group: ProcessGroup, timeout_s: float =
                     f"pipeline not ready within {timeout_s}s; logs in {group.log_dir}"
                 )
             await asyncio.sleep(0.2)
+
+
+async def _accepts_text(http: httpx.AsyncClient) -> bool:
+    """The API answers /healthz and would take a text session now (its registry view)."""
+    answer = await http.get("/healthz")
+    return answer.status_code == 200 and bool(answer.json().get("accepts_text"))
 
 
 async def _consumed(world: World) -> bool:

@@ -214,7 +214,7 @@ async def wait_ready(base: str, up: subprocess.Popen, logs: Path, timeout: float
                 raise SystemExit(f"verdict up exited:\n{(logs / 'up.log').read_text()}")
             try:
                 health = (await client.get(f"{base}/healthz")).json()
-                if health.get("rabbitmq"):
+                if health.get("rabbitmq") and health.get("accepts_text"):
                     await asyncio.sleep(3)  # consumers registered
                     return
             except (httpx.HTTPError, ValueError):

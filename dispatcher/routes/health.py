@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 
 from dispatcher import answers
 from dispatcher.dependencies import State
+from dispatcher.submit import unservable
 from shared import sessions
 
 router = APIRouter()
@@ -22,6 +23,7 @@ async def healthz(state: State) -> JSONResponse:
         "postgres": await _answers(sessions.store_answers(state.pool)),
         "redis": await _answers(state.redis.ping()),
         "rabbitmq": state.publisher is not None,
+        "accepts_text": await unservable(state, "text") is None,
     }
     healthy = checks["postgres"]
     return JSONResponse({"ok": healthy, **checks}, 200 if healthy else 503)

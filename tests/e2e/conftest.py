@@ -112,7 +112,11 @@ def _wait_ready(
             health = answer.json()
             reached = health.get("rabbitmq") and health.get("postgres")
             if reached and set(REGISTERED) <= _online(redis_url, prefix):
-                return
+                # The API's own view last: a POST made now is not refused for want of a
+                # worker its registry read missed (a read under way while it announced).
+                accepting = httpx.get(f"{base}/healthz", timeout=2).json()
+                if accepting.get("accepts_text"):
+                    return
         except (httpx.HTTPError, ValueError) as exc:  # not up yet, or not JSON yet: said below
             last = repr(exc)
         time.sleep(0.5)

@@ -246,3 +246,59 @@ async def test_a_refusal_is_never_made_on_a_stale_copy_of_the_registry(settings,
         ):
             await asyncio.sleep(0.3)  # past the recheck bound, well within the TTL
             assert await online.refusal("text") is None
+
+
+async def test_a_read_under_way_when_a_worker_announced_is_as_old_as_its_start(
+    settings, redis, monkeypatch
+):
+    """A registry read that began before a worker's announcement and ended after it is no
+    fresh evidence of its absence: the refusal check reads again instead of refusing."""
+    from dispatcher import online as online_module
+
+    announced = asyncio.Event()
+    real = online_module.registry
+
+    async def slow(redis_, prefix, now):
+        records = await real(redis_, prefix, now)  # read before the worker is there
+        await announced.wait()
+        await asyncio.sleep(0.3)  # ends past the recheck bound after its start
+        return records
+
+    online = OnlineWorkers(redis, settings.key_prefix, ttl_s=60)
+    async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(beating(settings, redis, "aggregator", ()))
+        monkeypatch.setattr(online_module, "registry", slow)
+        reading = asyncio.create_task(online.refresh())
+        await asyncio.sleep(0.05)
+        for c in ANALYSIS_COMPONENTS:
+            await stack.enter_async_context(beating(settings, redis, c, TEXT_INPUT))
+        announced.set()
+        assert not any("claims" in r.components for r in await reading)
+        monkeypatch.setattr(online_module, "registry", real)
+        assert await online.refusal("text") is None
+
+
+async def test_healthz_says_whether_a_text_session_would_be_taken_now(world, redis):
+    """`accepts_text` is false while an analysis component has no online worker (and the
+    broker is up), true once each has one; the POST made after a true answer is taken."""
+    settings = await world(api_check_workers=True, api_workers_ttl_s=60)
+    async with client_for(settings) as api, contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(beating(settings, redis, "aggregator", ()))
+
+        async def health() -> dict:
+            return (await api.get("/healthz")).json()
+
+        # With the broker away the API would analyse the session itself, and take it.
+        before = await eventually(lambda: _with_broker(health))
+        for c in ANALYSIS_COMPONENTS:
+            await stack.enter_async_context(beating(settings, redis, c, TEXT_INPUT))
+        await asyncio.sleep(0.3)  # past the recheck bound: the next answer reads again
+        after = (await api.get("/healthz")).json()
+        taken = await post(api, {"content": "hello there"})
+    assert before["accepts_text"] is False and after["accepts_text"] is True
+    assert taken.status_code == 202, taken.text
+
+
+async def _with_broker(health):
+    answer = await health()
+    return answer if answer["rabbitmq"] else None
