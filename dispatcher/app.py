@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
@@ -20,6 +21,7 @@ from dispatcher.guard import RequestGuard, SecurityHeaders
 from dispatcher.quotas import RateLimitHeaders
 from dispatcher.routes import health, progress, review, sessions, workers
 from dispatcher.state import AppState
+from shared.background import report_if_stuck
 from shared.settings import Settings
 
 # Largest request body read, from the character limit: a code point outside the BMP sent as
@@ -87,11 +89,23 @@ def body_limit(settings: Settings) -> int:
     return settings.max_content_chars * JSON_BYTES_PER_CHAR + BODY_OVERHEAD_BYTES
 
 
+# Seconds the API's connections may take to close before it logs what every task and thread
+# is doing: uvicorn's graceful shutdown (10 s) and this stay inside the engine's stop grace
+# (40 s), so a stop that ends in SIGKILL has said where it hung.
+STUCK_CLOSING_S = 20.0
+
+
 def _lifespan(settings: Settings) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with AppState.opened(settings) as state:
-            app.state.pipeline = state
-            yield
+        stopping = asyncio.Event()
+        watchdog = asyncio.ensure_future(report_if_stuck(stopping, STUCK_CLOSING_S))
+        try:
+            async with AppState.opened(settings) as state:
+                app.state.pipeline = state
+                yield
+                stopping.set()
+        finally:
+            watchdog.cancel()
 
     return lifespan

@@ -18,6 +18,7 @@ import click
 import structlog
 import uvloop
 
+from shared import background
 from shared.constants import AGGREGATOR_PREFETCH, QUEUE_COMPONENTS
 from shared.errors import VerdictError
 from shared.logging import configure
@@ -61,7 +62,7 @@ def run_until_signalled(main: Callable[[asyncio.Event], Awaitable[None]]) -> Non
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
-        watchdog = asyncio.ensure_future(report_if_stuck(stop, STUCK_STOPPING_S))
+        watchdog = asyncio.ensure_future(background.report_if_stuck(stop, STUCK_STOPPING_S))
         await main(stop)
         watchdog.cancel()
         await end_leftover_tasks(LEFTOVER_GRACE_S, asyncio.all_tasks() - {asyncio.current_task()})
@@ -80,18 +81,6 @@ STUCK_EXIT_S = 10.0
 # Seconds after SIGTERM at which a process still stopping logs every task's and thread's stack:
 # past the workers' grace period, before the supervisor's SIGKILL (ops/supervisor.py).
 STUCK_STOPPING_S = 35.0
-
-
-async def report_if_stuck(stop: asyncio.Event, after_s: float) -> None:
-    """Once `stop` is set, wait `after_s`; still running then, log what every task and thread
-    is doing, so a stop that ends in SIGKILL says where it hung."""
-    await stop.wait()
-    await asyncio.sleep(after_s)
-    for task in asyncio.all_tasks() - {asyncio.current_task()}:
-        stack = io.StringIO()
-        task.print_stack(file=stack)
-        log.error("still stopping", task=repr(task), stack=stack.getvalue())
-    faulthandler.dump_traceback(all_threads=True)
 
 
 # Background tasks still running when a process's main coroutine returns get this long to end

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import faulthandler
+import io
 from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
@@ -12,12 +14,19 @@ import structlog
 
 log = structlog.get_logger(__name__)
 
+# How long a cancelled background task may take to end before its block goes on without it.
+# A task that swallows its cancel (a library that turned it into its own error, a loop that
+# caught that) would otherwise hold its process's stop until the supervisor's SIGKILL.
+STOP_WAIT_S = 5.0
+
 
 @contextlib.asynccontextmanager
 async def in_background(
-    work: Coroutine[Any, Any, object], what: str
+    work: Coroutine[Any, Any, object], what: str, stop_wait_s: float = STOP_WAIT_S
 ) -> AsyncIterator[asyncio.Task[Any]]:
-    """Run `work` while the block runs; on exit cancel it and wait until it has stopped.
+    """Run `work` while the block runs; on exit cancel it and wait until it has stopped, at
+    most `stop_wait_s`: one still running then is logged with its stack and left behind
+    (cancelled again), so no background task can hang its process's stop.
 
     A failure of its own (not the cancel) is logged when it happens, and raised at the end
     of a block that ended normally: a loop that died must not go unnoticed.
@@ -28,8 +37,14 @@ async def in_background(
         yield task
     finally:
         task.cancel()
-        await asyncio.wait({task})  # its end, not its result: a cancel here is ours to raise
-    if not task.cancelled() and task.exception() is not None:
+        # Its end, not its result: a cancel here is ours to raise.
+        await asyncio.wait({task}, timeout=stop_wait_s)
+        if not task.done():
+            stack = io.StringIO()
+            task.print_stack(file=stack)
+            log.error("background task did not stop", task=what, stack=stack.getvalue())
+            task.cancel()
+    if task.done() and not task.cancelled() and task.exception() is not None:
         raise task.exception()  # type: ignore[misc]
 
 
@@ -61,3 +76,15 @@ def stop_if_cancelled() -> None:
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError()
+
+
+async def report_if_stuck(stop: asyncio.Event, after_s: float) -> None:
+    """Once `stop` is set, wait `after_s`; still running then, log what every task and thread
+    is doing, so a stop that ends in SIGKILL says where it hung."""
+    await stop.wait()
+    await asyncio.sleep(after_s)
+    for task in asyncio.all_tasks() - {asyncio.current_task()}:
+        stack = io.StringIO()
+        task.print_stack(file=stack)
+        log.error("still stopping", task=repr(task), stack=stack.getvalue())
+    faulthandler.dump_traceback(all_threads=True)

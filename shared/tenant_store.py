@@ -21,6 +21,7 @@ from typing import Any
 import asyncpg
 import structlog
 
+from shared.background import raise_if_cancelled
 from shared.db import UNAVAILABLE
 from shared.errors import TenantSettingsError
 from shared.tenant_settings import TenantSettings, stored, validated
@@ -190,6 +191,7 @@ class TenantSettingsCache:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # PostgreSQL away: the TTL bounds how stale we get
+                raise_if_cancelled(exc)  # asyncpg may turn our stop into its own error
                 log.warning("tenant settings listener lost", error=repr(exc))
             self.forget()
             await asyncio.sleep(RELISTEN_S)

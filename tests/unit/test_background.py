@@ -72,17 +72,19 @@ async def test_a_process_still_stopping_after_the_limit_logs_where_each_task_han
 ):
     """Past STUCK_STOPPING_S after SIGTERM, a process that has not ended logs every task's
     stack (and the threads'), so a stop that ends in the supervisor's SIGKILL says where."""
-    from ops import cli
+    from shared import background
 
     logged: list[dict] = []
-    monkeypatch.setattr(cli.log, "error", lambda event, **kw: logged.append({"event": event, **kw}))
+    monkeypatch.setattr(
+        background.log, "error", lambda event, **kw: logged.append({"event": event, **kw})
+    )
 
     async def hanging_in_shutdown():
         await asyncio.Event().wait()
 
     hung = asyncio.create_task(hanging_in_shutdown())
     stop = asyncio.Event()
-    watchdog = asyncio.create_task(cli.report_if_stuck(stop, 0.05))
+    watchdog = asyncio.create_task(background.report_if_stuck(stop, 0.05))
     await asyncio.sleep(0.1)
     assert logged == []  # nothing before the stop
     stop.set()

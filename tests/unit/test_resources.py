@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from shared import resources
 from shared.background import in_background
@@ -111,6 +112,33 @@ async def test_a_background_task_that_failed_is_raised_at_the_end_of_the_block()
     with pytest.raises(ValueError, match="loop died"):
         async with in_background(broken(), "broken"):
             await asyncio.sleep(0)
+
+
+async def test_a_background_task_that_swallows_its_cancel_does_not_hold_the_block(caplog):
+    """A loop that catches its cancel (as a library's own error) and goes round again is
+    left behind after the stop wait, said in the log, cancelled once more, and the block's
+    exit goes on."""
+    swallowed: list[int] = []
+
+    async def stubborn() -> None:
+        while True:
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                if swallowed:  # the second cancel ends it
+                    raise
+                swallowed.append(1)  # as if a library had turned it into its own error
+
+    async def block() -> asyncio.Task[Any]:
+        async with in_background(stubborn(), "stubborn", stop_wait_s=0.05) as task:
+            await asyncio.sleep(0)
+        return task
+
+    with capture_logs() as logs:
+        task = await asyncio.wait_for(block(), 5)
+    await asyncio.wait({task}, timeout=5)
+    assert swallowed and task.cancelled()
+    assert [e["task"] for e in logs if e["event"] == "background task did not stop"] == ["stubborn"]
 
 
 async def test_entered_contexts_end_with_the_resources(events):
