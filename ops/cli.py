@@ -546,10 +546,15 @@ def tenants_show(tenant: str) -> None:
 def tenants_set(tenant: str, values: tuple[str, ...]) -> None:
     """Set KEY=VALUE for TENANT (dotted keys reach into a section: review.plans=[5,6],
     verdict_weights.claims=2, lexicon_terms.loaded_language=plandemie,sheeple)."""
-    from ops.tenants import set_values
+    from ops.tenants import keyless, set_values
 
-    record = _tenant_work(set_values(_settings().database_url, tenant, values))
+    settings = _settings()
+
+    record = _tenant_work(set_values(settings.database_url, tenant, values))
     click.echo(json.dumps(record.as_json(), indent=2))
+    warning = keyless(tenant, settings.api_keys)
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
 
 
 @tenants.command("unset")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from shared import db, tenant_store
 from shared.errors import TenantSettingsError
+from shared.settings import ApiKey
 from shared.tenant_settings import (
     TenantSettings,
     assignments,
@@ -62,6 +63,18 @@ async def _changed(url: str, tenant: str, edit: Any) -> TenantRecord:
         return await tenant_store.change(pool, tenant, edit)
     finally:
         await pool.close()
+
+
+def keyless(tenant: str, api_keys: Mapping[str, ApiKey]) -> str | None:
+    """What to warn of when no API key of the deployment belongs to `tenant` (a misspelt
+    name stores settings nobody uses); None when one does, or no keys are configured here
+    (the command may run where API_KEYS is not set)."""
+    if not api_keys or any(key.tenant == tenant for key in api_keys.values()):
+        return None
+    return (
+        f"no API key in API_KEYS belongs to tenant {tenant!r}: its settings are stored, "
+        "and apply once a key of that tenant is used"
+    )
 
 
 def _checked(settings: TenantSettings) -> TenantSettings:

@@ -273,6 +273,21 @@ async def test_the_tenants_command_lists_shows_unsets_and_refuses_in_words(tenan
         run = verdict(settings, "tenants", *args)
         assert run.returncode == 1 and says in run.stderr, (args, run.stderr)
     assert json.loads(verdict(settings, "tenants", "show", a).stdout)["version"] == 2
+    assert "warning" not in verdict(settings, "tenants", "set", a, "rate_limit=6/second").stderr
+
+
+async def test_setting_a_tenant_no_api_key_belongs_to_is_stored_with_a_warning(tenants, pool):
+    """A tenant name no key of API_KEYS has (a typo, say) is stored, exit 0, and the
+    command says so on stderr."""
+    settings, a, _ = tenants
+    typo = a + "x"
+    try:
+        run = verdict(settings, "tenants", "set", typo, "rate_limit=5/second")
+        assert run.returncode == 0, run.stderr
+        assert f"no API key in API_KEYS belongs to tenant '{typo}'" in run.stderr
+        assert json.loads(run.stdout)["version"] == 1
+    finally:
+        await pool.execute("DELETE FROM tenant_settings WHERE tenant = $1", typo)
 
 
 async def test_the_console_shows_each_tenant_s_settings_read_only_and_escaped(world, pool):
