@@ -47,6 +47,12 @@ class SourceList(_Strict):
     bait_words: list[str]
     bait_on_risky_tld_risk: float = Field(ge=0, le=100)
     bait_name_risk: float = Field(ge=0, le=100)
+    bait_inside_min_letters: int = Field(ge=3, le=10)
+    alarm_words: list[str]
+    alarm_name_risk: float = Field(ge=0, le=100)
+    posing_domain_risk: float = Field(ge=0, le=100)
+    shortener_request_risk: float = Field(ge=0, le=100)
+    request_words: list[str]
     bare_domain_tlds: list[str]
     homoglyphs: dict[str, str]
     look_alike_swaps: dict[str, str]

@@ -30,7 +30,7 @@ from workers.analysis.domain_lists import (
 from workers.analysis.lookalikes import IMITATION_WAYS, BrandIndex, brand_index, imitation
 from workers.analysis.normalise import normalise
 from workers.analysis.registrable import HostParts, host_parts
-from workers.analysis.text import clip
+from workers.analysis.text import clip, fold
 
 MAX_HOSTS = 20
 # URLs and bare domains read from a text before giving up on finding MAX_HOSTS distinct
@@ -47,6 +47,15 @@ BRAND_CATEGORY = "brand"
 # The reason of a host nobody listed: says we know nothing, so it is no evidence.
 UNKNOWN_REASON = "not in the source list"
 BAIT_REASON = "a name made of bait words"
+POSING_REASON = "a domain name set before another domain"
+ALARM_REASON = "a name that sells a hidden truth or a poison"
+SHORTENER_REQUEST_REASON = "link shortener in a message asking to pay or sign in"
+# Suffixes a posing name ends with (posing_domain): generic ones and those of the readers.
+POSING_SUFFIXES = frozenset({"com", "org", "net", "gov", "edu", "co", "info", "biz", "ro", "uk"})
+# A sum of money with its currency: "£940", "$6.99", "1.850 lei", "50 EUR".
+_AMOUNT = re.compile(
+    r"(?i)(?:[£$€]\s?\d|\d(?:[\d.,]{0,12}\d)?\s?(?:lei|ron|eur|euro|euros|usd|gbp|dollars|pounds)\b)"
+)
 
 # A URL in text; its host may be an IPv6 address in brackets (bounded), the rest runs to the
 # first space or bracket.
@@ -67,6 +76,9 @@ class Reputation:
     shorteners: frozenset[str]
     risky_tlds: frozenset[str]
     bait_words: frozenset[str]
+    request_words: frozenset[str]
+    alarm_words: frozenset[str]
+    bait_inside: frozenset[str]  # bait words long enough to count inside a token
     brands: BrandIndex
     risks: Mapping[str, float]
     bare_domain: re.Pattern[str]
@@ -126,6 +138,9 @@ def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
             "unknown",
             "bait_on_risky_tld",
             "bait_name",
+            "posing_domain",
+            "shortener_request",
+            "alarm_name",
         )
     }
     return Reputation(
@@ -134,6 +149,11 @@ def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
         shorteners=frozenset(sources.shorteners),
         risky_tlds=frozenset(sources.risky_tlds),
         bait_words=frozenset(sources.bait_words),
+        request_words=frozenset(sources.request_words),
+        alarm_words=frozenset(sources.alarm_words),
+        bait_inside=frozenset(
+            w for w in sources.bait_words if len(w) >= sources.bait_inside_min_letters
+        ),
         brands=brand_index(brands, sources),
         risks=risks,
         bare_domain=re.compile(_BARE.format(tlds=tlds), re.IGNORECASE),
@@ -326,6 +346,43 @@ def _shape_reasons(host: str, display: str, reputation: Reputation) -> Iterable[
         yield f"imitates {known}: {IMITATION_WAYS[found.how][0]}", risks["lookalike"]
     if parts and (bait := bait_reason(parts, cheap_tld, reputation)):
         yield bait
+    if parts and (posed := posing_domain(parts)):
+        yield f"{POSING_REASON} ({posed})", risks["posing_domain"]
+
+
+def posing_domain(parts: HostParts) -> str | None:
+    """The domain name a host writes in front of its real one, if any. Pure.
+
+    "e-zpass.com" in `e-zpass.com-tollpay.icu` (a suffix as the first hyphenated token of
+    the name, right after a label of its own); "shop.com" in `shop.com.pay-now.xyz` (a
+    suffix as the last label of the subdomain, after a label that is none). Only the
+    generic suffixes and the ones this product's readers know best count: a language
+    subdomain (`de.`, `fr.`) or a name such as `de-bijenkorf` is no pose.
+    """
+    own = [label for label in parts.subdomain if label != "www"]
+    first, _, rest = parts.name.partition("-")
+    if own and rest and first in POSING_SUFFIXES:
+        return f"{own[-1]}.{first}"
+    if len(own) >= 2 and own[-1] in POSING_SUFFIXES and own[-2] not in POSING_SUFFIXES:
+        return f"{own[-2]}.{own[-1]}"
+    return None
+
+
+def _path(url: str) -> str:
+    try:
+        return urlsplit(url if "://" in url else "http://" + url).path
+    except ValueError:  # an unreadable URL has no path to read
+        return ""
+
+
+def shortener_request(text: str, urls: Iterable[str], request_words: frozenset[str]) -> bool:
+    """Whether a message asks for money or a sign-in: a sum with its currency, or a request
+    word among the words of the text or of the links' paths. Pure."""
+    if _AMOUNT.search(text):
+        return True
+    paths = " ".join(_path(u) for u in urls)
+    found = re.findall(r"[a-z]+", fold(f"{text} {paths}").lower())
+    return any(word in request_words for word in found)
 
 
 def bait_tokens(labels: Iterable[str], bait_words: frozenset[str]) -> tuple[tuple[str, ...], int]:
@@ -342,7 +399,9 @@ def bait_reason(
     registrable name of three or more tokens elsewhere ("5g-truth-now.xyz",
     "energy-rebate-claim.info"); subdomains alone are an organisation's own business. Pure."""
     if cheap_tld:
-        found, _ = bait_tokens((*parts.subdomain, parts.name), reputation.bait_words)
+        labels = (*parts.subdomain, parts.name)
+        found, _ = bait_tokens(labels, reputation.bait_words)
+        found = found or bait_inside(labels, reputation.bait_inside)
         if found:
             words = ", ".join(found)
             risk = reputation.risks["bait_on_risky_tld"]
@@ -351,6 +410,25 @@ def bait_reason(
     found, tokens = bait_tokens((parts.name,), reputation.bait_words)
     if len(found) >= 2 and tokens >= 3:
         return f"{BAIT_REASON} ({', '.join(found)})", reputation.risks["bait_name"]
+    if alarm := alarm_word(parts.name, reputation.alarm_words):
+        return f"{ALARM_REASON} ({alarm})", reputation.risks["alarm_name"]
+    return None
+
+
+def bait_inside(labels: Iterable[str], words: frozenset[str]) -> tuple[str, ...]:
+    """Bait words run together with others inside a token ("freecureprotocol"). Pure."""
+    tokens = [t for label in labels for t in label.split("-") if t]
+    return tuple(dict.fromkeys(w for t in tokens for w in sorted(words) if w in t))
+
+
+def alarm_word(name: str, words: frozenset[str]) -> str | None:
+    """An alarm word that is a token of a registrable name, or starts or ends one. Pure."""
+    for token in (t for t in name.split("-") if t):
+        for word in sorted(words, key=lambda w: (-len(w), w)):  # the longest it holds
+            if token == word or (len(token) > len(word) and token.startswith(word)):
+                return word
+            if len(token) > len(word) and token.endswith(word):
+                return word
     return None
 
 
@@ -397,7 +475,20 @@ def assess_domains(
     """Assess every host named by the input."""
     reputation = reputation or default_reputation()
     hosts = extract_hosts(text, url, reputation)
-    return DomainReport(tuple(assess_host(h, reputation) for h in hosts), url_given=bool(url))
+    assessed = tuple(assess_host(h, reputation) for h in hosts)
+    if any(h.host in reputation.shorteners for h in assessed):
+        urls = [*([url] if url else []), *(m.group(0) for m in _URL.finditer(text))]
+        if shortener_request(text, urls, reputation.request_words):
+            assessed = tuple(_asking(h, reputation) for h in assessed)
+    return DomainReport(assessed, url_given=bool(url))
+
+
+def _asking(host: HostAssessment, reputation: Reputation) -> HostAssessment:
+    """A shortener's assessment in a message that asks for money or a sign-in."""
+    if host.host not in reputation.shorteners:
+        return host
+    reason = (SHORTENER_REQUEST_REASON, reputation.risks["shortener_request"])
+    return HostAssessment(host.host, host.display, host.category, (*host.reasons, reason))
 
 
 def report_data(report: DomainReport, reputation: Reputation | None = None) -> dict[str, Any]:
@@ -443,6 +534,9 @@ _RO_REASONS = (
     ("top-level domain", "domeniu de nivel superior des folosit abuziv"),
     ("internationalised name", "nume internaționalizat"),
     (BAIT_REASON, "nume compus din cuvinte-momeală"),
+    (POSING_REASON, "un nume de domeniu pus în fața altui domeniu"),
+    (ALARM_REASON, "un nume care promite adevăruri ascunse sau otrăvuri"),
+    (SHORTENER_REQUEST_REASON, "scurtător de link într-un mesaj care cere bani sau autentificare"),
 )
 
 
@@ -451,6 +545,8 @@ def _ro_reason(reason: str) -> str:
         if reason.startswith(en):
             if en == "imitates":
                 return ro + _ro_ways(reason[len(en) :])
+            if en in (POSING_REASON, ALARM_REASON):  # the name it poses as, the word
+                return ro + reason[len(en) :]
             if en == BAIT_REASON:  # the words found, and where
                 rest = reason[len(en) :].replace(" on a cheap domain", " pe un domeniu ieftin")
                 return ro + rest

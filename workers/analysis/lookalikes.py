@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
@@ -32,6 +32,13 @@ DISTINCTIVE_NAME = 8
 # With nine letters or more, two edits leave a name recognisable and rarely make
 # another real word; below that one edit already does.
 TWO_EDITS_FROM = 9
+# Look-alike characters ("ernag", "0range") are made, not typed by chance: a name this long
+# counts with them alone, short or an ordinary word. Shorter ones ("bt", "ing") are read
+# into too many real names.
+MIN_DISGUISED_NAME = 4
+# Short names ("eon", "dvla") slip (a doubled letter, two neighbours swapped) only beside a
+# lure word or on a cheap TLD, and from this length.
+MIN_SLIP_NAME = 3
 # Categories of the source list whose names are protected: imitating a reliable,
 # fact-checking or official source lends its credibility.
 PROTECTED_CATEGORIES = frozenset({"reliable", "fact-checker", "official"})
@@ -132,6 +139,11 @@ class BrandIndex:
     lure_lengths: tuple[int, ...]
     # Lure words folded like names: "l0gin", "onIine" and "h0mebank" are lures too.
     lure_skeletons: frozenset[str] = frozenset()
+    # The names of the brands' real domains ("orange" of orange.ro), by strict skeleton:
+    # too ordinary to protect as words, but never written with look-alike characters.
+    domain_names: Mapping[str, Protected] = field(default_factory=dict)
+    # The short names by their letters with doubled letters made single (slip).
+    short_names: Mapping[str, Protected] = field(default_factory=dict)
 
     def match(self, text: str) -> tuple[Protected, str] | None:
         """(name, "same" | "homoglyphs" | "typo") when `text` reads as a protected name."""
@@ -155,6 +167,21 @@ class BrandIndex:
             name = self.long_names[i].name
             if distance <= _typo_limit(name) and not _other_number(text, name):
                 return self.long_names[i]
+        return None
+
+    def slip(self, text: str) -> Protected | None:
+        """A short protected name with a letter doubled ("eonn") or two neighbours swapped
+        ("dlva"), the typos a typosquatter makes of a name too short for edit distance;
+        counted only beside a lure word or on a cheap TLD."""
+        letters = self.folding.letters_only(text)
+        swaps = (
+            letters[:i] + letters[i + 1] + letters[i] + letters[i + 2 :]
+            for i in range(len(letters) - 1)
+        )
+        for reading in (letters, *swaps):
+            hit = self.short_names.get(_single(reading))
+            if hit and text != hit.name:
+                return hit
         return None
 
     def is_lure(self, word: str) -> bool:
@@ -181,6 +208,11 @@ class BrandIndex:
                 if start + k <= n
             )
         return before, after
+
+
+def _single(text: str) -> str:
+    """`text` with every run of one letter made one letter ("eonn" → "eon")."""
+    return re.sub(r"(.)\1+", r"\1", text)
 
 
 def _other_number(text: str, name: str) -> bool:
@@ -234,7 +266,24 @@ def brand_index(brands: BrandList, sources: SourceList) -> BrandIndex:
         lure_words=frozenset(brands.lure_words),
         lure_lengths=tuple(sorted({len(w) for w in brands.lure_words})),
         lure_skeletons=frozenset(folding.strict(w) for w in brands.lure_words),
+        domain_names=_domain_names(brands, folding),
+        short_names={
+            _single(folding.letters_only(p.name)): p
+            for p in protected
+            if not p.long and len(p.name) >= MIN_SLIP_NAME
+        },
     )
+
+
+def _domain_names(brands: BrandList, folding: Folding) -> dict[str, Protected]:
+    """The registrable names of the brands' real domains, by strict skeleton."""
+    names: dict[str, Protected] = {}
+    for brand in brands.brands:
+        for domain in brand.domains:
+            parts = host_parts(domain)
+            if parts and len(parts.name) >= MIN_DISGUISED_NAME and parts.name.isalpha():
+                names.setdefault(folding.strict(parts.name), Protected(parts.name, domain))
+    return names
 
 
 def _readings(name: str, folding: Folding) -> set[str]:
@@ -277,7 +326,19 @@ def imitation(parts: HostParts, index: BrandIndex, cheap_tld: bool) -> Imitation
         _whole_name(name, tokens, index, lured)
         or _name_with_words(tokens, index, lured)
         or _in_subdomain(subdomain, name, index, lured)
+        or _disguised_domain_name((*subdomain, name), index)
     )
+
+
+def _disguised_domain_name(labels: Iterable[str], index: BrandIndex) -> Imitation | None:
+    """A brand's real domain name written with look-alike characters, as a label or a
+    hyphenated token of one ("contul-meu.0range.ro", "0range-cont.com")."""
+    for label in labels:
+        for token in label.split("-"):
+            hit = index.domain_names.get(index.folding.strict(token))
+            if hit and token != hit.name:
+                return Imitation(hit, "homoglyphs")
+    return None
 
 
 def _whole_name(name: str, tokens: list[str], index: BrandIndex, lured: bool) -> Imitation | None:
@@ -289,7 +350,8 @@ def _whole_name(name: str, tokens: list[str], index: BrandIndex, lured: bool) ->
     if kind == "same":
         how = "other_suffix" if joined == name else "hyphenated"
         return Imitation(protected, how) if protected.long or lured else None
-    if protected.long or lured or _stands_in(joined, protected.name):
+    disguised = kind == "homoglyphs" and len(protected.name) >= MIN_DISGUISED_NAME
+    if protected.long or lured or disguised or _stands_in(joined, protected.name):
         return Imitation(protected, kind)
     return None
 
@@ -314,6 +376,8 @@ def _name_with_words(tokens: list[str], index: BrandIndex, lured: bool) -> Imita
         hit = index.by_strict.get(index.folding.strict(token))
         if hit and (lured or _stands_in(token, hit.name) or len(hit.name) >= DISTINCTIVE_NAME):
             return Imitation(hit, "added_words")
+        if lured and (slipped := index.slip(token)):
+            return Imitation(slipped, "typo")
     return _inside_word("".join(tokens), index)
 
 

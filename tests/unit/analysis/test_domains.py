@@ -11,8 +11,11 @@ from workers.analysis.domains import (
     extract_hosts,
     ip_address_of,
     is_dns_name,
+    posing_domain,
     report_data,
+    shortener_request,
 )
+from workers.analysis.registrable import host_parts
 
 
 def test_hosts_come_from_the_url_and_from_the_text() -> None:
@@ -272,3 +275,92 @@ def test_the_bait_reason_has_a_romanian_summary():
     assert data["summary_ro"] == [
         "cadou-premiu.click: nume compus din cuvinte-momeală (cadou, premiu) pe un domeniu ieftin"
     ]
+
+
+@pytest.mark.parametrize(
+    ("host", "posed"),
+    [
+        ("e-zpass.com-tollpay.icu", "e-zpass.com"),  # "com-" right after the name it poses
+        ("mytax.gov-refund.info", "mytax.gov"),
+        ("shop.com.pay-now.xyz", "shop.com"),  # a whole domain as the subdomain
+        ("www.plata.ro.factura-online.net", "plata.ro"),
+    ],
+)
+def test_a_domain_name_set_before_another_domain_is_risky(host: str, posed: str) -> None:
+    """The reader sees the first name, the link goes to the last: 70, the posed name said."""
+    parts = host_parts(host)
+    assert parts is not None and posing_domain(parts) == posed
+    assessment = assess_host(host)
+    assert assessment.risk >= 50
+    assert any(posed in r for r, _ in assessment.reasons)
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["blog.de-bijenkorf.nl", "ro.wikipedia.org", "net-a-porter.com", "api.co-op.example.org"],
+)
+def test_suffix_words_in_ordinary_names_pose_as_nothing(host: str) -> None:
+    parts = host_parts(host)
+    assert parts is not None and posing_domain(parts) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("Hi mum, new number, can u pay my rent, it's £940 https://is.gd/Qm4pLt", True),
+        ("Buna mama, am o factura de 1.850 lei de platit azi: https://tinyurl.com/x1", True),
+        ("Confirm your details here https://bit.ly/3xYz/login", True),  # the path asks
+        ("Mama, plătește te rog chiria azi https://cutt.ly/abc", True),  # diacritics folded
+        ("Read the annual report: https://bit.ly/report-2024", False),
+        ("Programul complet al festivalului: https://bit.ly/festival-cluj", False),
+    ],
+)
+def test_a_shortener_in_a_message_asking_to_pay_or_sign_in_is_risky(text: str, asks: bool) -> None:
+    """A shortened link hides the page; in a message asking for money or a sign-in it is
+    risky (60), elsewhere it keeps the shortener's own risk (35)."""
+    assert shortener_request(text, [], default_words()) is asks
+    report = assess_domains(text)
+    assert (report.score >= 50) is asks
+
+
+def default_words() -> frozenset[str]:
+    from workers.analysis.domains import default_reputation
+
+    return default_reputation().request_words
+
+
+def test_a_request_without_a_shortener_changes_no_host() -> None:
+    """The request words raise shorteners only: a real bank's link in a payment reminder
+    stays the bank's."""
+    report = assess_domains("Plătiți factura de 120 lei pe https://www.bancatransilvania.ro")
+    assert report.score < 50
+
+
+@pytest.mark.parametrize(
+    ("host", "word"),
+    [
+        ("cerul-otravit.info", "otravit"),
+        ("sanatate-fara-cenzura.info", "cenzura"),
+        ("uncensored-health.com", "uncensored"),
+        ("adevarnecenzurat.net", "necenzurat"),  # run together: the end of a token
+    ],
+)
+def test_a_name_that_sells_a_hidden_truth_or_a_poison_is_risky(host: str, word: str) -> None:
+    """On any TLD, one alarm word in the registrable name: 60, the word said."""
+    assessment = assess_host(host)
+    assert assessment.risk >= 50
+    assert any(f"({word})" in r for r, _ in assessment.reasons)
+
+
+@pytest.mark.parametrize(
+    "host", ["truthout.org", "truthsocial.com", "poisoncontrol.org", "wakeupcoffee.com"]
+)
+def test_real_sites_with_words_near_the_alarm_words_stay_low(host: str) -> None:
+    assert assess_host(host).risk < 50
+
+
+def test_bait_words_run_together_count_on_a_cheap_tld_only() -> None:
+    """ "freecureprotocol.click": a bait word inside a token on a cheap TLD; the same name on
+    .com is no evidence."""
+    assert assess_host("freecureprotocol.click").risk >= 50
+    assert assess_host("freecureprotocol.com").risk < 50

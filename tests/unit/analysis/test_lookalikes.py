@@ -105,6 +105,13 @@ def test_every_permutation_class_of_a_protected_brand_is_flagged(fuzzer_class: s
         "myblog.blogspot.com",
         "ups-and-downs.com",  # a short brand name alone is an ordinary word
         "ing.fr",
+        "orange.ro",
+        "orangina.fr",  # an ordinary word near a brand's domain name, no look-alike letter
+        "range.ro",
+        "blog.de-bijenkorf.nl",  # "de-" is a word here, not a posing suffix
+        "ro.wikipedia.org",  # a language subdomain
+        "en.m.wikipedia.org",
+        "www.gov.uk",
     ],
 )
 def test_real_domains_and_their_subdomains_stay_low(host: str) -> None:
@@ -155,3 +162,45 @@ def test_a_source_list_with_an_unknown_category_fails() -> None:
     raw["domains"]["example.ro"] = {"category": "relaible", "note": "typo"}
     with pytest.raises(DataFileError, match=r"domains.*relaible"):
         validate("domains.yaml", raw, SourceList)
+
+
+@pytest.mark.parametrize(
+    ("host", "imitated"),
+    [
+        ("ernag.ro", "emag.ro"),  # rn for m in a short name: made, not typed by chance
+        ("3mag-premii.ro", "emag.ro"),
+        ("contul-meu.0range.ro", "orange.ro"),  # a brand's real domain name, disguised
+        ("0range-factura.com", "orange.ro"),
+    ],
+)
+def test_look_alike_letters_count_in_short_names_and_brands_domain_names(
+    host: str, imitated: str
+) -> None:
+    """A short protected name, or the name of a brand's real domain that is too ordinary a
+    word to protect ("orange"), written with look-alike characters is an imitation."""
+    assessment = assess_host(host)
+    assert assessment.risk >= 50
+    assert any(r.startswith(f"imitates {imitated}") for r, _ in assessment.reasons)
+
+
+@pytest.mark.parametrize(
+    ("host", "imitated"),
+    [
+        ("eonn-plata.ro", "eon.ro"),  # repetition of a short name beside a lure word
+        ("dlva-vehicletax.co.uk", "gov.uk"),  # transposition (DVLA) beside a lure word
+        ("ghisuel-amenzi.info", "ghiseul.ro"),  # a fine is a lure: the typo is read alone
+        ("tesc0s-clubcard.top", "tesco.com"),
+    ],
+)
+def test_short_names_slip_beside_a_lure_word(host: str, imitated: str) -> None:
+    """dnstwist's repetition and transposition classes for names too short for edit
+    distance: counted beside a lure word or on a cheap TLD."""
+    assessment = assess_host(host)
+    assert assessment.risk >= 50
+    assert any(r.startswith(f"imitates {imitated}") for r, _ in assessment.reasons)
+
+
+@pytest.mark.parametrize("host", ["neon-shop.ro", "deon.ro", "eonn.ro", "dvlaa.org"])
+def test_a_short_name_slips_only_beside_a_lure_word(host: str) -> None:
+    """Without a lure word or a cheap TLD a slip of a short name is a name of its own."""
+    assert assess_host(host).risk < 50
