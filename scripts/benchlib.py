@@ -358,11 +358,7 @@ async def wait_until_ready(world: World, group: ProcessGroup, timeout_s: float =
             group.check_alive()
             with contextlib.suppress(httpx.HTTPError):
                 # The API's own view last: it says whether a POST now would be taken.
-                if (
-                    await _consumed(world)
-                    and await _announced(world)
-                    and await _accepts_text(http)
-                ):
+                if await _consumed(world) and await _announced(world) and await _accepts_text(http):
                     return
             if time.monotonic() > deadline:
                 raise RuntimeError(

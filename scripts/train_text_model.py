@@ -2,12 +2,13 @@
 
 Logistic regression (scikit-learn, a development dependency only) over the hashed
 character n-grams of `workers/analysis/text_features.py`, balanced classes, a fixed solver
-and seed: the same input gives the same file. The label is the techniques component's.
+and seed: the same input gives the same file. The label is the techniques component's
+(`wording_model.json`) or the claims component's (`claims_model.json`).
 Only `scripts/evaluation/dev.jsonl` is read, never the frozen test part. The file holds the
 weights quantised to 16 bits and a few texts with the probabilities this training run gave
 them, which the unit tests compare with the workers' pure-Python inference.
 
-    python scripts/train_text_model.py [--out workers/analysis/data/wording_model.json]
+    python scripts/train_text_model.py [--component techniques|claims] [--out FILE]
 
 The settings (character view, 2^15 slots, C=30) were chosen by leave-one-batch-out
 cross-validation on dev (scripts/study_text_model.py; docs/analysis.md, "Learned wording").
@@ -30,12 +31,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from workers.analysis.datafiles import data_path
 from workers.analysis.techniques import context_words
 from workers.analysis.text_features import features
-from workers.analysis.wording_model import MODEL_FILE, WordingModelFile, from_file
+from workers.analysis.wording_model import (
+    CLAIMS_MODEL_FILE,
+    MODEL_FILE,
+    WordingModelFile,
+    from_file,
+)
 
 DEV = Path(__file__).parent / "evaluation" / "dev.jsonl"
 BUCKETS = 2**15
-# Inverse regularisation strength: the best of 0.1-30 by leave-one-batch-out on dev.
+# Inverse regularisation strength: the best of 0.1-30 by leave-one-batch-out on dev (for
+# claims: on blind set E, trained on dev and blind set D).
 C = 30.0
+# Each model's file and the component whose label it learns.
+FILES = {"techniques": MODEL_FILE, "claims": CLAIMS_MODEL_FILE}
 SEED = 0
 # Quantisation step: the largest weight becomes ±32767.
 INT16_MAX = 32767
@@ -73,7 +82,9 @@ def fit(texts: list[str], labels: list[bool], c: float = C) -> Any:
     return model.fit(design_matrix(texts), labels)
 
 
-def model_file(model: Any, items: list[dict[str, Any]]) -> WordingModelFile:
+def model_file(
+    model: Any, items: list[dict[str, Any]], component: str = "techniques"
+) -> WordingModelFile:
     """The file's content: quantised weights and reference probabilities."""
     weights = model.coef_[0]
     scale = float(max(abs(weights))) / INT16_MAX
@@ -86,7 +97,7 @@ def model_file(model: Any, items: list[dict[str, Any]]) -> WordingModelFile:
     return WordingModelFile(
         about="Logistic regression over hashed character 3-5-grams of the words as their "
         "context leaves them (workers/analysis/text_features.py, techniques.context_words); "
-        "label: techniques high. Written by scripts/train_text_model.py.",
+        f"label: {component} high. Written by scripts/train_text_model.py.",
         trained_on=f"scripts/evaluation/dev.jsonl, {len(items)} texts, sha256 "
         f"{hashlib.sha256(DEV.read_bytes()).hexdigest()}",
         buckets=BUCKETS,
@@ -111,17 +122,25 @@ def quantisation_error(model: Any, spec: WordingModelFile, texts: list[str]) -> 
 
 @click.command()
 @click.option(
+    "--component",
+    type=click.Choice(sorted(FILES)),
+    default="techniques",
+    show_default=True,
+    help="the label the model learns",
+)
+@click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=data_path(MODEL_FILE),
-    show_default=True,
+    default=None,
+    help="default: the component's file in workers/analysis/data/",
 )
-def main(out: Path) -> None:
+def main(component: str, out: Path | None) -> None:
     """Fit on every dev text and write the model file."""
+    out = out or data_path(FILES[component])
     items = read_dev()
     texts = [i["text"] for i in items]
-    model = fit(texts, [i["expected"]["techniques"] == "high" for i in items])
-    spec = model_file(model, items)
+    model = fit(texts, [i["expected"][component] == "high" for i in items])
+    spec = model_file(model, items, component)
     error = quantisation_error(model, spec, texts)
     if error > MAX_QUANTISATION_ERROR:
         raise click.ClickException(f"quantised model differs by {error:.4f} from the fitted one")

@@ -27,6 +27,8 @@ def clear_caches() -> None:
         claim_forms.claims_spec,
         wording_model.shipped_model_file,
         wording_model.shipped_model,
+        wording_model.shipped_claims_model_file,
+        wording_model.shipped_claims_model,
     ):
         cached.cache_clear()
 
@@ -58,7 +60,15 @@ def test_a_misspelt_field_stops_the_worker_before_it_connects(data_copy):
 
 
 @pytest.mark.parametrize(
-    "name", ["claims.yaml", "ai_markers.yaml", "domains.yaml", "brands.yaml", "wording_model.json"]
+    "name",
+    [
+        "claims.yaml",
+        "ai_markers.yaml",
+        "domains.yaml",
+        "brands.yaml",
+        "wording_model.json",
+        "claims_model.json",
+    ],
 )
 def test_every_other_data_file_is_checked_too(data_copy, name):
     """An unknown section in any of them is a DataFileError naming it."""

@@ -55,16 +55,45 @@ Register = Literal[
     "hedges",
     "advice",
     "emotive",
+    # Derived, not read from a lexicon: a figure in a text that attributes nothing anywhere
+    # (claims.extract_claims), the commonest shape of an invented statistic.
+    "unattributed_figure",
+    # Derived: the learned claims model reads the text as worded like those that assert
+    # false or unverified claims (claims.extract_claims, wording_model.py).
+    "learned_wording",
 ]
 Rating = Literal["false", "misleading", "mixed", "unproven", "true"]
 
 FORMS: tuple[Form, ...] = Form.__args__  # type: ignore[attr-defined]
 REGISTERS: tuple[Register, ...] = Register.__args__  # type: ignore[attr-defined]
+# The registers a sentence's words say; the others are derived from the whole text.
+DERIVED_REGISTERS: frozenset[Register] = frozenset({"unattributed_figure", "learned_wording"})
+LEXICAL_REGISTERS: tuple[Register, ...] = tuple(r for r in REGISTERS if r not in DERIVED_REGISTERS)
+# Registers that attribute or qualify what a text says: one anywhere, and its figures are
+# not unattributed.
+ATTRIBUTING: frozenset[Register] = frozenset(
+    {"sourced", "studied", "hedges", "debunked", "satire", "advice", "reported_claim"}
+)
 
 # Each pattern starts only where a digit run starts and never backtracks into a run
 # (possessive quantifiers), so a run of digits is read once: linear on any input.
 _NUMBER = re.compile(r"(?<![\w.,])\d++(?:[.,]\d++)*+")
 _PERCENT = re.compile(r"(?<!\d)\d++(?:[.,]\d++)?\s?%")
+# A ratio of people or things: "1 in 3 girls", "2 out of 5", "1 din 4 români".
+_RATIO = re.compile(r"(?<![\d.,])\d{1,3}+ (?:in|out of|din) \d{1,4}+(?![\d.,])")
+# A statistic: a share of a group ("73% of", "70% din", "80% dintre") or a comparison
+# ("47% more productive", "cu 30% mai"), or a ratio; not a discount ("până la 30%") or an
+# idiom ("one hundred percent").
+_STATISTIC = re.compile(
+    r"(?i)(?<![\d.,])\d++(?:[.,]\d++)?\s?%\s(?:of|din|dintre|more|less|fewer|higher|lower|mai)\b"
+)
+
+
+def states_statistic(sentence: str) -> bool:
+    """Whether a sentence states a share, a comparison in percent, or a ratio. Pure."""
+    return bool(_STATISTIC.search(sentence) or _RATIO.search(sentence))
+
+
 _ALL_OF_IT = re.compile(r"(?<![\d.,])100\s?%")
 _YEAR = re.compile(r"\b(?:1[89]\d\d|20\d\d)\b")
 _NUMERIC_DATE = re.compile(r"\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b")
@@ -179,6 +208,10 @@ class RiskRule(BaseModel):
     unverified_max: float = Field(ge=0, le=100)
     unverified_floor: float = Field(ge=0, le=100)
     caution_cap: float = Field(ge=0, le=100)
+    # The learned claims model's probability from which its register joins each claim.
+    learned_from: float = Field(gt=0, le=1)
+    # ... to the claims its forms alone make at least this risky (0-100).
+    learned_beside: float = Field(ge=0, le=100)
 
 
 class ClaimsSpec(BaseModel):
@@ -243,7 +276,7 @@ def sentence_forms(sentence: str) -> list[Form]:
     # 'pay £1.45 within 12 hours'"), not figures the report asserts.
     own = _QUOTED.sub(lambda m: " " * len(m[0]), sentence)
     found: list[Form] = []
-    if _PERCENT.search(sentence) or has["percentage_words"]:
+    if _PERCENT.search(sentence) or _RATIO.search(sentence) or has["percentage_words"]:
         found.append("percentage")
     if _NUMBER.search(_YEAR.sub("", own)) or _has_outside(p["quantity_words"], folded, own):
         found.append("number")
@@ -304,7 +337,7 @@ def sentence_register(sentence: str) -> list[Register]:
     """How the sentence itself puts what it says (viral, conspiratorial, sourced, hedged,
     emotive...), quotations left out."""
     folded = _QUOTED.sub(lambda m: " " * len(m[0]), fold(sentence))
-    found = [name for name in REGISTERS if _patterns().register[name].search(folded)]
+    found = [name for name in LEXICAL_REGISTERS if _patterns().register[name].search(folded)]
     if "studied" in found and "viral_sources" in found:
         # "Reporters analysed thousands of posts": the posts are what was studied, not
         # where the sentence got its claim.

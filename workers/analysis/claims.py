@@ -8,23 +8,28 @@ unverified claim is as risky as its forms and register say.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from workers.analysis.claim_forms import (
+    ATTRIBUTING,
     ClaimsSpec,
     checkworthiness,
     claims_spec,
     is_claim,
     sentence_forms,
     sentence_register,
+    states_statistic,
     text_registers,
     unverified_risk,
 )
 from workers.analysis.findings import combine_probabilities, evidence_quote
 from workers.analysis.normalise import NormalisedText, normalise
+from workers.analysis.techniques import context_words
 from workers.analysis.text import Sentence, clip, comparison_form, fold, sentences
+from workers.analysis.wording_model import WordingModel, shipped_claims_model
 
 MAX_CLAIMS = 10
 # Claims are looked up as sentences; a run-on paragraph is cut to a comparable length.
@@ -72,24 +77,63 @@ def claim_policy() -> ClaimsSpec:
     return claims_spec()
 
 
-def extract_claims(text: str) -> list[Claim]:
+def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim]:
     """Check-worthy sentences of `text`, the most check-worthy first, at most MAX_CLAIMS.
 
     Forms are read in the normalised text; each claim's span and text are the original's.
+    The learned claims model (`learned`, else the shipped one) adds its register to every
+    claim of a text it reads as asserting false or unverified claims.
     """
     clean = normalise(text)
     found = sentences(clean.text)[:MAX_SENTENCES]
     registers = text_registers([s.text for s in found])
-    claims = [c for s, r in zip(found, registers, strict=True) if (c := _as_claim(s, r, clean))]
+    attributed = any(ATTRIBUTING & set(r) for r in registers)
+    claims = [
+        c
+        for s, r in zip(found, registers, strict=True)
+        if (c := _as_claim(s, r, clean, attributed))
+    ]
+    rule = claim_policy().risk
+    if any(_supportable(c, rule.learned_beside) for c in claims):
+        model = learned or shipped_claims_model()
+        if model.probability(context_words(text)) >= rule.learned_from:
+            claims = [
+                _with_register(c, "learned_wording") if _supportable(c, rule.learned_beside) else c
+                for c in claims
+            ]
     # Risky claims first among equally check-worthy ones: they are the ones to report.
     claims.sort(key=lambda c: (-c.checkworthiness, -c.unverified_risk, c.start))
     return claims[:MAX_CLAIMS]
 
 
-def _as_claim(sentence: Sentence, register: tuple[str, ...], clean: NormalisedText) -> Claim | None:
+# Forms that alone say nothing check-worthy about the world.
+BARE_FORMS = frozenset({"number", "date", "named_entity", "absolute", "superlative"})
+
+
+def _supportable(claim: Claim, beside: float) -> bool:
+    """Whether the learned model may support a claim: one its forms make somewhat risky
+    (`learned_beside`) and that says something about the world (a cause, a share, health,
+    a group, an accusation…: not only a count, a date, a name or an "always"), that
+    neither names a source nor rebuts, hedges or mocks itself."""
+    return (
+        claim.unverified_risk >= beside
+        and bool(set(claim.cues) - BARE_FORMS)
+        and not ATTRIBUTING & set(claim.register)
+    )
+
+
+def _with_register(claim: Claim, register: str) -> Claim:
+    return dataclasses.replace(claim, register=(*claim.register, register))
+
+
+def _as_claim(
+    sentence: Sentence, register: tuple[str, ...], clean: NormalisedText, attributed: bool
+) -> Claim | None:
     forms = sentence_forms(sentence.text)
     if not is_claim(forms):
         return None
+    if not attributed and states_statistic(sentence.text):  # a share nobody is named for
+        register = (*register, "unattributed_figure")
     start, end = clean.span(sentence.start, sentence.start + len(sentence.text[:MAX_CLAIM_CHARS]))
     text = evidence_quote(clean.original, start, end)
     return Claim(text, start, start + len(text), tuple(forms), checkworthiness(forms), register)

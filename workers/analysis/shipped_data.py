@@ -12,6 +12,7 @@ def check_shipped_data() -> None:
     broken); the results are cached, so the analysers find them ready."""
     techniques.default_lexicon()
     wording_model.shipped_model()
+    wording_model.shipped_claims_model()
     claim_forms.claims_spec()
     machine_text.ai_markers()
     domains.shipped_lists()

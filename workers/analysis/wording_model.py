@@ -29,6 +29,9 @@ from workers.analysis.lemmas import NUMBER
 from workers.analysis.text_features import SharedWord, char_slots, slot_counts
 
 MODEL_FILE = "wording_model.json"
+# The same kind of model with the claims component's label: texts that assert a false,
+# dubious or unverified claim (claims.py uses it beside the claim forms).
+CLAIMS_MODEL_FILE = "claims_model.json"
 # The cue's weight among the techniques findings grows from nothing at probability
 # CUE_FROM to CUE_WEIGHT at 1 (one strong lexicon finding weighs about 0.3), and it counts
 # only beside lexicon evidence (techniques.py): alone, the model also flags one-sentence
@@ -109,14 +112,14 @@ def cue_weight(probability: float) -> float:
     return round(CUE_WEIGHT * min(rise, 1.0), 3)
 
 
-def from_file(spec: WordingModelFile) -> WordingModel:
+def from_file(spec: WordingModelFile, name: str = MODEL_FILE) -> WordingModel:
     """The model a validated file describes (DataFileError if its weights do not fit)."""
     quantised = array("h")
     quantised.frombytes(base64.b64decode(spec.weights))
     if sys.byteorder != "little":
         quantised.byteswap()
     if len(quantised) != spec.buckets:
-        raise DataFileError(f"data file {MODEL_FILE}: {len(quantised)} weights, not {spec.buckets}")
+        raise DataFileError(f"data file {name}: {len(quantised)} weights, not {spec.buckets}")
     weights = array("d", (q * spec.scale for q in quantised))
     return WordingModel(spec.buckets, spec.bias, weights)
 
@@ -130,3 +133,14 @@ def shipped_model_file() -> WordingModelFile:
 def shipped_model() -> WordingModel:
     """The shipped model, read and validated once per process."""
     return from_file(shipped_model_file())
+
+
+@cache
+def shipped_claims_model_file() -> WordingModelFile:
+    return load_validated(CLAIMS_MODEL_FILE, WordingModelFile)
+
+
+@cache
+def shipped_claims_model() -> WordingModel:
+    """The shipped claims model, read and validated once per process."""
+    return from_file(shipped_claims_model_file(), CLAIMS_MODEL_FILE)

@@ -158,3 +158,68 @@ def test_model_claims_are_found_in_a_disguised_text() -> None:
     text = "Spun că UE va in\u200bterzice plata cash."
     (added,) = with_model_claims(text, [], ["UE va interzice plata cash"])
     assert text[added.start : added.end] == added.text == "UE va in\u200bterzice plata cash"
+
+
+def _model(probability: float):
+    """A learned claims model that reads every text at `probability`."""
+    import math
+
+    from workers.analysis.wording_model import WordingModel
+
+    return WordingModel(
+        buckets=8, bias=math.log(probability / (1 - probability)), weights=[0.0] * 8
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "73% dintre tinerii români vor să plece definitiv din țară în următorii doi ani.",
+        "80% of the burglaries in this town are committed by migrants.",
+        "The HPV jab is making 1 in 3 girls infertile.",
+    ],
+)
+def test_a_statistic_nobody_is_named_for_is_a_risky_claim(text: str) -> None:
+    """A share of a group, a comparison in percent or a ratio, in a text that attributes
+    nothing anywhere: `unattributed_figure`, and the claim counts as evidence."""
+    [claim] = extract_claims(text, learned=_model(0.01))
+    assert "unattributed_figure" in claim.register
+    assert score_claims([claim], [UNVERIFIABLE]) >= 50
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "73% dintre tineri vor să plece din țară, arată un sondaj INSCOP publicat luni.",
+        "Reduceri de până la 30% la electrocasnice în acest weekend, în toate magazinele.",
+        "You back the plan one hundred percent or you are against us.",
+    ],
+)
+def test_attributed_figures_discounts_and_idioms_are_not_unattributed(text: str) -> None:
+    claims = extract_claims(text, learned=_model(0.01))
+    assert all("unattributed_figure" not in c.register for c in claims)
+
+
+def test_the_learned_model_supports_claims_the_forms_found_and_makes_none() -> None:
+    """At p >= 0.6 a claim that says something about the world, somewhat risky by its forms,
+    turns risky; below it nothing changes; a text without a claim gets none from it."""
+    text = "Two glasses of beetroot juice a day keep blood pressure normal."
+    [low] = extract_claims(text, learned=_model(0.3))
+    [high] = extract_claims(text, learned=_model(0.9))
+    assert "learned_wording" not in low.register and "learned_wording" in high.register
+    assert score_claims([high], [UNVERIFIABLE]) >= 50 > score_claims([low], [UNVERIFIABLE])
+    assert extract_claims("We went for a walk in the park with Maria.", learned=_model(0.99)) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a count and an "always" say nothing check-worthy about the world
+        "lol my cat never eats anything before 10 am, every single day, she's the worst",
+        # a named source
+        "Doctors confirmed that the new vaccine causes fewer side effects, the ministry said.",
+    ],
+)
+def test_the_learned_model_never_supports_bare_or_sourced_claims(text: str) -> None:
+    claims = extract_claims(text, learned=_model(0.99))
+    assert all("learned_wording" not in c.register for c in claims)

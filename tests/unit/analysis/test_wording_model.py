@@ -18,6 +18,8 @@ from workers.analysis.wording_model import (
     WordingModelFile,
     cue_weight,
     from_file,
+    shipped_claims_model,
+    shipped_claims_model_file,
     shipped_model,
     shipped_model_file,
 )
@@ -51,13 +53,23 @@ NEUTRAL = [
 ]
 
 
-def test_runtime_inference_gives_the_probabilities_the_training_run_recorded() -> None:
+@pytest.mark.parametrize(
+    ("spec_of", "model_of"),
+    [
+        (shipped_model_file, shipped_model),
+        (shipped_claims_model_file, shipped_claims_model),
+    ],
+    ids=["techniques", "claims"],
+)
+def test_runtime_inference_gives_the_probabilities_the_training_run_recorded(
+    spec_of, model_of
+) -> None:
     """The worker's pure-Python model, fed the same context words, reproduces the fitted
     scikit-learn model's probabilities on the reference texts written into the data file."""
-    spec = shipped_model_file()
+    spec = spec_of()
     assert len(spec.reference) >= 4
     assert {r.probability >= 0.5 for r in spec.reference} == {True, False}
-    model = shipped_model()
+    model = model_of()
     for reference in spec.reference:
         words = context_words(reference.text)
         assert model.probability(words) == pytest.approx(reference.probability, abs=1e-4)
