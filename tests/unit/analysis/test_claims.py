@@ -223,3 +223,17 @@ def test_the_learned_model_supports_claims_the_forms_found_and_makes_none() -> N
 def test_the_learned_model_never_supports_bare_or_sourced_claims(text: str) -> None:
     claims = extract_claims(text, learned=_model(0.99))
     assert all("learned_wording" not in c.register for c in claims)
+
+
+def test_the_learned_model_reads_a_bounded_prefix_with_its_200_words() -> None:
+    """A long text is cut at a space within MODEL_TEXT_CHARS, still holding the 200 words
+    the model reads; a short one is read whole."""
+    from workers.analysis.claims import MODEL_TEXT_CHARS, _model_prefix
+    from workers.analysis.techniques import context_words
+    from workers.analysis.text_features import MAX_WORDS
+
+    long = "Vaccinurile sunt testate de agenția europeană înainte de aprobare. " * 200
+    prefix = _model_prefix(long)
+    assert len(prefix) <= MODEL_TEXT_CHARS and long.startswith(prefix) and prefix[-1] != " "
+    assert len(context_words(prefix)) == MAX_WORDS
+    assert _model_prefix("Short text.") == "Short text."
