@@ -106,6 +106,9 @@ def _lifespan(settings: Settings) -> Callable[[FastAPI], AbstractAsyncContextMan
                 yield
                 stopping.set()
         finally:
+            # It watches the close of the connections: a hang after them (the loop's own
+            # clean-up) is not its to report; what could hold that (a pool connection kept
+            # by a task left behind) is bounded where it is closed (close_pool).
             watchdog.cancel()
 
     return lifespan

@@ -46,10 +46,21 @@ class OnlineWorkers:
     async def records(self, max_age_s: float | None = None) -> list[WorkerRecord]:
         """The records as last read (read now when older than `max_age_s`, default `ttl_s`)."""
         max_age_s = self.ttl_s if max_age_s is None else max_age_s
+        arrived = time.monotonic()
         async with self._reading:  # one read for all the requests that found it old
-            if time.monotonic() - self._read_at >= max_age_s:
+            # A read that started after this request arrived is as fresh as it needs, even
+            # if slow: the requests queued behind one slow read do not each read again.
+            if time.monotonic() - self._read_at >= max_age_s and self._read_at < arrived:
                 await self.refresh()
         return self._records
+
+    def cached_refusal(self, input_type: str) -> str | None:
+        """Why no online worker can serve a session of `input_type`, by the last read only
+        (no I/O, nothing logged: /healthz answers from it); None when that read found no
+        record at all (nothing can be told) or every component it needs is served."""
+        if not self._records:
+            return None
+        return unserved(self._records, input_type)
 
     async def refresh(self) -> list[WorkerRecord]:
         """Read the registry now and count who is online (`verdict_workers_online`).
@@ -57,8 +68,9 @@ class OnlineWorkers:
         The read is as old as its start: a worker that announced itself while the read was
         under way may be missing from it, so it must not pass for newer than that."""
         started = time.monotonic()
-        self._records = await registry(self._redis, self._prefix, time.time())
-        self._read_at = started
+        records = await registry(self._redis, self._prefix, time.time())
+        if started >= self._read_at:  # a read that started earlier and ended later is older
+            self._records, self._read_at = records, started
         for component, count in online_by_component(self._records, REGISTERED).items():
             metrics.WORKERS_ONLINE.labels(component).set(count)
         return self._records

@@ -26,7 +26,9 @@ async def in_background(
 ) -> AsyncIterator[asyncio.Task[Any]]:
     """Run `work` while the block runs; on exit cancel it and wait until it has stopped, at
     most `stop_wait_s`: one still running then is logged with its stack and left behind
-    (cancelled again), so no background task can hang its process's stop.
+    (cancelled again), so the block's exit is not held by it. The event loop's own clean-up
+    may still wait for it; what it holds (a pool connection) is bounded where it is closed
+    (`shared.resources.close_pool`).
 
     A failure of its own (not the cancel) is logged when it happens, and raised at the end
     of a block that ended normally: a loop that died must not go unnoticed.

@@ -3,6 +3,7 @@ stops halfway (Postgres refusing the pool still closes the broker connection and
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
@@ -10,6 +11,7 @@ from typing import Any, TypeVar
 
 import asyncpg
 import httpx
+import structlog
 from aio_pika.abc import AbstractRobustConnection
 from redis.asyncio import Redis
 
@@ -17,6 +19,10 @@ from shared import db as database
 from shared.broker import connect
 
 T = TypeVar("T")
+log = structlog.get_logger(__name__)
+
+# Seconds a Postgres pool may take to close gracefully before it is terminated.
+POOL_CLOSE_S = 10.0
 
 # Outgoing HTTP (media fetches, the LLM gateway): a slow answer is waited for, a dead host not.
 HTTP_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
@@ -51,9 +57,11 @@ class Resources:
         return self.closes(client, lambda r: r.aclose())
 
     async def pool(self, url: str, max_size: int) -> asyncpg.Pool:
-        """A Postgres pool that opens no connection up front (see shared.db)."""
+        """A Postgres pool that opens no connection up front (see shared.db); closed within
+        POOL_CLOSE_S, then terminated (asyncpg's close waits for every connection to come
+        back, without limit: one held by a task that would not stop held the process)."""
         pool = await database.create_pool(url, max_size=max_size)
-        return self.closes(pool, lambda p: p.close())
+        return self.closes(pool, close_pool)
 
     def http(self) -> httpx.AsyncClient:
         return self.closes(httpx.AsyncClient(timeout=HTTP_TIMEOUT), lambda c: c.aclose())
@@ -66,3 +74,12 @@ class Resources:
     async def enter(self, context: contextlib.AbstractAsyncContextManager[T]) -> T:
         """Enter an async context (a background task, a process pool) until the exit."""
         return await self._stack.enter_async_context(context)
+
+
+async def close_pool(pool: asyncpg.Pool, within_s: float = POOL_CLOSE_S) -> None:
+    """Close `pool` gracefully, or terminate it (every connection cut) past `within_s`."""
+    try:
+        await asyncio.wait_for(pool.close(), within_s)
+    except TimeoutError:
+        log.error("postgres pool did not close in time: terminated", within_s=within_s)
+        pool.terminate()

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from dispatcher import answers
 from dispatcher.dependencies import State
-from dispatcher.submit import unservable
+from dispatcher.state import AppState
 from shared import sessions
 
 router = APIRouter()
@@ -23,10 +23,19 @@ async def healthz(state: State) -> JSONResponse:
         "postgres": await _answers(sessions.store_answers(state.pool)),
         "redis": await _answers(state.redis.ping()),
         "rabbitmq": state.publisher is not None,
-        "accepts_text": await unservable(state, "text") is None,
+        "accepts_text": _accepts_text(state),
     }
     healthy = checks["postgres"]
     return JSONResponse({"ok": healthy, **checks}, 200 if healthy else 503)
+
+
+def _accepts_text(state: AppState) -> bool:
+    """Whether a text session would be taken now, by the API's last read of the registry
+    (kept current by its watch loop and by submissions): no I/O on this unauthenticated
+    path, and the same view a POST made after it is judged by, or a newer one."""
+    if not state.settings.api_check_workers or not state.broker_up:
+        return True  # the registry is not consulted: the session is taken
+    return state.workers.cached_refusal("text") is None
 
 
 async def _answers(check: Awaitable[Any]) -> bool:

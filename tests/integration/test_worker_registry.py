@@ -279,8 +279,9 @@ async def test_a_read_under_way_when_a_worker_announced_is_as_old_as_its_start(
 
 
 async def test_healthz_says_whether_a_text_session_would_be_taken_now(world, redis):
-    """`accepts_text` is false while an analysis component has no online worker (and the
-    broker is up), true once each has one; the POST made after a true answer is taken."""
+    """`accepts_text` is false while the API's registry view lacks an analysis component
+    (and the broker is up), true once its view has each; it is read from that view, no
+    registry read of its own; the POST made after a true answer is taken."""
     settings = await world(api_check_workers=True, api_workers_ttl_s=60)
     async with client_for(settings) as api, contextlib.AsyncExitStack() as stack:
         await stack.enter_async_context(beating(settings, redis, "aggregator", ()))
@@ -288,12 +289,20 @@ async def test_healthz_says_whether_a_text_session_would_be_taken_now(world, red
         async def health() -> dict:
             return (await api.get("/healthz")).json()
 
+        async def refusing() -> dict | None:
+            answer = await _with_broker(health)
+            return answer if answer and answer["accepts_text"] is False else None
+
         # With the broker away the API would analyse the session itself, and take it.
-        before = await eventually(lambda: _with_broker(health))
+        before = await eventually(refusing)
         for c in ANALYSIS_COMPONENTS:
             await stack.enter_async_context(beating(settings, redis, c, TEXT_INPUT))
-        await asyncio.sleep(0.3)  # past the recheck bound: the next answer reads again
-        after = (await api.get("/healthz")).json()
+
+        async def accepting() -> dict | None:
+            answer = await health()
+            return answer if answer["accepts_text"] else None
+
+        after = await eventually(accepting)  # the API's next read of the registry
         taken = await post(api, {"content": "hello there"})
     assert before["accepts_text"] is False and after["accepts_text"] is True
     assert taken.status_code == 202, taken.text
@@ -302,3 +311,25 @@ async def test_healthz_says_whether_a_text_session_would_be_taken_now(world, red
 async def _with_broker(health):
     answer = await health()
     return answer if answer["rabbitmq"] else None
+
+
+async def test_requests_queued_behind_one_slow_read_do_not_each_read_again(
+    settings, redis, monkeypatch
+):
+    """A registry read slower than the age the callers accept serves every request that
+    arrived before it started; those that arrived while it was under way share the next:
+    two reads for ten requests, not ten."""
+    from dispatcher import online as online_module
+
+    reads: list[int] = []
+    real = online_module.registry
+
+    async def slow(redis_, prefix, now):
+        reads.append(1)
+        await asyncio.sleep(0.3)
+        return await real(redis_, prefix, now)
+
+    monkeypatch.setattr(online_module, "registry", slow)
+    online = OnlineWorkers(redis, settings.key_prefix, ttl_s=0.2)
+    await asyncio.gather(*(online.records() for _ in range(10)))
+    assert len(reads) == 2

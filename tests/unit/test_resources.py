@@ -156,3 +156,22 @@ async def test_entered_contexts_end_with_the_resources(events):
         await opened.enter(in_background(uses_redis(), "user"))
         await asyncio.sleep(0)
     assert seen == ["stopped with 1 events"] and events[-1] == "close redis"
+
+
+async def test_a_pool_that_will_not_close_is_terminated_after_its_bound():
+    """asyncpg's close waits for every connection to come back, without limit: past the
+    bound the pool is terminated (every connection cut) and the stop goes on."""
+    from shared.resources import close_pool
+
+    class Held:
+        terminated = False
+
+        async def close(self) -> None:
+            await asyncio.Event().wait()  # a connection that never comes back
+
+        def terminate(self) -> None:
+            self.terminated = True
+
+    held = Held()
+    await asyncio.wait_for(close_pool(held, within_s=0.05), 5)  # type: ignore[arg-type]
+    assert held.terminated

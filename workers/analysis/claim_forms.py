@@ -80,7 +80,13 @@ ATTRIBUTING: frozenset[Register] = frozenset(
 _NUMBER = re.compile(r"(?<![\w.,])\d++(?:[.,]\d++)*+")
 _PERCENT = re.compile(r"(?<!\d)\d++(?:[.,]\d++)?\s?%")
 # A ratio of people or things: "1 in 3 girls", "2 out of 5", "1 din 4 români".
-_RATIO = re.compile(r"(?<![\d.,])\d{1,3}+ (?:in|out of|din) \d{1,4}+(?![\d.,])")
+# Not a year ("Covid-19 in 2020", "Legea nr. 55 din 2020"), a date ("1 din 2 noiembrie") or a
+# number run into another ("1 in 10,000" is one; "3.5" is not two).
+_RATIO = re.compile(
+    r"(?i)(?<![\d.,\-])(?<!nr\. )\d{1,3}+ (?:in|out of|din) "
+    r"(?!(?:1[89]|20)\d\d\b)(?:\d{1,3}+(?:[.,]\d{3})++|\d{1,6}+)(?![\d]|[.,]\d)"
+    r"(?! (?:ian|feb|mar|apr|mai|iun|iul|aug|sep|oct|noi|dec|jan|may|jun|jul|nov)[a-z]*\b)"
+)
 # A statistic: a share of a group ("73% of", "70% din", "80% dintre") or a comparison
 # ("47% more productive", "cu 30% mai"), or a ratio; not a discount ("până la 30%") or an
 # idiom ("one hundred percent").

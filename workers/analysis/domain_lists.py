@@ -48,6 +48,7 @@ class SourceList(_Strict):
     bait_on_risky_tld_risk: float = Field(ge=0, le=100)
     bait_name_risk: float = Field(ge=0, le=100)
     bait_inside_min_letters: int = Field(ge=3, le=10)
+    bait_not_inside: list[str]
     alarm_words: list[str]
     alarm_name_risk: float = Field(ge=0, le=100)
     posing_domain_risk: float = Field(ge=0, le=100)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import itertools
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -48,10 +48,15 @@ BRAND_CATEGORY = "brand"
 UNKNOWN_REASON = "not in the source list"
 BAIT_REASON = "a name made of bait words"
 POSING_REASON = "a domain name set before another domain"
+# A word run together with an alarm or bait word must be this long to count as one.
+MIN_REST = 4
 ALARM_REASON = "a name that sells a hidden truth or a poison"
 SHORTENER_REQUEST_REASON = "link shortener in a message asking to pay or sign in"
-# Suffixes a posing name ends with (posing_domain): generic ones and those of the readers.
-POSING_SUFFIXES = frozenset({"com", "org", "net", "gov", "edu", "co", "info", "biz", "ro", "uk"})
+# Suffixes a posing name ends with (posing_domain): generic ones only. Country codes are
+# language subdomains too (`ro.example.com`), and `co-`, `net-`, `info-` start real names
+# (`co-operativebank`, `net-a-porter`, `info-trafic`); those two rules differ:
+POSING_SUFFIXES = frozenset({"com", "org", "gov", "edu", "net"})  # a subdomain's last label
+POSING_PREFIXES = frozenset({"com", "org", "gov", "edu"})  # a name's first hyphenated token
 # A sum of money with its currency: "£940", "$6.99", "1.850 lei", "50 EUR".
 _AMOUNT = re.compile(
     r"(?i)(?:[£$€]\s?\d|\d(?:[\d.,]{0,12}\d)?\s?(?:lei|ron|eur|euro|euros|usd|gbp|dollars|pounds)\b)"
@@ -77,8 +82,8 @@ class Reputation:
     risky_tlds: frozenset[str]
     bait_words: frozenset[str]
     request_words: frozenset[str]
-    alarm_words: frozenset[str]
-    bait_inside: frozenset[str]  # bait words long enough to count inside a token
+    alarm_words: tuple[str, ...]  # longest first
+    bait_inside: tuple[str, ...]  # bait words that count run together with another word
     brands: BrandIndex
     risks: Mapping[str, float]
     bare_domain: re.Pattern[str]
@@ -150,9 +155,13 @@ def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
         risky_tlds=frozenset(sources.risky_tlds),
         bait_words=frozenset(sources.bait_words),
         request_words=frozenset(sources.request_words),
-        alarm_words=frozenset(sources.alarm_words),
-        bait_inside=frozenset(
-            w for w in sources.bait_words if len(w) >= sources.bait_inside_min_letters
+        alarm_words=tuple(sorted(sources.alarm_words, key=lambda w: (-len(w), w))),
+        bait_inside=tuple(
+            sorted(
+                w
+                for w in sources.bait_words
+                if len(w) >= sources.bait_inside_min_letters and w not in sources.bait_not_inside
+            )
         ),
         brands=brand_index(brands, sources),
         risks=risks,
@@ -356,33 +365,24 @@ def posing_domain(parts: HostParts) -> str | None:
     "e-zpass.com" in `e-zpass.com-tollpay.icu` (a suffix as the first hyphenated token of
     the name, right after a label of its own); "shop.com" in `shop.com.pay-now.xyz` (a
     suffix as the last label of the subdomain, after a label that is none). Only the
-    generic suffixes and the ones this product's readers know best count: a language
-    subdomain (`de.`, `fr.`) or a name such as `de-bijenkorf` is no pose.
+    generic suffixes count (POSING_SUFFIXES, POSING_PREFIXES): a language subdomain
+    (`ro.`, `de.`) or a name such as `net-a-porter` is no pose.
     """
     own = [label for label in parts.subdomain if label != "www"]
     first, _, rest = parts.name.partition("-")
-    if own and rest and first in POSING_SUFFIXES:
+    if own and rest and first in POSING_PREFIXES:
         return f"{own[-1]}.{first}"
     if len(own) >= 2 and own[-1] in POSING_SUFFIXES and own[-2] not in POSING_SUFFIXES:
         return f"{own[-2]}.{own[-1]}"
     return None
 
 
-def _path(url: str) -> str:
-    try:
-        return urlsplit(url if "://" in url else "http://" + url).path
-    except ValueError:  # an unreadable URL has no path to read
-        return ""
-
-
-def shortener_request(text: str, urls: Iterable[str], request_words: frozenset[str]) -> bool:
-    """Whether a message asks for money or a sign-in: a sum with its currency, or a request
-    word among the words of the text or of the links' paths. Pure."""
-    if _AMOUNT.search(text):
-        return True
-    paths = " ".join(_path(u) for u in urls)
-    found = re.findall(r"[a-z]+", fold(f"{text} {paths}").lower())
-    return any(word in request_words for word in found)
+def shortener_request(text: str, request_words: frozenset[str]) -> bool:
+    """Whether a message asks for money or a sign-in: two request words, or one beside a
+    sum with its currency, in its own words (links left out). Pure."""
+    own = _URL.sub(" ", text)  # a link's letters (a shortener's random slug) are no words
+    found = set(re.findall(r"[a-z]+", fold(own).lower())) & request_words
+    return len(found) >= 2 or (bool(found) and bool(_AMOUNT.search(own)))
 
 
 def bait_tokens(labels: Iterable[str], bait_words: frozenset[str]) -> tuple[tuple[str, ...], int]:
@@ -415,19 +415,30 @@ def bait_reason(
     return None
 
 
-def bait_inside(labels: Iterable[str], words: frozenset[str]) -> tuple[str, ...]:
-    """Bait words run together with others inside a token ("freecureprotocol"). Pure."""
+def bait_inside(labels: Iterable[str], words: Iterable[str]) -> tuple[str, ...]:
+    """Bait words run together with another word at the start or end of a token
+    ("truthjabfiles", "giftcardnow"): the other word MIN_REST letters or more, so
+    "premium" is no "premiu" and "secure" no "cure"; never inside ("designing"). Pure."""
     tokens = [t for label in labels for t in label.split("-") if t]
-    return tuple(dict.fromkeys(w for t in tokens for w in sorted(words) if w in t))
+    return tuple(
+        dict.fromkeys(
+            w
+            for t in tokens
+            for w in words
+            if len(t) - len(w) >= MIN_REST and (t.startswith(w) or t.endswith(w))
+        )
+    )
 
 
-def alarm_word(name: str, words: frozenset[str]) -> str | None:
-    """An alarm word that is a token of a registrable name, or starts or ends one. Pure."""
+def alarm_word(name: str, words: Sequence[str]) -> str | None:
+    """An alarm word that is a token of a registrable name, or starts or ends one beside
+    a word of MIN_REST letters or more (`adevarnecenzurat`, not `redpillow`). Pure."""
     for token in (t for t in name.split("-") if t):
-        for word in sorted(words, key=lambda w: (-len(w), w)):  # the longest it holds
-            if token == word or (len(token) > len(word) and token.startswith(word)):
+        for word in words:  # longest first: the word a reader sees
+            rest = len(token) - len(word)
+            if token == word or (rest >= MIN_REST and token.startswith(word)):
                 return word
-            if len(token) > len(word) and token.endswith(word):
+            if rest >= MIN_REST and token.endswith(word):
                 return word
     return None
 
@@ -476,10 +487,9 @@ def assess_domains(
     reputation = reputation or default_reputation()
     hosts = extract_hosts(text, url, reputation)
     assessed = tuple(assess_host(h, reputation) for h in hosts)
-    if any(h.host in reputation.shorteners for h in assessed):
-        urls = [*([url] if url else []), *(m.group(0) for m in _URL.finditer(text))]
-        if shortener_request(text, urls, reputation.request_words):
-            assessed = tuple(_asking(h, reputation) for h in assessed)
+    shortened = any(h.host in reputation.shorteners for h in assessed)
+    if shortened and shortener_request(text, reputation.request_words):
+        assessed = tuple(_asking(h, reputation) for h in assessed)
     return DomainReport(assessed, url_given=bool(url))
 
 

@@ -36,9 +36,12 @@ TWO_EDITS_FROM = 9
 # counts with them alone, short or an ordinary word. Shorter ones ("bt", "ing") are read
 # into too many real names.
 MIN_DISGUISED_NAME = 4
+# The letter sequences that draw another letter in common fonts, read by `Folding.visible`.
+VISIBLE_SEQUENCES = (("rn", "m"), ("vv", "w"), ("cl", "d"))
 # Short names ("eon", "dvla") slip (a doubled letter, two neighbours swapped) only beside a
 # lure word or on a cheap TLD, and from this length.
 MIN_SLIP_NAME = 3
+MIN_SWAP_NAME = 4
 # Categories of the source list whose names are protected: imitating a reliable,
 # fact-checking or official source lends its credibility.
 PROTECTED_CATEGORIES = frozenset({"reliable", "fact-checker", "official"})
@@ -98,6 +101,17 @@ class Folding:
             text = text.replace(sequence, letter)
         return text
 
+    def visible(self, label: str) -> str:
+        """The label with only what no one types by chance folded: digits and non-ASCII
+        letters read as the letters they imitate, and the sequences that draw a letter
+        (rn → m, vv → w, cl → d); ordinary letters stay ("annex" is not "amex", "lid" not
+        "lidl")."""
+        text = "".join(c if c.isascii() else self.character(c) for c in label).lower()
+        text = "".join(self.letters.get(ord(c), c) if c.isdigit() else c for c in text)
+        for sequence, letter in VISIBLE_SEQUENCES:
+            text = text.replace(sequence, letter)
+        return text
+
     def letters_only(self, label: str) -> str:
         """The label with look-alike characters and digits folded, sequences kept: "cl"
         may be a "d" or a "c" and an "l", so both readings are compared."""
@@ -139,8 +153,8 @@ class BrandIndex:
     lure_lengths: tuple[int, ...]
     # Lure words folded like names: "l0gin", "onIine" and "h0mebank" are lures too.
     lure_skeletons: frozenset[str] = frozenset()
-    # The names of the brands' real domains ("orange" of orange.ro), by strict skeleton:
-    # too ordinary to protect as words, but never written with look-alike characters.
+    # The names of the brands' real domains ("orange" of orange.ro): too ordinary to
+    # protect as words, but never written with look-alike characters (`Folding.visible`).
     domain_names: Mapping[str, Protected] = field(default_factory=dict)
     # The short names by their letters with doubled letters made single (slip).
     short_names: Mapping[str, Protected] = field(default_factory=dict)
@@ -174,13 +188,17 @@ class BrandIndex:
         ("dlva"), the typos a typosquatter makes of a name too short for edit distance;
         counted only beside a lure word or on a cheap TLD."""
         letters = self.folding.letters_only(text)
-        swaps = (
-            letters[:i] + letters[i + 1] + letters[i] + letters[i + 2 :]
-            for i in range(len(letters) - 1)
-        )
-        for reading in (letters, *swaps):
-            hit = self.short_names.get(_single(reading))
-            if hit and text != hit.name:
+        if len(letters) < MIN_SLIP_NAME:
+            return None
+        hit = self.short_names.get(_single(letters))
+        if hit and text != hit.name:
+            return hit
+        # Swapped neighbours only from MIN_SWAP_NAME letters: three-letter swaps ("lox",
+        # "ris") are other names as often as typos of "olx", "irs".
+        for i in range(len(letters) - 1) if len(letters) >= MIN_SWAP_NAME else ():
+            swapped = letters[:i] + letters[i + 1] + letters[i] + letters[i + 2 :]
+            hit = self.short_names.get(_single(swapped))
+            if hit and text != hit.name and len(hit.name) >= MIN_SWAP_NAME:
                 return hit
         return None
 
@@ -268,9 +286,9 @@ def brand_index(brands: BrandList, sources: SourceList) -> BrandIndex:
         lure_skeletons=frozenset(folding.strict(w) for w in brands.lure_words),
         domain_names=_domain_names(brands, folding),
         short_names={
-            _single(folding.letters_only(p.name)): p
+            key: p
             for p in protected
-            if not p.long and len(p.name) >= MIN_SLIP_NAME
+            if not p.long and len(key := _single(folding.letters_only(p.name))) >= MIN_SLIP_NAME
         },
     )
 
@@ -282,7 +300,7 @@ def _domain_names(brands: BrandList, folding: Folding) -> dict[str, Protected]:
         for domain in brand.domains:
             parts = host_parts(domain)
             if parts and len(parts.name) >= MIN_DISGUISED_NAME and parts.name.isalpha():
-                names.setdefault(folding.strict(parts.name), Protected(parts.name, domain))
+                names.setdefault(parts.name, Protected(parts.name, domain))
     return names
 
 
@@ -335,7 +353,7 @@ def _disguised_domain_name(labels: Iterable[str], index: BrandIndex) -> Imitatio
     hyphenated token of one ("contul-meu.0range.ro", "0range-cont.com")."""
     for label in labels:
         for token in label.split("-"):
-            hit = index.domain_names.get(index.folding.strict(token))
+            hit = index.domain_names.get(index.folding.visible(token))
             if hit and token != hit.name:
                 return Imitation(hit, "homoglyphs")
     return None
@@ -350,7 +368,11 @@ def _whole_name(name: str, tokens: list[str], index: BrandIndex, lured: bool) ->
     if kind == "same":
         how = "other_suffix" if joined == name else "hyphenated"
         return Imitation(protected, how) if protected.long or lured else None
-    disguised = kind == "homoglyphs" and len(protected.name) >= MIN_DISGUISED_NAME
+    disguised = (
+        kind == "homoglyphs"
+        and len(protected.name) >= MIN_DISGUISED_NAME
+        and index.folding.visible(joined) == protected.name
+    )
     if protected.long or lured or disguised or _stands_in(joined, protected.name):
         return Imitation(protected, kind)
     return None

@@ -244,3 +244,28 @@ def test_a_broken_claims_file_names_the_field(mutate, field: str) -> None:
     assert validate("claims.yaml", load("claims.yaml"), ClaimsSpec)
     with pytest.raises(DataFileError, match=rf"claims\.yaml.*{field}"):
         validate("claims.yaml", _broken(mutate), ClaimsSpec)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "statistic"),
+    [
+        ("73% dintre tinerii români vor să plece.", True),
+        ("People who work from home are 47% more productive.", True),
+        ("It affects 1 in 3.", True),  # a ratio at the end of a sentence
+        ("1 in 10,000 children, or 1 in 10000.", True),
+        ("3 out of 5 doctors", True),
+        ("1 din 4 români", True),
+        ("Legea nr. 55 din 2020 a fost modificată.", False),  # a law's number and year
+        ("Covid-19 in 2020 killed many people.", False),
+        ("Chapter 2 in 2021 edition.", False),
+        ("Pe 1 din 2 noiembrie s-a votat.", False),  # a date
+        ("Reduceri de până la 30% la electrocasnice.", False),  # a discount
+        ("I back the plan one hundred percent.", False),
+    ],
+)
+def test_a_statistic_is_a_share_a_percent_comparison_or_a_ratio(
+    sentence: str, statistic: bool
+) -> None:
+    from workers.analysis.claim_forms import states_statistic
+
+    assert states_statistic(sentence) is statistic

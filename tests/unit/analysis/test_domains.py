@@ -283,7 +283,7 @@ def test_the_bait_reason_has_a_romanian_summary():
         ("e-zpass.com-tollpay.icu", "e-zpass.com"),  # "com-" right after the name it poses
         ("mytax.gov-refund.info", "mytax.gov"),
         ("shop.com.pay-now.xyz", "shop.com"),  # a whole domain as the subdomain
-        ("www.plata.ro.factura-online.net", "plata.ro"),
+        ("www.plata.net.factura-online.ro", "plata.net"),
     ],
 )
 def test_a_domain_name_set_before_another_domain_is_risky(host: str, posed: str) -> None:
@@ -297,7 +297,17 @@ def test_a_domain_name_set_before_another_domain_is_risky(host: str, posed: str)
 
 @pytest.mark.parametrize(
     "host",
-    ["blog.de-bijenkorf.nl", "ro.wikipedia.org", "net-a-porter.com", "api.co-op.example.org"],
+    [
+        "blog.de-bijenkorf.nl",
+        "ro.wikipedia.org",
+        "net-a-porter.com",
+        "api.co-op.example.org",
+        "shop.ro.example.com",  # country codes are language subdomains too
+        "portal.uk.example.com",
+        "cache.net-a-porter.com",  # co-, net-, info- start real names
+        "online.co-operativebank.co.uk",
+        "m.info-trafic.ro",
+    ],
 )
 def test_suffix_words_in_ordinary_names_pose_as_nothing(host: str) -> None:
     parts = host_parts(host)
@@ -309,16 +319,22 @@ def test_suffix_words_in_ordinary_names_pose_as_nothing(host: str) -> None:
     [
         ("Hi mum, new number, can u pay my rent, it's £940 https://is.gd/Qm4pLt", True),
         ("Buna mama, am o factura de 1.850 lei de platit azi: https://tinyurl.com/x1", True),
-        ("Confirm your details here https://bit.ly/3xYz/login", True),  # the path asks
-        ("Mama, plătește te rog chiria azi https://cutt.ly/abc", True),  # diacritics folded
+        ("Verify your card today or lose access https://bit.ly/3xYz", True),  # two words
+        ("Mama, plătește te rog chiria azi, 900 lei https://cutt.ly/abc", True),  # folded
         ("Read the annual report: https://bit.ly/report-2024", False),
         ("Programul complet al festivalului: https://bit.ly/festival-cluj", False),
+        ("I'm fine, thanks! see https://bit.ly/3abcXyz", False),  # ambiguous words left out
+        ("Bill said hi https://bit.ly/abc", False),
+        ("Apel la cod rosu de vant https://bit.ly/abc", False),
+        ("Photos: https://bit.ly/3Pin7aB", False),  # a random slug holds no words
+        ("Bitcoin hits $60k https://bit.ly/xyz", False),  # a sum alone asks nothing
+        ("Pay here https://bit.ly/login-verify-card", False),  # one word; the slug is no word
     ],
 )
 def test_a_shortener_in_a_message_asking_to_pay_or_sign_in_is_risky(text: str, asks: bool) -> None:
     """A shortened link hides the page; in a message asking for money or a sign-in it is
     risky (60), elsewhere it keeps the shortener's own risk (35)."""
-    assert shortener_request(text, [], default_words()) is asks
+    assert shortener_request(text, default_words()) is asks
     report = assess_domains(text)
     assert (report.score >= 50) is asks
 
@@ -353,14 +369,26 @@ def test_a_name_that_sells_a_hidden_truth_or_a_poison_is_risky(host: str, word: 
 
 
 @pytest.mark.parametrize(
-    "host", ["truthout.org", "truthsocial.com", "poisoncontrol.org", "wakeupcoffee.com"]
+    "host",
+    [
+        "truthout.org",
+        "truthsocial.com",
+        "poisoncontrol.org",
+        "wakeupcoffee.com",
+        "indexoncensorship.org",
+        "censorship.ai",
+        "redpillow.com",  # "redpill" beside two letters is another word
+    ],
 )
 def test_real_sites_with_words_near_the_alarm_words_stay_low(host: str) -> None:
     assert assess_host(host).risk < 50
 
 
-def test_bait_words_run_together_count_on_a_cheap_tld_only() -> None:
-    """ "freecureprotocol.click": a bait word inside a token on a cheap TLD; the same name on
-    .com is no evidence."""
-    assert assess_host("freecureprotocol.click").risk >= 50
-    assert assess_host("freecureprotocol.com").risk < 50
+def test_bait_words_run_together_count_at_a_token_edge_on_a_cheap_tld_only() -> None:
+    """ "truthjabfiles.live": a bait word starting a token on a cheap TLD, beside a word of
+    four letters or more; the same name on .com is no evidence, and neither are words that
+    merely contain one ("premium", "designing", "promotion")."""
+    assert assess_host("truthjabfiles.live").risk >= 50
+    assert assess_host("truthjabfiles.com").risk < 50
+    for host in ("premium.xyz", "designing.live", "promotion.shop", "secretary.top"):
+        assert assess_host(host).risk < 50, host

@@ -112,6 +112,20 @@ def test_every_permutation_class_of_a_protected_brand_is_flagged(fuzzer_class: s
         "ro.wikipedia.org",  # a language subdomain
         "en.m.wikipedia.org",
         "www.gov.uk",
+        # ordinary words whose letters fold onto a short name or a brand's domain name:
+        # only digits, foreign letters and rn/vv/cl count as look-alike characters there
+        "annex.com",
+        "annex-gallery.ro",
+        "lid.com",
+        "iid.org",
+        "dti.gov.za",
+        "dgi.ro",
+        "cigi.org",
+        "annex.library.example.edu",
+        # the brands' own sister domains
+        "tescobank.com",
+        "tescomobile.com",
+        "eonenergy.com",
     ],
 )
 def test_real_domains_and_their_subdomains_stay_low(host: str) -> None:
@@ -200,7 +214,25 @@ def test_short_names_slip_beside_a_lure_word(host: str, imitated: str) -> None:
     assert any(r.startswith(f"imitates {imitated}") for r, _ in assessment.reasons)
 
 
-@pytest.mark.parametrize("host", ["neon-shop.ro", "deon.ro", "eonn.ro", "dvlaa.org"])
-def test_a_short_name_slips_only_beside_a_lure_word(host: str) -> None:
-    """Without a lure word or a cheap TLD a slip of a short name is a name of its own."""
+@pytest.mark.parametrize(
+    "host",
+    [
+        "neon-shop.ro",
+        "deon.ro",
+        "eonn.ro",
+        "dvlaa.org",
+        # two letters left once doubled ones are made one, or three-letter swaps: other
+        # names as often as typos
+        "sa-online.com",
+        "nc-tax.com",
+        "bc-card.com",
+        "ris-online.ro",
+        "lox-delivery.com",
+    ],
+)
+def test_a_short_name_slips_only_beside_a_lure_word_and_not_below_three_letters(
+    host: str,
+) -> None:
+    """Without a lure word or a cheap TLD a slip of a short name is a name of its own; a
+    slip never reads a two-letter name, and swaps need four letters."""
     assert assess_host(host).risk < 50
