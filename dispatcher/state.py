@@ -118,6 +118,12 @@ class AppState:
         connection = self.connection
         return self.publisher is not None and connection is not None and not connection.is_closed
 
+    @property
+    def checks_workers(self) -> bool:
+        """Whether a submission is judged by the worker registry: only sessions bound for the
+        broker are (with the broker away the API analyses the session itself)."""
+        return self.settings.api_check_workers and self.broker_up
+
     async def _connect_until_up(self) -> None:
         names = Names(self.settings.topology_prefix)
         while True:

@@ -128,7 +128,7 @@ async def unservable(
     Only sessions bound for the broker are checked: with the broker away the API analyses
     the session itself (dispatcher/sync.py), whatever the registry says.
     """
-    if not state.settings.api_check_workers or not state.broker_up:
+    if not state.checks_workers:
         return None
     return await state.workers.refusal(input_type, components)
 

@@ -33,9 +33,7 @@ def _accepts_text(state: AppState) -> bool:
     """Whether a text session would be taken now, by the API's last read of the registry
     (kept current by its watch loop and by submissions): no I/O on this unauthenticated
     path, and the same view a POST made after it is judged by, or a newer one."""
-    if not state.settings.api_check_workers or not state.broker_up:
-        return True  # the registry is not consulted: the session is taken
-    return state.workers.cached_refusal("text") is None
+    return not state.checks_workers or state.workers.cached_refusal("text") is None
 
 
 async def _answers(check: Awaitable[Any]) -> bool:
