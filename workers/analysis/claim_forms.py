@@ -40,6 +40,9 @@ Form = Literal[
     "harm",
     "accusation",
     "inference",
+    # Derived, not read from a lexicon: something concrete (a name, a date, a number) told
+    # as a rumour — hidden, passed around or pressed on the reader (`rumoured`).
+    "rumour",
 ]
 Register = Literal[
     "conspiracy",
@@ -95,9 +98,36 @@ _STATISTIC = re.compile(
 )
 
 
+# The same in words: "one in three teenagers", "two out of five", "unul din trei copii",
+# "două din cinci"; and a multiple: "twice as likely", "three times more", "de două ori mai".
+_SMALL_EN = r"(?:one|two|three|four|five|six|seven|eight|nine|ten)"
+_SMALL_RO = r"(?:unul|una|doi|dou[ăa]|trei|patru|cinci|[șş]ase|[șş]apte|opt|nou[ăa]|zece)"
+_COUNT = r"(?!(?:1[89]|20)\d\d\b)\d{1,6}+"  # a count of people, not a year
+_WORDED = re.compile(
+    rf"(?i)(?<!\w)(?:{_SMALL_EN} (?:in|out of) (?:{_SMALL_EN}|{_COUNT})"
+    rf"|{_SMALL_RO} din (?:{_SMALL_RO}|{_COUNT}))(?!\w)"
+    # not "two in one", "una din două" (either-or) or a span ("one in two years")
+    r"(?<! one)(?<!una din dou[ăa])(?! (?:ani|years)\b)"
+    r"|(?<!\w)(?:twice as (?:likely|many|often|common)"
+    r"|(?:two|three|four|five|ten|\d{1,3}+) times (?:more|higher|as (?:likely|many))"
+    r"|de (?:dou[ăa]|trei|patru|cinci|zece|\d{1,3}+) ori mai"
+    r" (?:mul[țţ]i|multe|probabil|des|frecvent))(?!\w)"
+)
+# Words one of those needs: most sentences have none, and skip the pattern.
+_WORDED_HINTS = (" in ", " din ", " out of ", "twice ", " times ", " ori ")
+
+
+def _worded_statistic(sentence: str) -> bool:
+    lowered = sentence.lower()
+    return any(h in lowered for h in _WORDED_HINTS) and bool(_WORDED.search(sentence))
+
+
 def states_statistic(sentence: str) -> bool:
-    """Whether a sentence states a share, a comparison in percent, or a ratio. Pure."""
-    return bool(_STATISTIC.search(sentence) or _RATIO.search(sentence))
+    """Whether a sentence states a share, a comparison in percent or in multiples, or a
+    ratio, in digits or in words. Pure."""
+    return bool(
+        _STATISTIC.search(sentence) or _RATIO.search(sentence) or _worded_statistic(sentence)
+    )
 
 
 _ALL_OF_IT = re.compile(r"(?<![\d.,])100\s?%")
@@ -282,7 +312,12 @@ def sentence_forms(sentence: str) -> list[Form]:
     # 'pay £1.45 within 12 hours'"), not figures the report asserts.
     own = _QUOTED.sub(lambda m: " " * len(m[0]), sentence)
     found: list[Form] = []
-    if _PERCENT.search(sentence) or _RATIO.search(sentence) or has["percentage_words"]:
+    if (
+        has["percentage_words"]
+        or _PERCENT.search(sentence)
+        or _RATIO.search(sentence)
+        or _worded_statistic(sentence)
+    ):
         found.append("percentage")
     if _NUMBER.search(_YEAR.sub("", own)) or _has_outside(p["quantity_words"], folded, own):
         found.append("number")
@@ -399,6 +434,25 @@ def is_claim(forms: list[Form]) -> bool:
     """A sentence is a claim when it is check-worthy enough and asserts a factual form."""
     rule = claims_spec().checkworthiness
     return checkworthiness(forms) >= rule.minimum and bool(set(rule.factual) & set(forms))
+
+
+# Registers that make a concrete sentence a rumour when two of them frame it.
+RUMOUR_REGISTERS: frozenset[Register] = frozenset({"conspiracy", "viral_sources", "urgency"})
+_CONCRETE: frozenset[Form] = frozenset({"named_entity", "date", "number"})
+
+
+def rumoured(forms: list[Form], register: tuple[str, ...]) -> bool:
+    """Whether a sentence that is no claim by its forms tells something concrete as a
+    rumour: a name, date or number said to be hidden, and passed around or pressed on the
+    reader too ("Ce ne-au ascuns: lacul X a fost golit în 2019 … Distribuiți!"), and framed
+    by nothing that sources, hedges, rebuts or mocks it. Pure."""
+    heard = set(register)
+    return (
+        bool(_CONCRETE & set(forms))
+        and "conspiracy" in heard
+        and len(RUMOUR_REGISTERS & heard) >= 2
+        and not ATTRIBUTING & heard
+    )
 
 
 def unverified_risk(forms: tuple[str, ...], register: tuple[str, ...]) -> float:

@@ -19,6 +19,7 @@ from workers.analysis.claim_forms import (
     checkworthiness,
     claims_spec,
     is_claim,
+    rumoured,
     sentence_forms,
     sentence_register,
     states_statistic,
@@ -94,7 +95,10 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
         if (c := _as_claim(s, r, clean, attributed))
     ]
     rule = claim_policy().risk
-    if any(_supportable(c, rule.learned_beside) for c in claims):
+    # A text that rebuts a claim it reports is worded like the claim it quotes: the model
+    # cannot tell the two apart, so it does not read a debunk.
+    rebuts = any("debunked" in r for r in registers)
+    if not rebuts and any(_supportable(c, rule.learned_beside) for c in claims):
         model = learned or shipped_claims_model()
         if model.probability(context_words(_model_prefix(text))) >= rule.learned_from:
             claims = [
@@ -144,6 +148,8 @@ def _as_claim(
     sentence: Sentence, register: tuple[str, ...], clean: NormalisedText, attributed: bool
 ) -> Claim | None:
     forms = sentence_forms(sentence.text)
+    if not is_claim(forms) and rumoured(forms, register):
+        forms = [*forms, "rumour"]
     if not is_claim(forms):
         return None
     if not attributed and states_statistic(sentence.text):  # a share nobody is named for

@@ -261,6 +261,16 @@ def test_a_broken_claims_file_names_the_field(mutate, field: str) -> None:
         ("Pe 1 din 2 noiembrie s-a votat.", False),  # a date
         ("Reduceri de până la 30% la electrocasnice.", False),  # a discount
         ("I back the plan one hundred percent.", False),
+        # in words, and multiples
+        ("One in three teenagers vapes.", True),
+        ("Unul din trei copii nu știe să citească.", True),
+        ("Două din cinci familii nu au căldură.", True),
+        ("Kids are twice as likely to fall ill.", True),
+        ("Three times more cases than last year.", True),
+        ("Sunt de două ori mai mulți bolnavi.", True),
+        ("It happens once in two years.", False),  # a frequency, not a ratio of people
+        ("Una din cele mai frumoase zile.", False),  # a superlative, not a ratio
+        ("It is one in a million.", False),
     ],
 )
 def test_a_statistic_is_a_share_a_percent_comparison_or_a_ratio(

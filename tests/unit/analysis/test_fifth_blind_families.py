@@ -1,0 +1,141 @@
+"""Families grown in the fifth round of issue 19, after two more sets written blind (ids
+`*-f-*`, leaning on how claims are made, and `*-g-*`, leaning on link tricks). Each is
+checked on sentences written for this test (none is in the evaluation set), in Romanian
+and English, beside neutral texts sharing their words that must stay low."""
+
+import pytest
+
+from workers.analysis import claims, domains
+from workers.analysis.claim_forms import rumoured, sentence_register, text_registers
+
+FLAGGED = 50
+
+
+def claims_score(text: str) -> float:
+    found = claims.extract_claims(text)
+    return claims.score_claims(found, [claims.UNVERIFIABLE] * len(found))
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The figures were in a report the ministry tried to bury.",
+        "It is the statistic the BBC refuses to report.",
+        "School never tells you who really built it.",
+        "The industry paid scientists to change the results.",
+        "Istoricii oficiali au ascuns asta decenii întregi.",
+        "Ce ne-au ascuns: fabrica a fost vândută pe un leu.",
+        "Statistica pe care n-o vezi la televizor.",
+        "Rezultatele au fost ținute sub tăcere.",
+    ],
+)
+def test_a_fact_kept_from_the_reader_is_cover_up_framing(sentence: str) -> None:
+    assert "conspiracy" in sentence_register(sentence)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "One in three teenagers in the UK is now addicted to vaping, all down to the flavours.",
+        "Unul din trei copii nu mai citește, iar cauza sunt telefoanele.",
+        "Kids who drink oat milk are twice as likely to hit puberty early, and the industry "
+        "paid scientists to hide it.",
+        "Ce ne-au ascuns: barajul Vidra a fost golit în 2019. Distribuiți până nu ne șterg!",
+        "Heads up, from Monday the banks will only take cash from people with a digital ID. "
+        "Withdraw whatever you can this weekend and forward this to everyone!",
+    ],
+)
+def test_invented_statistics_and_rumours_nobody_sourced_are_risky_claims(text: str) -> None:
+    assert claims_score(text) >= FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the same shapes, sourced, hedged or rebutted
+        "One in three households heats with wood, according to the 2021 census by INS.",
+        "Unul din trei copii citește zilnic, potrivit sondajului realizat de Ministerul Educației.",
+        "A viral post claimed that banks will only take cash from people with a digital ID. "
+        "The central bank said the claim was false.",
+        "Afirmația că vaccinul ar provoca infertilitate a fost analizată în studii mari, fără să "
+        "se găsească vreo legătură. Vaccinarea este gratuită pentru copiii de 11 ani.",
+        "Primăria a anunțat că strada Horea va fi închisă pe 3 mai pentru lucrări.",
+        # everyday urgency, sharing and secrets are no rumour (review of this round)
+        "Please stay quiet, the baby is sleeping. Dinner is at 8, tell your parents!",
+        "Only 3 left in stock! Grab the Nike Air Max before it disappears, act now.",
+        "Concert moved to the O2 on Saturday! Share this post with your friends, act now.",
+        "Suspectul s-a ascuns în pădurea de lângă Bistrița. Poliția cere localnicilor să sune "
+        "imediat la 112.",
+        "Mum kept it secret until today! Tell your family: Dan's party is on Saturday at 7pm.",
+        "Nu vă spun cât de frumos a fost la nunta lui Mihai pe 12 iulie! Spuneți-le și "
+        "părinților că pozele sunt gata.",
+        # a named source is not undone, and idioms are no ratios
+        "According to experts at Oxford University, the vaccine is 90% effective.",
+        "It took twice as long to reach the hospital because of the roadworks on Monday!",
+        "Two in one: our Dove shampoo cleans and conditions, and it's on offer until Sunday!",
+        "The club won one in 2019 and a second one in 2005.",
+    ],
+)
+def test_sourced_figures_debunks_and_plain_news_stay_low(text: str) -> None:
+    assert claims_score(text) < FLAGGED
+
+
+def test_a_rumour_needs_something_concrete_said_to_be_hidden_and_passed_on() -> None:
+    assert rumoured(["named_entity"], ("conspiracy", "viral_sources"))
+    assert rumoured(["number"], ("conspiracy", "urgency"))
+    assert not rumoured(["named_entity"], ("viral_sources", "urgency"))  # an ad, a party
+    assert not rumoured(["named_entity"], ("conspiracy",))
+    assert not rumoured([], ("conspiracy", "viral_sources"))
+    assert not rumoured(["date"], ("conspiracy", "viral_sources", "debunked"))
+
+
+def test_a_debunk_is_not_read_by_the_learned_model() -> None:
+    text = (
+        "Zvonul că apa de la robinet ar conține fluor toxic a fost analizat de specialiști, "
+        "fără să se găsească vreo legătură cu bolile. Apa este verificată zilnic de 12 laboratoare."
+    )
+    registers = text_registers([text])
+    assert "debunked" in registers[0]
+    for claim in claims.extract_claims(text):
+        assert "learned_wording" not in claim.register
+
+
+def host_score(host: str) -> float:
+    return domains.assess_domains(f"see https://{host}/x", f"https://{host}/x").score
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "faceboook-appeal.com",  # a repeated letter beside an account-appeal word
+        "instagram-copyright-violation.com",
+        "dlscord.gift",  # l for i in a brand added this round
+        "discord-giveaway.com",
+        "temu-refund.xyz",
+    ],
+)
+def test_account_appeals_government_posing_and_new_brands_are_flagged(host: str) -> None:
+    assert host_score(host) >= FLAGGED
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "www.amazon.com.au",  # the brands' own regional storefronts
+        "www.amazon.co.jp",
+        "www.google.com.au",
+        "www.ebay.com.au",
+        "discord.com",
+        "media.discordapp.net",  # the brand's own image links
+        "discord.gift",
+        "review.university-press.org",  # a lure word with no brand
+        "bbc-review.com",  # a review site is no appeal
+        "data.gov.ro",
+        "gov.wales",  # governments' own domains are no posing (review of this round)
+        "gov.bc.ca",
+        "www.google.pl",
+        "www.amazon.ie",
+    ],
+)
+def test_brands_regional_domains_and_lure_words_alone_stay_low(host: str) -> None:
+    assert host_score(host) < FLAGGED
