@@ -112,6 +112,8 @@ def host_score(host: str) -> float:
         "dlscord.gift",  # l for i in a brand added this round
         "discord-giveaway.com",
         "temu-refund.xyz",
+        "reuters-world.news",  # an outlet's name with "world", "global", "international"
+        "digi24-international.com",
     ],
 )
 def test_account_appeals_government_posing_and_new_brands_are_flagged(host: str) -> None:
@@ -135,7 +137,43 @@ def test_account_appeals_government_posing_and_new_brands_are_flagged(host: str)
         "gov.bc.ca",
         "www.google.pl",
         "www.amazon.ie",
+        "worldbank.org",  # the words alone name no outlet
+        "global-news.ca",
     ],
 )
 def test_brands_regional_domains_and_lure_words_alone_stay_low(host: str) -> None:
     assert host_score(host) < FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It was in a survey the big brands tried to bury.",
+        "The cosmetics lobby kept it quiet for twenty years.",
+        "They keep the public in the dark about the side effects.",
+        "School never tells you who really sank the ship.",
+        "Patronii știu asta și vă țin intenționat în neștiință.",
+        "Istoricii au ascuns asta decenii întregi.",
+        "Au încercat să îngroape raportul.",
+    ],
+)
+def test_someone_keeping_a_fact_from_the_reader_is_conspiracy_framing(text: str) -> None:
+    from workers.analysis.techniques import assess_techniques
+
+    assert "conspiracy" in {f.kind for f in assess_techniques(text).findings}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please stay quiet, the baby is sleeping.",
+        "The school kept the children inside during the storm.",
+        "The power cut kept the whole street in the dark until midnight.",
+        "Patronul a anunțat că fabrica se închide vineri.",
+        "Copiii au ascuns ouăle de Paște în grădină.",
+    ],
+)
+def test_quiet_rooms_dark_streets_and_hidden_eggs_are_no_cover_up(text: str) -> None:
+    from workers.analysis.techniques import assess_techniques
+
+    assert "conspiracy" not in {f.kind for f in assess_techniques(text).findings}
