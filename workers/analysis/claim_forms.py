@@ -436,21 +436,23 @@ def is_claim(forms: list[Form]) -> bool:
     return checkworthiness(forms) >= rule.minimum and bool(set(rule.factual) & set(forms))
 
 
-# Registers that make a concrete sentence a rumour when two of them frame it.
-RUMOUR_REGISTERS: frozenset[Register] = frozenset({"conspiracy", "viral_sources", "urgency"})
+# Registers that pass a rumour on or press it on the reader.
+SPREAD_REGISTERS: frozenset[Register] = frozenset({"viral_sources", "urgency"})
 _CONCRETE: frozenset[Form] = frozenset({"named_entity", "date", "number"})
 
 
 def rumoured(forms: list[Form], register: tuple[str, ...]) -> bool:
     """Whether a sentence that is no claim by its forms tells something concrete as a
-    rumour: a name, date or number said to be hidden, and passed around or pressed on the
-    reader too ("Ce ne-au ascuns: lacul X a fost golit în 2019 … Distribuiți!"), and framed
-    by nothing that sources, hedges, rebuts or mocks it. Pure."""
+    rumour: a name, date or number said to be hidden (the conspiracy register) and passed
+    around or pressed on the reader too ("Ce ne-au ascuns: lacul X a fost golit în 2019 …
+    Distribuiți!"), and framed by nothing that sources, hedges, rebuts or mocks it. Done
+    "in secret" alone is gossip as often ("s-au căsătorit în secret … dați mai departe").
+    Pure."""
     heard = set(register)
     return (
         bool(_CONCRETE & set(forms))
         and "conspiracy" in heard
-        and len(RUMOUR_REGISTERS & heard) >= 2
+        and bool(SPREAD_REGISTERS & heard)
         and not ATTRIBUTING & heard
     )
 

@@ -43,6 +43,10 @@ def test_a_fact_kept_from_the_reader_is_cover_up_framing(sentence: str) -> None:
         "Ce ne-au ascuns: barajul Vidra a fost golit în 2019. Distribuiți până nu ne șterg!",
         "Heads up, from Monday the banks will only take cash from people with a digital ID. "
         "Withdraw whatever you can this weekend and forward this to everyone!",
+        "Share with every parent! A man in a van is taking kids outside schools in Derby and "
+        "the council is covering it up.",
+        "Cold showers boost your immune system so much you can't catch the flu anymore.",
+        "Ceaiul de cătină întărește imunitatea atât de mult că nu te mai îmbolnăvești de gripă.",
     ],
 )
 def test_invented_statistics_and_rumours_nobody_sourced_are_risky_claims(text: str) -> None:
@@ -74,6 +78,11 @@ def test_invented_statistics_and_rumours_nobody_sourced_are_risky_claims(text: s
         "It took twice as long to reach the hospital because of the roadworks on Monday!",
         "Two in one: our Dove shampoo cleans and conditions, and it's on offer until Sunday!",
         "The club won one in 2019 and a second one in 2005.",
+        # a debunk worded "without evidence", and gossip done "in secret"
+        "The WHO said claims circulating online that a painkiller causes heart failure in young "
+        "people are without evidence.",
+        "Ana și Mihai s-au căsătorit în secret la Sibiu! Dați mai departe!",
+        "We'll celebrate in private on Saturday, tell your parents!",
     ],
 )
 def test_sourced_figures_debunks_and_plain_news_stay_low(text: str) -> None:
