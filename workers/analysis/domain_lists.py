@@ -54,6 +54,7 @@ class SourceList(_Strict):
     posing_domain_risk: float = Field(ge=0, le=100)
     shortener_request_risk: float = Field(ge=0, le=100)
     request_words: list[str]
+    signin_path_words: list[str]
     bare_domain_tlds: list[str]
     homoglyphs: dict[str, str]
     look_alike_swaps: dict[str, str]

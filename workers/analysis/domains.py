@@ -36,6 +36,9 @@ MAX_HOSTS = 20
 # URLs and bare domains read from a text before giving up on finding MAX_HOSTS distinct
 # hosts: a text of thousands of links costs no more than this many.
 MAX_CANDIDATES = 200
+# Of a link's path, only this many characters are read for sign-in words.
+MAX_PATH_CHARS = 300
+SIGNIN_PAGE, SIGNIN_PAGE_RO = ", on a sign-in page", ", pe o pagină de autentificare"
 # DNS limits (RFC 1035): a longer label or name cannot exist, so it is assessed as
 # such and never compared character by character with the list.
 MAX_LABEL_CHARS = 63
@@ -82,6 +85,7 @@ class Reputation:
     risky_tlds: frozenset[str]
     bait_words: frozenset[str]
     request_words: frozenset[str]
+    signin_path_words: frozenset[str]
     alarm_words: tuple[str, ...]  # longest first
     bait_inside: tuple[str, ...]  # bait words that count run together with another word
     brands: BrandIndex
@@ -155,6 +159,7 @@ def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
         risky_tlds=frozenset(sources.risky_tlds),
         bait_words=frozenset(sources.bait_words),
         request_words=frozenset(sources.request_words),
+        signin_path_words=frozenset(sources.signin_path_words),
         alarm_words=tuple(sorted(sources.alarm_words, key=lambda w: (-len(w), w))),
         bait_inside=tuple(
             sorted(
@@ -487,10 +492,51 @@ def assess_domains(
     reputation = reputation or default_reputation()
     hosts = extract_hosts(text, url, reputation)
     assessed = tuple(assess_host(h, reputation) for h in hosts)
+    signing_in = signin_hosts(text, url, reputation)
+    if signing_in:
+        assessed = tuple(
+            _signin_page(h, reputation) if h.host in signing_in else h for h in assessed
+        )
     shortened = any(h.host in reputation.shorteners for h in assessed)
     if shortened and shortener_request(text, reputation.request_words):
         assessed = tuple(_asking(h, reputation) for h in assessed)
     return DomainReport(assessed, url_given=bool(url))
+
+
+def signin_hosts(text: str, url: str | None, reputation: Reputation) -> frozenset[str]:
+    """Hosts of the links (the input URL and those in the text) whose path asks the reader
+    to sign in, verify or pay (`signin_path_words`)."""
+    links = [url] if url else []
+    links += [m.group(0) for m in itertools.islice(_URL.finditer(text), MAX_CANDIDATES)]
+    found = set()
+    for link in links:
+        try:
+            path = urlsplit(link if "://" in link else "http://" + link).path
+        except ValueError:
+            continue
+        words = set(re.findall(r"[a-z]+", fold(path[:MAX_PATH_CHARS]).lower()))
+        if words & reputation.signin_path_words and (host := normalise_host(link)):
+            found.add(host)
+    return frozenset(found)
+
+
+def _signin_page(host: HostAssessment, reputation: Reputation) -> HostAssessment:
+    """An unknown host's assessment when its link asks to sign in: a short brand name's
+    typo or slip counts there, as beside a lure word ("emaag.ro/cont/verificare")."""
+    parts = host_parts(host.host)
+    if host.category or parts is None or any("imitates" in r for r, _ in host.reasons):
+        return host
+    found = imitation(parts, reputation.brands, True)  # the sign-in page is the second sign
+    if not found:
+        return host
+    way = IMITATION_WAYS[found.how][0]
+    reason = f"imitates {found.protected.home}: {way}{SIGNIN_PAGE}"
+    return HostAssessment(
+        host.host,
+        host.display,
+        host.category,
+        (*host.reasons, (reason, reputation.risks["lookalike"])),
+    )
 
 
 def _asking(host: HostAssessment, reputation: Reputation) -> HostAssessment:
@@ -554,7 +600,7 @@ def _ro_reason(reason: str) -> str:
     for en, ro in _RO_REASONS:
         if reason.startswith(en):
             if en == "imitates":
-                return ro + _ro_ways(reason[len(en) :])
+                return ro + _ro_ways(reason[len(en) :]).replace(SIGNIN_PAGE, SIGNIN_PAGE_RO)
             if en in (POSING_REASON, ALARM_REASON):  # the name it poses as, the word
                 return ro + reason[len(en) :]
             if en == BAIT_REASON:  # the words found, and where

@@ -345,7 +345,15 @@ def imitation(parts: HostParts, index: BrandIndex, cheap_tld: bool) -> Imitation
         or _name_with_words(tokens, index, lured)
         or _in_subdomain(subdomain, name, index, lured)
         or _disguised_domain_name((*subdomain, name), index)
+        or _slipped_name(tokens, index, lured)
     )
+
+
+def _slipped_name(tokens: list[str], index: BrandIndex, lured: bool) -> Imitation | None:
+    """A short name slipped as the whole name ("emaag", "dhll"), beside a second sign (a
+    cheap TLD, a lure word elsewhere in the host, a sign-in page)."""
+    slipped = index.slip(tokens[0]) if lured and len(tokens) == 1 else None
+    return Imitation(slipped, "typo") if slipped else None
 
 
 def _disguised_domain_name(labels: Iterable[str], index: BrandIndex) -> Imitation | None:

@@ -186,3 +186,40 @@ def test_quiet_rooms_dark_streets_and_hidden_eggs_are_no_cover_up(text: str) -> 
     from workers.analysis.techniques import assess_techniques
 
     assert "conspiracy" not in {f.kind for f in assess_techniques(text).findings}
+
+
+def link_score(link: str) -> float:
+    return domains.assess_domains(f"Open {link} now", None).score
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "https://www.emaag.ro/cont/verificare",  # a short name slipped, on a sign-in page
+        "https://dhll.com/account/verify",
+        "https://anaff.ro/login",
+        "https://olxx.top/oferta",  # ... or on a cheap TLD
+    ],
+)
+def test_a_short_name_slipped_as_the_whole_name_counts_beside_a_sign_in_page(link: str) -> None:
+    assert link_score(link) >= FLAGGED
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "https://emaag.ro/produse/telefoane",  # the slip alone: a coincidence as often
+        "https://dhll.com/tracking",
+        "https://www.emag.ro/user/login",  # the brand's own sign-in page
+        "https://blog.example.com/how-to-reset-your-password",  # sign-in words, no brand
+        "https://wiki.openstreetmap.org/wiki/Login",
+    ],
+)
+def test_sign_in_paths_alone_and_the_brands_own_stay_low(link: str) -> None:
+    assert link_score(link) < FLAGGED
+
+
+def test_the_sign_in_page_is_named_in_the_evidence_in_both_languages() -> None:
+    data = domains.report_data(domains.assess_domains("https://anaff.ro/login", None))
+    assert "on a sign-in page" in data["summary"][0]
+    assert "pe o pagină de autentificare" in data["summary_ro"][0]
