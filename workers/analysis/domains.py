@@ -27,7 +27,13 @@ from workers.analysis.domain_lists import (
     ListedDomain,
     SourceList,
 )
-from workers.analysis.lookalikes import IMITATION_WAYS, BrandIndex, brand_index, imitation
+from workers.analysis.lookalikes import (
+    IMITATION_WAYS,
+    BrandIndex,
+    brand_index,
+    doubled_name,
+    imitation,
+)
 from workers.analysis.normalise import normalise
 from workers.analysis.registrable import HostParts, host_parts
 from workers.analysis.text import clip, fold
@@ -37,7 +43,7 @@ MAX_HOSTS = 20
 # hosts: a text of thousands of links costs no more than this many.
 MAX_CANDIDATES = 200
 # Of a link's path, only this many characters are read for sign-in words.
-MAX_PATH_CHARS = 300
+MAX_PATH_CHARS = 2_000
 SIGNIN_PAGE, SIGNIN_PAGE_RO = ", on a sign-in page", ", pe o pagină de autentificare"
 # DNS limits (RFC 1035): a longer label or name cannot exist, so it is assessed as
 # such and never compared character by character with the list.
@@ -521,12 +527,13 @@ def signin_hosts(text: str, url: str | None, reputation: Reputation) -> frozense
 
 
 def _signin_page(host: HostAssessment, reputation: Reputation) -> HostAssessment:
-    """An unknown host's assessment when its link asks to sign in: a short brand name's
-    typo or slip counts there, as beside a lure word ("emaag.ro/cont/verificare")."""
+    """An unknown host's assessment when its link asks to sign in: a protected name written
+    with one letter doubled, as the whole name, counts there ("emaag.ro/cont/verificare");
+    nothing else does (a brand's regional site has sign-in pages too)."""
     parts = host_parts(host.host)
     if host.category or parts is None or any("imitates" in r for r, _ in host.reasons):
         return host
-    found = imitation(parts, reputation.brands, True)  # the sign-in page is the second sign
+    found = doubled_name(parts.name, reputation.brands) if not parts.subdomain else None
     if not found:
         return host
     way = IMITATION_WAYS[found.how][0]

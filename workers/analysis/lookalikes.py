@@ -350,10 +350,20 @@ def imitation(parts: HostParts, index: BrandIndex, cheap_tld: bool) -> Imitation
 
 
 def _slipped_name(tokens: list[str], index: BrandIndex, lured: bool) -> Imitation | None:
-    """A short name slipped as the whole name ("emaag", "dhll"), beside a second sign (a
-    cheap TLD, a lure word elsewhere in the host, a sign-in page)."""
-    slipped = index.slip(tokens[0]) if lured and len(tokens) == 1 else None
-    return Imitation(slipped, "typo") if slipped else None
+    """A name of MIN_SWAP_NAME letters or more with one letter doubled, as the whole host
+    name ("emaag", "anaff"), beside a second sign (a cheap TLD, a lure word elsewhere in the
+    host, a sign-in page). Swapped letters and three-letter names are other words as often
+    ("neel", "whoo")."""
+    return doubled_name(tokens[0], index) if lured and len(tokens) == 1 else None
+
+
+def doubled_name(name: str, index: BrandIndex) -> Imitation | None:
+    """The protected name `name` writes with one letter doubled, if any (see above)."""
+    letters = index.folding.letters_only(name)
+    hit = index.short_names.get(_single(letters))
+    if hit is None or len(hit.name) < MIN_SWAP_NAME or letters == hit.name:
+        return None
+    return Imitation(hit, "typo") if len(letters) == len(hit.name) + 1 else None
 
 
 def _disguised_domain_name(labels: Iterable[str], index: BrandIndex) -> Imitation | None:
