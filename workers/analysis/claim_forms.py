@@ -41,7 +41,7 @@ Form = Literal[
     "accusation",
     "inference",
     # Derived, not read from a lexicon: something concrete (a name, a date, a number) told
-    # as a rumour — hidden, passed around or pressed on the reader (`rumoured`).
+    # as a rumour — said to be hidden, and passed around or pressed on the reader (`rumoured`).
     "rumour",
 ]
 Register = Literal[

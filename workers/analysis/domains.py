@@ -44,6 +44,7 @@ MAX_HOSTS = 20
 MAX_CANDIDATES = 200
 # Of a link's path, only this many characters are read for sign-in words.
 MAX_PATH_CHARS = 2_000
+# How the evidence names a look-alike found on a sign-in page, in English and Romanian.
 SIGNIN_PAGE, SIGNIN_PAGE_RO = ", on a sign-in page", ", pe o pagină de autentificare"
 # DNS limits (RFC 1035): a longer label or name cannot exist, so it is assessed as
 # such and never compared character by character with the list.

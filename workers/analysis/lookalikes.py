@@ -351,9 +351,9 @@ def imitation(parts: HostParts, index: BrandIndex, cheap_tld: bool) -> Imitation
 
 def _slipped_name(tokens: list[str], index: BrandIndex, lured: bool) -> Imitation | None:
     """A name of MIN_SWAP_NAME letters or more with one letter doubled, as the whole host
-    name ("emaag", "anaff"), beside a second sign (a cheap TLD, a lure word elsewhere in the
-    host, a sign-in page). Swapped letters and three-letter names are other words as often
-    ("neel", "whoo")."""
+    name ("emaag", "anaff"), beside a second sign: a cheap TLD or a lure word elsewhere in
+    the host (a sign-in page is the third: domains._signin_page). Swapped letters and
+    three-letter names are other words as often ("neel", "whoo")."""
     return doubled_name(tokens[0], index) if lured and len(tokens) == 1 else None
 
 
