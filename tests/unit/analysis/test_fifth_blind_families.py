@@ -7,6 +7,7 @@ import pytest
 
 from workers.analysis import claims, domains
 from workers.analysis.claim_forms import rumoured, sentence_register, text_registers
+from workers.analysis.wording_model import WordingModel
 
 FLAGGED = 50
 
@@ -107,6 +108,33 @@ def test_a_debunk_is_not_read_by_the_learned_model() -> None:
     assert "debunked" in registers[0]
     for claim in claims.extract_claims(text):
         assert "learned_wording" not in claim.register
+
+
+# A model that reads every text as manipulative: only the debunk gate can keep it out.
+ALWAYS_RISKY = WordingModel(buckets=1, bias=50.0, weights=[0.0])
+
+
+@pytest.mark.parametrize(
+    ("claim", "debunk"),
+    [
+        (
+            "Tap water contains toxic fluoride that causes cancer in children.",
+            "The rumour that tap water is toxic was false.",
+        ),
+        (
+            "Apa de la robinet conține fluor toxic care provoacă cancer la copii.",
+            "Zvonul că apa de la robinet ar conține fluor toxic a fost analizat de specialiști, "
+            "fără să se găsească vreo legătură cu bolile.",
+        ),
+    ],
+)
+def test_the_learned_model_supports_a_claim_but_not_one_beside_its_debunk(
+    claim: str, debunk: str
+) -> None:
+    alone = claims.extract_claims(claim, ALWAYS_RISKY)
+    assert any("learned_wording" in c.register for c in alone)
+    rebutted = claims.extract_claims(f"{claim} {debunk}", ALWAYS_RISKY)
+    assert rebutted and all("learned_wording" not in c.register for c in rebutted)
 
 
 def host_score(host: str) -> float:
