@@ -243,26 +243,43 @@ def extract_hosts(
     The text is read without invisible characters and in NFKC form (look-alikes are
     kept: they are the evidence); at most MAX_HOSTS hosts from MAX_CANDIDATES candidates.
     """
-    reputation = reputation or default_reputation()
+    return list(_linked_hosts(text, url, reputation or default_reputation()))
+
+
+def _linked_hosts(text: str, url: str | None, reputation: Reputation) -> dict[str, bool]:
+    """Each host `extract_hosts` finds, in order, with whether one of its links' paths asks
+    the reader to sign in, verify or pay (`signin_path_words`): one pass over the links."""
     text = normalise(text, fold_look_alikes=False).text
-    hosts: dict[str, None] = {}
-    for item in itertools.islice(_candidates(text, url, reputation), MAX_CANDIDATES):
+    hosts: dict[str, bool] = {}
+    for item, is_link in itertools.islice(_candidates(text, url, reputation), MAX_CANDIDATES):
         host = normalise_host(item)
-        if host:
-            hosts[host] = None
-            if len(hosts) == MAX_HOSTS:
-                break
-    return list(hosts)
+        if not host:
+            continue
+        if host not in hosts and len(hosts) == MAX_HOSTS:
+            break
+        signing_in = is_link and _asks_to_sign_in(item, reputation.signin_path_words)
+        hosts[host] = hosts.get(host, False) or signing_in
+    return hosts
 
 
-def _candidates(text: str, url: str | None, reputation: Reputation) -> Iterator[str]:
+def _candidates(text: str, url: str | None, reputation: Reputation) -> Iterator[tuple[str, bool]]:
+    """(candidate, whether it is a link with a path) for the input URL, the text's links
+    and its bare domains."""
     if url:
-        yield url
+        yield url, True
     for m in _URL.finditer(text):
-        yield m.group(0).rstrip(".,;:!?")
+        yield m.group(0).rstrip(".,;:!?"), True
     without_urls = _URL.sub(" ", text)
     for m in reputation.bare_domain.finditer(without_urls):
-        yield m.group(1)
+        yield m.group(1), False
+
+
+def _asks_to_sign_in(link: str, signin_words: frozenset[str]) -> bool:
+    try:
+        path = urlsplit(link if "://" in link else "http://" + link).path
+    except ValueError:
+        return False
+    return bool(set(re.findall(r"[a-z]+", fold(path[:MAX_PATH_CHARS]).lower())) & signin_words)
 
 
 def normalise_host(raw: str) -> str | None:
@@ -497,34 +514,16 @@ def assess_domains(
 ) -> DomainReport:
     """Assess every host named by the input."""
     reputation = reputation or default_reputation()
-    hosts = extract_hosts(text, url, reputation)
-    assessed = tuple(assess_host(h, reputation) for h in hosts)
-    signing_in = signin_hosts(text, url, reputation)
-    if signing_in:
-        assessed = tuple(
-            _signin_page(h, reputation) if h.host in signing_in else h for h in assessed
-        )
-    shortened = any(h.host in reputation.shorteners for h in assessed)
-    if shortened and shortener_request(text, reputation.request_words):
-        assessed = tuple(_asking(h, reputation) for h in assessed)
-    return DomainReport(assessed, url_given=bool(url))
-
-
-def signin_hosts(text: str, url: str | None, reputation: Reputation) -> frozenset[str]:
-    """Hosts of the links (the input URL and those in the text) whose path asks the reader
-    to sign in, verify or pay (`signin_path_words`)."""
-    links = [url] if url else []
-    links += [m.group(0) for m in itertools.islice(_URL.finditer(text), MAX_CANDIDATES)]
-    found = set()
-    for link in links:
-        try:
-            path = urlsplit(link if "://" in link else "http://" + link).path
-        except ValueError:
-            continue
-        words = set(re.findall(r"[a-z]+", fold(path[:MAX_PATH_CHARS]).lower()))
-        if words & reputation.signin_path_words and (host := normalise_host(link)):
-            found.add(host)
-    return frozenset(found)
+    hosts = _linked_hosts(text, url, reputation)
+    assessed = []
+    for host, signing_in in hosts.items():
+        found = assess_host(host, reputation)
+        assessed.append(_signin_page(found, reputation) if signing_in else found)
+    if any(h.host in reputation.shorteners for h in assessed) and shortener_request(
+        text, reputation.request_words
+    ):
+        assessed = [_asking(h, reputation) for h in assessed]
+    return DomainReport(tuple(assessed), url_given=bool(url))
 
 
 def _signin_page(host: HostAssessment, reputation: Reputation) -> HostAssessment:
