@@ -32,7 +32,10 @@ from shared.names import Names
 from tests import services as svc
 from tests.e2e.conftest import API, free_port
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+# The first preparation of a machine builds every image (about 4.5 min here, bounded by
+# PREPARE_TIMEOUT_S); the stack then takes some 4 min to become healthy.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
+PREPARE_TIMEOUT_S = 1200
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "compose.yaml"
@@ -129,7 +132,17 @@ def _last_words(container: str, lines: int = 80) -> str:
     return done.stdout
 
 
-def _prepare() -> tuple[str, float]:
+def _to_log(config: pytest.Config, text: str) -> None:
+    """Write `text` to the run's output even when the test passes (a passing test's prints
+    show only with -s): the figures the CI log should keep."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        print(text)
+    else:
+        reporter.write_line(text)
+
+
+def _prepare(config: pytest.Config) -> tuple[str, float]:
     """scripts/containers: the machine, the images; returns DOCKER_HOST and the seconds it took."""
     start = time.monotonic()
     try:
@@ -137,13 +150,13 @@ def _prepare() -> tuple[str, float]:
             [str(ROOT / "scripts" / "containers")],
             capture_output=True,
             text=True,
-            timeout=1500,
+            timeout=PREPARE_TIMEOUT_S,
         )
     except FileNotFoundError as exc:  # pragma: no cover - a checkout without its scripts
         pytest.fail(f"cannot prepare containers: {exc}", pytrace=False)
     if done.returncode != 0:
         pytest.fail(f"this machine cannot run the containers:\n{done.stderr}", pytrace=False)
-    print(done.stderr)  # image sizes and build times, for the CI log
+    _to_log(config, done.stderr)  # image sizes and build times
     lines = [line for line in done.stdout.splitlines() if line.startswith("DOCKER_HOST=")]
     return lines[-1].split("=", 1)[1], time.monotonic() - start
 
@@ -273,9 +286,9 @@ def _cleanup(project: str, docker_host: str, env_file: Path | None) -> None:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def stack(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[Stack]:
     """compose.yaml up under a project of its own, every service healthy; torn down after."""
-    docker_host, prepared_s = _prepare()
+    docker_host, prepared_s = _prepare(pytestconfig)
     folder = tmp_path_factory.mktemp("containers")
     env = _secrets_env()
     env_file = folder / "env"
@@ -294,7 +307,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             yield stack
     finally:
         _cleanup(stack.project, docker_host, env_file)
-        print(f"container stack timings: {json.dumps(stack.timings)}")
+        _to_log(pytestconfig, f"container stack timings: {json.dumps(stack.timings)}")
 
 
 def _wait(check: Callable[[], Any], timeout: float, what: str) -> Any:
@@ -394,7 +407,7 @@ def test_every_service_is_healthy_by_its_own_healthcheck_with_loopback_ports(sta
     assert bindings and set(bindings) == {"127.0.0.1"}
 
 
-def test_each_plan_queue_has_as_many_consumers_as_its_service_has_replicas(stack):
+def test_each_plan_queue_has_as_many_consumers_as_its_service_has_replicas(stack, pytestconfig):
     """The management API shows, on every plan queue of each component, one consumer per
     replica compose.yaml gives that component's worker service; the aggregators likewise."""
     observed = {}
@@ -408,7 +421,7 @@ def test_each_plan_queue_has_as_many_consumers_as_its_service_has_replicas(stack
     names = Names(PREFIX)
     results = _consumers(stack)
     assert results[names.results] == results[names.urgent_results] == stack.replicas["aggregator"]
-    print(f"consumers per plan queue: {observed}")
+    _to_log(pytestconfig, f"consumers per plan queue: {observed}")
 
 
 def test_sessions_on_several_plans_reach_verdicts_in_postgres(stack):
