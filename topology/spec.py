@@ -238,13 +238,19 @@ def quorum_arguments(arguments: QueueArguments, delivery_limit: int) -> QueueArg
     """The same queue as a quorum queue: no priority (ignored before RabbitMQ 4.0; tier
     precedence comes from the worker-side scheduler across plan queues), a delivery limit
     (a message returned unacked more often is dead-lettered: a task that kills its worker
-    stops circulating), and at-least-once dead-lettering, which needs reject-publish."""
+    stops circulating), and at-least-once dead-lettering, which needs reject-publish.
+
+    The delivery limit goes only on a queue that dead-letters: past it RabbitMQ drops a
+    message with nowhere to go. The DLQ has none: browsing it (get, then requeue) counts as
+    a delivery on a quorum queue, and a limit there would drop every letter after that many
+    looks. (RabbitMQ 4.0 sets a default limit of 20 on every quorum queue; there the DLQ
+    needs `x-delivery-limit: -1` by policy, docs/architecture.md §3.6.1.)"""
     quorum = arguments.copy()
     quorum.pop("x-max-priority", None)
     quorum["x-queue-type"] = "quorum"
-    quorum["x-delivery-limit"] = delivery_limit
     quorum["x-overflow"] = "reject-publish"
     if "x-dead-letter-exchange" in arguments:
+        quorum["x-delivery-limit"] = delivery_limit
         quorum["x-dead-letter-strategy"] = "at-least-once"
     return quorum
 

@@ -141,6 +141,20 @@ async def test_browsing_keeps_letters_in_order_and_ids_stable_and_is_bounded(wor
         assert [x.id for x in after.letters] == [x.id for x in first.letters]
 
 
+async def test_a_quorum_dlq_keeps_its_letters_however_often_it_is_browsed(world):
+    """QUEUE_TYPE=quorum: a listing gets each letter and requeues it, which a quorum queue
+    counts as a delivery; browsing more often than the delivery limit loses no letter (a
+    limit on the DLQ dropped every letter after that many looks)."""
+    settings = await world(queue_type="quorum", queue_delivery_limit=2)
+    async with dlq_of(settings) as (connection, names):
+        origin = names.task_queue("claims", 1)
+        await dead_letters(settings, *[(f"reason {n}", origin, 1) for n in range(3)])
+        for _ in range(5):
+            listed = await list_letters(connection, names, EVERYTHING)
+            assert [x.reason for x in listed.letters] == [f"reason {n}" for n in range(3)]
+    assert await depth(settings, names.dlq) == 3
+
+
 async def test_replay_of_one_goes_to_its_origin_at_its_priority_the_rest_keep_their_order(
     world,
 ):

@@ -180,15 +180,25 @@ def test_impossible_objects_fail_at_construction(make, message):
 
 
 def test_quorum_mode_makes_every_queue_a_quorum_queue_without_priority():
-    """QUEUE_TYPE=quorum: plan, results, retry and dead-letter queues are all quorum queues
-    with the delivery limit, and none keeps x-max-priority (refused by RabbitMQ < 4.0)."""
+    """QUEUE_TYPE=quorum: plan, results, retry and dead-letter queues are all quorum queues,
+    every one that dead-letters with the delivery limit, and none keeps x-max-priority
+    (refused by RabbitMQ < 4.0)."""
     topology = build("analysis", queue_type="quorum", delivery_limit=7)
     assert len(topology.queues) == len(build("analysis").queues)
     for queue in topology.queues:
         assert queue.type == "quorum"
-        assert queue.arguments["x-delivery-limit"] == 7
+        if queue.name != "analysis_dlq":
+            assert queue.arguments["x-delivery-limit"] == 7
         assert queue.arguments["x-overflow"] == "reject-publish"
         assert "x-max-priority" not in queue.arguments
+
+
+def test_the_dlq_has_no_delivery_limit_in_quorum_mode():
+    """Browsing the DLQ (get, then requeue) counts as a delivery on a quorum queue, and past
+    a limit a letter with nowhere to be dead-lettered would be dropped: the DLQ has none."""
+    arguments = build("analysis", queue_type="quorum").queue("analysis_dlq").arguments
+    assert "x-delivery-limit" not in arguments
+    assert "x-dead-letter-exchange" not in arguments
 
 
 def test_quorum_queues_dead_letter_at_least_once():
