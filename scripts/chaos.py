@@ -426,6 +426,18 @@ async def settle_and_check(
         orphans = await conn.fetchval(
             "SELECT count(*) FROM sessions s WHERE NOT (s.id = ANY($1::uuid[]))", accepted
         )
+        # Keys hold (session, day) unique, not the session across days: count, do not assume.
+        duplicated_verdicts = await conn.fetchval(
+            "SELECT count(*) FROM (SELECT 1 FROM verdicts WHERE session_id = ANY($1::uuid[])"
+            " GROUP BY session_id HAVING count(*) > 1) d",
+            accepted,
+        )
+        duplicated_components = await conn.fetchval(
+            "SELECT count(*) FROM (SELECT 1 FROM component_results"
+            " WHERE session_id = ANY($1::uuid[])"
+            " GROUP BY session_id, component HAVING count(*) > 1) d",
+            accepted,
+        )
     finally:
         await conn.close()
     stranded = await wait_for_queues(settings, len(tally.poison), deadline=time.monotonic() + 60)
@@ -448,7 +460,8 @@ async def settle_and_check(
         "by_status": statuses,
         "components_by_status": components,
         "finalized_by_deadline": timed_out,
-        "duplicated_verdicts": 0,  # verdicts.session_id is the primary key; checked below anyway
+        "duplicated_verdicts": duplicated_verdicts,
+        "duplicated_component_rows": duplicated_components,
         "verdicts_disagreeing_with_components": mismatches,
         "sessions_not_acknowledged_to_client": orphans,
         "poison_injected": len(tally.poison),
@@ -469,6 +482,7 @@ async def settle_and_check(
         and report["not_completed"] == 0
         and timed_out == 0
         and not mismatches
+        and duplicated_verdicts == duplicated_components == 0
         and not tally.errors
         and sorted(dlq) == sorted(tally.poison)
         and (withdrawn == 0 or tally.refused_503 > 0)

@@ -26,6 +26,7 @@ from shared.broker import connect
 from shared.constants import QUEUE_COMPONENTS
 from shared.errors import BrokerUnavailable
 from shared.names import Names
+from shared.settings import broker_urls
 
 router = APIRouter(prefix="/admin/dead-letters", include_in_schema=False)
 
@@ -66,8 +67,8 @@ def _minutes(name: str, text: str | None) -> float | None:
 
 @contextlib.asynccontextmanager
 async def operator(state: AppState) -> AsyncIterator[AbstractRobustConnection]:
-    """A connection as the operator role for one page; 503 when none is configured or the
-    broker is away."""
+    """A connection as the operator role for one page, to whichever node of AMQP_URL's and
+    AMQP_HOSTS answers; 503 when none is configured or no node answers."""
     url = state.settings.operator_amqp_url
     if url is None:
         raise HTTPException(
@@ -75,7 +76,7 @@ async def operator(state: AppState) -> AsyncIterator[AbstractRobustConnection]:
             "dead letters need the operator role: OPERATOR_AMQP_URL is not set",
         )
     try:
-        connection = await connect(url, "api-console-dlq")
+        connection = await connect(broker_urls(url, state.settings.amqp_hosts), "api-console-dlq")
     except BrokerUnavailable as exc:
         raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(exc)) from exc
     try:

@@ -58,6 +58,7 @@ def test_chaos_loses_nothing_and_dead_letters_only_the_poison(services):
     assert "timeout" not in report["components_by_status"], report
     assert report["finished"] == report["accepted_202"] + report["finished_sync_200"] == 90
     assert report["verdicts_disagreeing_with_components"] == 0
+    assert report["duplicated_verdicts"] == report["duplicated_component_rows"] == 0, report
     assert report["dead_lettered"] == report["poison_injected"] == 3
     assert report["dead_letters_that_are_not_the_poison"] == 0
     assert set(report["kills"]) == {

@@ -44,6 +44,7 @@ def test_losing_nodes_loses_no_session_and_strands_no_message(services):
     assert report["by_status"] == {"completed": SESSIONS}, report
     assert report["finalized_by_deadline"] == 0 and report["client_errors"] == [], report
     assert report["verdicts_disagreeing_with_components"] == 0
+    assert report["duplicated_verdicts"] == report["duplicated_component_rows"] == 0, report
     assert report["dead_lettered"] == report["poison_injected"] == 2
     assert report["dead_letters_that_are_not_the_poison"] == 0
     # Results of a session the API withdrew (503: a task refused mid-election) are letters
