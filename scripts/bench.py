@@ -18,8 +18,9 @@ All on the loopback services, no-op executors everywhere, one after the other:
     final state's announcement on Redis (what /events streams), and a short pass where the
     client polls GET …/result every 2 ms instead.
 (b) the peers, the same job in the tools a user would pick instead, from the folder of peer
-    baselines beside this checkout (`../shared/peer`; VERDICT_PEER_DIR overrides it; read-only,
-    no bytecode is written there), run from that folder with ~/peer-venv/bin/…:
+    baselines named by VERDICT_PEER_DIR (they are not part of this project; read-only, no
+    bytecode is written there), run from that folder with the peer venv's executables
+    (VERDICT_PEER_VENV, default ~/peer-venv):
       Celery chord:   celery -A peer worker -c 2;  python drive.py N;  python latency.py M
       Dramatiq group: dramatiq dramatiq_peer -p 2 -t 8;
                       python dramatiq_drive.py throughput N;  python dramatiq_drive.py latency M
@@ -54,19 +55,21 @@ from topology.broker import management_url
 
 
 def peer_dir() -> Path:
-    """The peer baselines, which are not part of this project: beside its checkout
-    (`../shared/peer`), or wherever VERDICT_PEER_DIR says."""
-    default = Path(__file__).resolve().parents[2] / "shared" / "peer"
-    folder = Path(os.environ.get("VERDICT_PEER_DIR") or default)
-    if not (folder / "peer.py").is_file():
+    """The peer baselines, which are not part of this project: the folder VERDICT_PEER_DIR
+    names."""
+    named = os.environ.get("VERDICT_PEER_DIR")
+    if not named:
         raise SystemExit(
-            f"no peer baselines in {folder}: set VERDICT_PEER_DIR to their folder "
+            "set VERDICT_PEER_DIR to the folder of the peer baselines "
             "(peer.py, drive.py, dramatiq_peer.py …)"
         )
+    folder = Path(named)
+    if not (folder / "peer.py").is_file():
+        raise SystemExit(f"no peer baselines in {folder}: VERDICT_PEER_DIR names another folder")
     return folder
 
 
-PEER_VENV = Path.home() / "peer-venv"
+PEER_VENV = Path(os.environ.get("VERDICT_PEER_VENV") or Path.home() / "peer-venv")
 # How often the polling client re-reads GET …/result: fine enough to resolve a 10 ms target.
 RESULT_POLL_S = 0.002
 # Pause between idle sessions, so each one finds the pipeline quiet.
