@@ -152,6 +152,53 @@ async def test_prune_drops_days_past_retention_and_keeps_the_rest(settings, priv
         await pool.close()
 
 
+async def test_prune_waits_for_a_long_reader_without_stopping_other_traffic(private_url):
+    """A prune meeting a transaction that has read the sessions table waits for it (DETACH
+    ... CONCURRENTLY) while new sessions are written and read as usual: it takes no lock
+    that queues the traffic behind the reader; once the reader ends, the old day goes."""
+    pool = await create_pool(private_url)
+    reader = await asyncpg.connect(private_url)
+    try:
+        old_ms = int(time.time() * 1000) - 40 * DAY_MS
+        old_day = sessions.session_day(sessions.new_session_id(old_ms))
+        await pool.fetchval("SELECT create_day_partitions($1, $1)", old_day)
+        await finished_session(pool, sessions.new_session_id(old_ms))
+        reading = reader.transaction()
+        await reading.start()
+        assert await reader.fetchval("SELECT count(*) FROM sessions") == 1
+
+        pruning = asyncio.create_task(partitions.prune_database(private_url, 30, 2))
+
+        async def detach_waiting() -> bool:
+            return bool(
+                await pool.fetchval(
+                    "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%DETACH PARTITION%'"
+                    " AND wait_event_type = 'Lock'"
+                )
+            )
+
+        deadline = time.monotonic() + 10
+        while not await detach_waiting():
+            assert time.monotonic() < deadline, "prune never reached its detach"
+            assert not pruning.done(), "prune finished under an open reader"
+            await asyncio.sleep(0.05)
+        started = time.monotonic()
+        for _ in range(3):
+            sid = sessions.new_session_id()
+            await asyncio.wait_for(finished_session(pool, sid), timeout=5)
+            assert (await asyncio.wait_for(sessions.load(pool, sid), timeout=5)).verdict
+        assert time.monotonic() - started < 5
+        assert not pruning.done()  # still waiting for the reader, and nobody waited on it
+
+        await reading.commit()
+        pruned = await asyncio.wait_for(pruning, timeout=30)
+        assert pruned.dropped == [old_day.isoformat()]
+        assert await pool.fetchval("SELECT count(*) FROM sessions") == 3
+    finally:
+        await reader.close()
+        await pool.close()
+
+
 async def test_prune_refuses_an_unreachable_database_in_one_line(settings):
     """Postgres away: exit 1 and a message naming the failure, no traceback."""
     away = await asyncio.to_thread(
