@@ -3,6 +3,7 @@ CSRF, redirects, escaping, search and a session's page."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import os
@@ -18,14 +19,14 @@ from redis.asyncio import Redis
 from aggregator.service import Aggregator
 from dispatcher.app import create_app
 from dispatcher.console.cookies import SessionCookies
-from shared.api_keys import hashed
+from shared.api_keys import hashed, key_hash, key_label
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.errors import RetryableAnalysisError
 from shared.settings import Settings
 from tests.conftest import TEST_API_KEYS
 from tests.integration.conftest import World, eventually, running
 from tests.integration.test_dlq import dlq_of, expired_session, workers_consume
-from tests.integration.test_review import queued_unsure
+from tests.integration.test_review import queued_unsure, stream_events
 from tests.integration.test_worker_flow import final_view
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
@@ -490,15 +491,17 @@ async def test_dead_letters_need_the_operator_role(world):
 
 # --- human review ---
 
+# Bob's admin key has the console admin's tenant: another person, so another reviewer.
 REVIEWERS = {
     **KEYS,
-    "test-console-bob": {"tenant": "bob", "plan": 1, "scopes": ["admin"]},
+    "test-console-bob": {"tenant": "ops", "plan": 1, "scopes": ["admin"]},
 }
 
 
 async def test_a_reviewer_claims_and_overrides_a_verdict_seen_in_the_result(world, pool):
-    """The queue lists the verdict; a claim holds it against another reviewer (409); the
-    override with its note is what the session's owner reads in the result."""
+    """The queue lists the verdict; a claim holds it against another reviewer, even one whose
+    key has the same tenant (409 naming the claimer's key); the override with its note is
+    what the session's owner reads in the result and its event stream."""
     settings = await console_world(world, api_keys=hashed(REVIEWERS))
     sid = await queued_unsure(pool)
     async with browser(settings) as alice, browser(settings) as bob:
@@ -514,7 +517,12 @@ async def test_a_reviewer_claims_and_overrides_a_verdict_seen_in_the_result(worl
         assert 'id="decide"' in item.text
         bobs = await csrf_of(bob, "/admin/review")
         taken = await bob.post(f"/admin/review/{sid}/claim", data={"csrf_token": bobs})
-        assert taken.status_code == 409 and "claimed by ops" in taken.text
+        alice_is = key_label("ops", key_hash(ADMIN_KEY))
+        assert taken.status_code == 409 and f"claimed by {alice_is}" in taken.text
+        events: list[tuple[str, dict]] = []
+        streaming = asyncio.create_task(stream_events(alice, f"{API}/{sid}/events", events))
+        await asyncio.sleep(0.5)
+        assert not streaming.done()  # the stream waits for the decision
         decided = await alice.post(
             f"/admin/review/{sid}/decision",
             data={"csrf_token": token, "label": "low_risk", "note": "<b>checked</b> by hand"},
@@ -525,6 +533,9 @@ async def test_a_reviewer_claims_and_overrides_a_verdict_seen_in_the_result(worl
         assert review["status"] == "overridden"
         assert review["label"] == "low_risk"
         assert review["note"] == "<b>checked</b> by hand"
+        await asyncio.wait_for(streaming, 10)
+        assert [name for name, _ in events][-2:] == ["result", "review"]
+        assert events[-1][1] == review
         page = (await alice.get(f"/admin/review/{sid}")).text
         assert "&lt;b&gt;checked&lt;/b&gt; by hand" in page
         assert f'id="review-{sid}"' not in (await alice.get("/admin/review")).text
