@@ -19,6 +19,7 @@ from redis.asyncio import Redis
 from aggregator.service import Aggregator
 from dispatcher.app import create_app
 from dispatcher.console.cookies import SessionCookies
+from dispatcher.queue_watch import FIGURES
 from shared.api_keys import hashed, key_hash, key_label
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.errors import RetryableAnalysisError
@@ -26,7 +27,7 @@ from shared.settings import Settings
 from tests.conftest import TEST_API_KEYS
 from tests.integration.conftest import World, eventually, running
 from tests.integration.test_dlq import dlq_of, expired_session, workers_consume
-from tests.integration.test_review import queued_unsure, stream_events
+from tests.integration.test_review import new_session, queued_unsure, stream_events
 from tests.integration.test_worker_flow import final_view
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
@@ -334,6 +335,30 @@ async def test_a_finished_session_shows_results_verdict_and_timeline(world):
         overview = (await client.get("/admin/overview/live")).text
         assert re.search(r'id="per-hour-completed">\s*[1-9]', overview), overview
         assert re.search(r'id="latency-n">[1-9]', overview)
+
+
+async def test_the_overview_charts_every_queue_figure_over_the_hour(world, pool):
+    """Once the queue watch has ticked, each plan queue's row has a chart with points of its
+    depth, consumers, oldest open task and publish, deliver and ack rates; a session not yet
+    analysed is the oldest open task of its plan's queues."""
+    settings = await console_world(world)
+    await new_session(pool)  # plan 3, no result yet
+    async with browser(settings) as client:
+        await sign_in(client)
+
+        async def charted() -> str | None:
+            page = (await client.get("/admin/overview/live")).text
+            row = page.split('id="queue-claims-3"')[1].split("</tr>")[0]
+            drawn = [re.search(rf'chart-{f}"[^>]*>\s*<polyline points="\d', row) for f in FIGURES]
+            return row if all(drawn) else None
+
+        row = await eventually(charted, 15)
+    figures = re.findall(r'<td class="num[^"]*">\s*([^<]*?)\s*<svg', row)
+    assert len(figures) == len(FIGURES), row
+    waiting, consumers, oldest, *rates = figures
+    assert waiting.isdigit() and consumers.isdigit(), row
+    assert oldest.endswith((" s", " min", " h")), row
+    assert all(re.fullmatch(r"\d+\.\d", rate) for rate in rates), row
 
 
 async def test_a_retried_task_shows_each_attempt_as_the_workers_recorded_it(world):
