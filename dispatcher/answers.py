@@ -7,7 +7,7 @@ describe those documents for clients and are checked against them by the tests.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 from starlette.responses import StreamingResponse
@@ -74,10 +74,18 @@ class Result(SessionProgress):
     review: Review | None = Field(None, description="null unless queued for human review")
 
 
+# Where a queued verdict's review stands (shared/reviews.py): waiting, held by a reviewer, or
+# decided as the verdict's own label (confirmed) or another (overridden).
+ReviewStatus = Literal["pending", "claimed", "confirmed", "overridden"]
+
+
 class Review(BaseModel):
     """The human review of a verdict queued for one, as its session's owner sees it."""
 
-    status: str = Field(examples=["pending"], description="pending, claimed or decided")
+    status: ReviewStatus = Field(
+        examples=["pending"],
+        description="pending, claimed (a reviewer holds it), confirmed or overridden",
+    )
     label: str | None = Field(None, description="the reviewer's label once decided")
     note: str | None = None
     reviewed_at: str | None = None
@@ -99,7 +107,9 @@ class ReviewItem(BaseModel):
     confidence: float
     reasons: list[str]
     queued_at: str
-    status: str = Field(description="pending, claimed or decided")
+    status: ReviewStatus = Field(
+        description="pending, claimed (a reviewer holds it), confirmed or overridden"
+    )
     claimed_by: str | None
     claimed_at: str | None
     reviewed_label: str | None

@@ -4,12 +4,12 @@ configured (shared/api_keys.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fastapi import HTTPException, Request, status
 from starlette.types import Scope
 
-from shared.api_keys import key_hash
+from shared.api_keys import key_hash, key_label
 from shared.settings import ADMIN_SCOPE, Settings
 
 # Where RequestGuard leaves what authenticating a request's key gave (a Caller, or the 401
@@ -22,10 +22,18 @@ class Caller:
     tenant: str
     plan: int
     scopes: frozenset[str] = frozenset()
+    # The hash of the key presented ("" for an events token): who, not only which tenant.
+    key_hash: str = field(default="", compare=False, repr=False)
 
     @property
     def is_admin(self) -> bool:
         return ADMIN_SCOPE in self.scopes
+
+    @property
+    def key_label(self) -> str:
+        """The key's name in records of who did what (`shared.api_keys.key_label`)."""
+        assert self.key_hash, "a caller without a key has no key label"
+        return key_label(self.tenant, self.key_hash)
 
 
 def key_from(request: Request) -> str | None:
@@ -46,10 +54,11 @@ def authenticate(settings: Settings, key: str | None) -> Caller:
     """The caller a key belongs to; 401 when the key is missing or unknown."""
     if not key:
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "missing API key (X-API-Key header)")
-    grant = settings.api_keys.get(key_hash(key))
+    hashed_key = key_hash(key)
+    grant = settings.api_keys.get(hashed_key)
     if grant is None:
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "unknown API key")
-    return Caller(grant.tenant, grant.plan, grant.scopes)
+    return Caller(grant.tenant, grant.plan, grant.scopes, hashed_key)
 
 
 def remember_caller(scope: Scope, outcome: Caller | HTTPException) -> None:

@@ -1,12 +1,15 @@
-"""Queue depths as a Prometheus gauge on the API's /metrics, read every few seconds."""
+"""Queue depths as a Prometheus gauge on the API's /metrics, read every few seconds, and the
+last hour of each queue's figures for the console's charts: depth and consumers from a passive
+declare, and on the same tick its oldest open task's age and its rates (`Figures`,
+dispatcher/queue_figures.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
 
 import structlog
 from aio_pika.abc import AbstractRobustConnection
@@ -21,14 +24,70 @@ log = structlog.get_logger(__name__)
 QUEUE_WATCH_S = 5.0
 # The console charts the last hour of readings.
 HISTORY_S = 3600.0
+# A chart draws at most this many points (one per 30 s of the hour): a refresh of the overview
+# sends every queue's charts, so each stays small.
+CHART_POINTS = 120
+# What a queue's chart may show (`QueueHistory.series`).
+FIGURES = ("ready", "consumers", "oldest_s", "publish", "deliver_get", "ack")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """A queue's messages per second as the RabbitMQ management API reports them."""
+
+    publish: float
+    deliver_get: float
+    ack: float
+
+
+@dataclass(frozen=True, slots=True)
 class QueueReading:
-    """One queue as a passive declare saw it."""
+    """One queue at one tick: a passive declare's counts, and what `Figures` added."""
 
     ready: int
     consumers: int
+    # Age (s) of its oldest task without a result, waiting or running; None: none open.
+    oldest_s: float | None = None
+    rates: Rates | None = None  # None when the management API did not answer
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What one tick adds to the passive declares, by queue name."""
+
+    oldest_s: dict[str, float] = field(default_factory=dict)
+    rates: dict[str, Rates] = field(default_factory=dict)
+    rates_problem: str | None = None  # why there are no rates, when there are none
+
+
+def with_figures(
+    readings: dict[str, QueueReading], figures: Figures | None
+) -> dict[str, QueueReading]:
+    """Each queue's reading with its oldest open task's age and its rates, where known."""
+    if figures is None:
+        return readings
+    return {
+        name: replace(reading, oldest_s=figures.oldest_s.get(name), rates=figures.rates.get(name))
+        for name, reading in readings.items()
+    }
+
+
+def figure_of(reading: QueueReading, figure: str) -> float | None:
+    """One of FIGURES from a reading: no open task is an age of 0; rates not read are None."""
+    if figure == "oldest_s":
+        return reading.oldest_s or 0.0
+    if figure in ("ready", "consumers"):
+        return float(getattr(reading, figure))
+    return None if reading.rates is None else float(getattr(reading.rates, figure))
+
+
+def peaks(values: list[float], points: int = CHART_POINTS) -> list[float]:
+    """At most `points` values, oldest first: the largest of each of `points` equal spans
+    (a short spike still shows), or the values themselves when there are no more."""
+    if len(values) <= points:
+        return values
+    span = len(values) / points
+    return [max(values[int(i * span) : int((i + 1) * span)]) for i in range(points)]
 
 
 class QueueHistory:
@@ -38,18 +97,27 @@ class QueueHistory:
         self.readings: deque[tuple[float, dict[str, QueueReading]]] = deque(
             maxlen=int(keep_s / every_s) + 1
         )
+        self.rates_problem: str | None = None  # the newest tick's, when it had no rates
 
-    def add(self, readings: dict[str, QueueReading], at: float | None = None) -> None:
+    def add(
+        self,
+        readings: dict[str, QueueReading],
+        at: float | None = None,
+        rates_problem: str | None = None,
+    ) -> None:
         self.readings.append((time.time() if at is None else at, readings))
+        self.rates_problem = rates_problem
 
     @property
     def latest(self) -> dict[str, QueueReading]:
         """The newest readings; empty before the first."""
         return self.readings[-1][1] if self.readings else {}
 
-    def depths(self, queue: str) -> list[int]:
-        """The queue's ready messages in every reading kept, oldest first."""
-        return [r[queue].ready for _, r in self.readings if queue in r]
+    def series(self, queue: str, figure: str, points: int = CHART_POINTS) -> list[float]:
+        """One of the queue's FIGURES over the readings kept, oldest first, as `peaks`;
+        readings without it (rates the management API did not give) are left out."""
+        values = [figure_of(r[queue], figure) for _, r in self.readings if queue in r]
+        return peaks([v for v in values if v is not None], points)
 
 
 async def read_queues(
@@ -80,9 +148,10 @@ async def watch(
     connection_of: Callable[[], AbstractRobustConnection | None],
     topology: Topology,
     history: QueueHistory | None = None,
+    figures: Callable[[], Awaitable[Figures]] | None = None,
 ) -> None:
-    """Keep `verdict_queue_depth` (and `history`) current while the API runs (cancel to
-    stop)."""
+    """Keep `verdict_queue_depth` (and `history`, with what `figures` adds on the same tick)
+    current while the API runs (cancel to stop)."""
     while True:
         connection = connection_of()
         if connection is not None:
@@ -91,7 +160,9 @@ async def watch(
                 for name, reading in readings.items():
                     metrics.QUEUE_DEPTH.labels(name).set(reading.ready)
                 if history is not None:
-                    history.add(readings)
+                    found = await figures() if figures is not None else None
+                    problem = found.rates_problem if found is not None else None
+                    history.add(with_figures(readings, found), rates_problem=problem)
             except Exception as exc:  # broker away or a queue missing: try again next time
                 raise_if_cancelled(exc)
                 log.debug("queue depths not read", error=repr(exc))

@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 from dispatcher import online, review_backlog
 from dispatcher.event_tokens import token_key
 from dispatcher.online import OnlineWorkers
+from dispatcher.queue_figures import read_figures
 from dispatcher.queue_watch import QueueHistory, watch
 from dispatcher.quotas import Quotas
 from dispatcher.tenancy import SessionTenants
@@ -103,7 +104,12 @@ class AppState:
             )
             opened.closes(state, lambda s: s._close_broker_and_analysis())
             await opened.enter(in_background(state._connect_until_up(), "broker connection"))
-            depths = watch(lambda: state.connection, from_settings(settings), state.queue_history)
+            depths = watch(
+                lambda: state.connection,
+                from_settings(settings),
+                state.queue_history,
+                lambda: read_figures(state.pool, state.http, settings),
+            )
             await opened.enter(in_background(depths, "queue depths"))
             await opened.enter(in_background(online.watch(state.workers), "worker registry"))
             await opened.enter(in_background(review_backlog.watch(state.pool), "review backlog"))

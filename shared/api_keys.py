@@ -21,6 +21,18 @@ def key_hash(key: str) -> str:
     return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
 
 
+# How many hex digits of a key's hash name it in records (`key_label`): 32 bits, plenty to tell
+# one tenant's few keys apart, far too few to help anyone guess a key.
+LABEL_HEX = 8
+
+
+def key_label(tenant: str, hashed_key: str) -> str:
+    """A key's stable, non-secret name in records of who did what (the reviewer of a verdict):
+    its tenant and the start of its hash, `acme/ab12cd34`. Two keys of one tenant have two
+    names; the same key keeps its name across restarts and processes."""
+    return f"{tenant}/{hashed_key.removeprefix('sha256:')[:LABEL_HEX]}"
+
+
 def is_key_hash(text: str) -> bool:
     return HASH.match(text) is not None
 

@@ -138,12 +138,13 @@ async def latency_over(db: asyncpg.Pool, minutes: int) -> dict[str, Any]:
     return dict(row)
 
 
-async def oldest_open_tasks(db: asyncpg.Pool) -> dict[tuple[str, int], datetime]:
-    """When the oldest task without a recorded result was accepted, by (component, plan):
-    waiting in its queue or running (the record cannot tell the two apart)."""
+async def oldest_open_ages(db: asyncpg.Pool) -> dict[tuple[str, int], float]:
+    """How long ago (s) the oldest task without a recorded result was accepted, by
+    (component, plan): waiting in its queue or running (the record cannot tell the two
+    apart). A component and plan with no such task is left out."""
     rows = await db.fetch(
         """
-        SELECT c.component, s.plan, min(s.created_at) AS oldest
+        SELECT c.component, s.plan, extract(epoch FROM now() - min(s.created_at)) AS age
         FROM sessions s CROSS JOIN LATERAL unnest(s.components) AS c(component)
         WHERE s.status = 'processing'
           AND NOT EXISTS (SELECT 1 FROM component_results r
@@ -151,7 +152,7 @@ async def oldest_open_tasks(db: asyncpg.Pool) -> dict[tuple[str, int], datetime]
         GROUP BY 1, 2
         """
     )
-    return {(r["component"], r["plan"]): r["oldest"] for r in rows}
+    return {(r["component"], r["plan"]): float(r["age"]) for r in rows}
 
 
 async def now(db: asyncpg.Pool) -> datetime:

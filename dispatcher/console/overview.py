@@ -1,8 +1,10 @@
-"""The console's overview: each plan queue's backlog and rates, sessions per minute and the
-POST→verdict latency, each with a chart of the last hour.
+"""The console's overview: each plan queue's backlog, consumers, oldest open task and rates,
+sessions per minute and the POST→verdict latency, each with a chart of the last hour.
 
-Depths and consumers come from the API's own passive declares (exact, every 5 s, kept for an
-hour); rates from the RabbitMQ management API when it answers; the rest from the record.
+The queue figures come from the API's queue watch (dispatcher/queue_watch.py): depths and
+consumers from its passive declares (exact), the oldest open task from the record and the
+rates from the RabbitMQ management API when it answers, all read on one tick every 5 s and
+kept for an hour. The rest comes from the record when the page is read.
 """
 
 from __future__ import annotations
@@ -12,42 +14,33 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import quote
 
-import httpx
-import structlog
-
+from dispatcher.queue_watch import FIGURES, QueueHistory, Rates
 from dispatcher.state import AppState
 from shared import console_store
 from shared.constants import PLANS, QUEUE_COMPONENTS
 from shared.names import Names
-from topology.broker import management_url
-
-log = structlog.get_logger(__name__)
 
 # The charts span the last hour, one point a minute.
 CHART_MINUTES = 60
 # The latency figures are over the sessions finished in the last five minutes.
 LATENCY_MINUTES = 5
-# A management API slower than this leaves the rates out rather than the page waiting.
-MANAGEMENT_TIMEOUT_S = 3.0
 # Final statuses the overview counts per minute, with acceptances first.
 MINUTE_STATUSES = ("accepted", "completed", "partial", "failed")
-RATES = ("publish", "deliver_get", "ack")
 
 
 @dataclass(frozen=True)
 class QueueRow:
-    """One plan queue of one component."""
+    """One plan queue of one component, as the newest tick of the queue watch saw it."""
 
     component: str
     plan: int
     queue: str
     ready: int | None
     consumers: int | None
-    oldest_s: float | None  # age of its oldest task without a result
-    rates: dict[str, float] = field(default_factory=dict)  # messages/s by RATES
-    depths: list[int] = field(default_factory=list)  # the last hour's readings
+    oldest_s: float | None  # age of its oldest task without a result: waiting or running
+    rates: Rates | None  # messages/s; None when the management API did not answer
+    charts: dict[str, list[float]] = field(default_factory=dict)  # FIGURES → the last hour
 
 
 @dataclass(frozen=True)
@@ -62,36 +55,15 @@ class Overview:
 async def overview(state: AppState) -> Overview:
     """Everything the overview shows, read now."""
     db = state.pool
-    (rates, problem), now, by_minute, latency, per_minute_latency, oldest = await asyncio.gather(
-        queue_rates(state.http, _monitoring_url(state), state.settings.rabbitmq_management_url),
+    now, by_minute, latency, per_minute_latency = await asyncio.gather(
         console_store.now(db),
         console_store.sessions_by_minute(db, CHART_MINUTES),
         console_store.latency_over(db, LATENCY_MINUTES),
         console_store.latency_by_minute(db, CHART_MINUTES),
-        console_store.oldest_open_tasks(db),
     )
-    names = Names(state.settings.topology_prefix)
-    latest = state.queue_history.latest
-    rows = []
-    for component in QUEUE_COMPONENTS:
-        for plan in PLANS:
-            queue = names.task_queue(component, plan)
-            reading = latest.get(queue)
-            since = oldest.get((component, plan))
-            rows.append(
-                QueueRow(
-                    component,
-                    plan,
-                    queue,
-                    reading.ready if reading else None,
-                    reading.consumers if reading else None,
-                    (now - since).total_seconds() if since else None,
-                    rates.get(queue, {}),
-                    state.queue_history.depths(queue),
-                )
-            )
+    history = state.queue_history
     return Overview(
-        queues=rows,
+        queues=queue_rows(history, Names(state.settings.topology_prefix)),
         per_minute={
             s: minute_series(by_minute, now, lambda r, s=s: r["n"] if r["status"] == s else None)
             for s in MINUTE_STATUSES
@@ -100,41 +72,32 @@ async def overview(state: AppState) -> Overview:
         latency_per_minute={
             p: minute_series(per_minute_latency, now, lambda r, p=p: r[p]) for p in ("p50", "p95")
         },
-        rates_problem=problem,
+        rates_problem=history.rates_problem,
     )
 
 
-def _monitoring_url(state: AppState) -> str:
-    """Whose credentials read the management API: the operator role's (tagged `management`)
-    when the API has them, else its own, which a least-privilege broker does not let in."""
-    return state.settings.operator_amqp_url or state.settings.amqp_url
-
-
-async def queue_rates(
-    http: httpx.AsyncClient, amqp_url: str, management: str | None
-) -> tuple[dict[str, dict[str, float]], str | None]:
-    """Publish, deliver and ack rates (messages/s) by queue from the management API, or why
-    there are none (unreachable, refused)."""
-    base, vhost, auth = management_url(amqp_url, management)
-    url = f"{base}/api/queues/{quote(vhost, safe='')}?columns=name,message_stats"
-    try:
-        response = await http.get(url, auth=auth, timeout=MANAGEMENT_TIMEOUT_S)
-        response.raise_for_status()
-        return rates_by_queue(response.json()), None
-    except (httpx.HTTPError, ValueError) as exc:
-        log.debug("management rates not read", error=repr(exc))
-        return {}, f"rates unavailable: the management API at {base} did not answer ({exc})"
-
-
-def rates_by_queue(queues: Iterable[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """The RATES of each queue in a management API answer (0 where it has no stats yet)."""
-    found = {}
-    for queue in queues:
-        stats = queue.get("message_stats") or {}
-        found[queue["name"]] = {
-            rate: float((stats.get(f"{rate}_details") or {}).get("rate", 0.0)) for rate in RATES
-        }
-    return found
+def queue_rows(history: QueueHistory, names: Names) -> list[QueueRow]:
+    """Every component's plan queues, each with its newest reading (None before the first)
+    and a chart of each of its FIGURES over the hour kept."""
+    latest = history.latest
+    rows = []
+    for component in QUEUE_COMPONENTS:
+        for plan in PLANS:
+            queue = names.task_queue(component, plan)
+            reading = latest.get(queue)
+            rows.append(
+                QueueRow(
+                    component,
+                    plan,
+                    queue,
+                    reading.ready if reading else None,
+                    reading.consumers if reading else None,
+                    reading.oldest_s if reading else None,
+                    reading.rates if reading else None,
+                    {figure: history.series(queue, figure) for figure in FIGURES},
+                )
+            )
+    return rows
 
 
 def minute_series(

@@ -1,6 +1,6 @@
 """The console's human review: the queue oldest first, claim an item (one reviewer at a
 time), confirm or override its label with a note (shared/reviews.py). The reviewer is the
-signed-in admin key's tenant, as in the review API."""
+signed-in admin key itself, named as the review API names it (`shared.api_keys.key_label`)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from dispatcher.dependencies import State
 from dispatcher.schemas import PlainText
 from dispatcher.state import AppState
 from shared import console_store, live, reviews
+from shared.api_keys import key_label
 from shared.review_policy import LABELS
 from shared.reviews import ReviewItem
 
@@ -30,10 +31,10 @@ MAX_NOTE_CHARS = 2000
 
 
 def reviewer(state: AppState, on: Console, session: SignedIn) -> str:
-    """Who the signed-in admin is in the review record: its key's tenant."""
+    """Who the signed-in admin is in the review record: its key's label, `tenant/ab12cd34`."""
     grant = on.grant(state, session)
-    assert grant is not None  # SignedIn admitted it
-    return grant.tenant
+    assert grant is not None and session.key_tag is not None  # SignedIn admitted it
+    return key_label(grant.tenant, on.key_hashes[session.key_tag])
 
 
 @router.get("")

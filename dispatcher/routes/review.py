@@ -1,7 +1,8 @@
 """Human review of verdicts, for admin keys: the queue, claims and decisions.
 
-The reviewer is the admin key's tenant. A decision is announced on the session's event
-channel, so its owner's event stream sends it as a `review` event.
+The reviewer is the admin key itself, named by `Caller.key_label` (`tenant/ab12cd34`): two
+admin keys of one tenant are two reviewers, as in the console. A decision is announced on the
+session's event channel, so its owner's event stream sends it as a `review` event.
 """
 
 from __future__ import annotations
@@ -67,18 +68,19 @@ async def item(session_id: str, who: Admin, state: State) -> dict[str, Any]:
 async def claim(session_id: str, who: Admin, state: State) -> dict[str, Any]:
     """Take an item for review (or renew one's own claim); 409 while another reviewer holds
     it or once it is decided."""
-    claimed = await reviewing.claim(state, session_id, who.tenant)
+    claimed = await reviewing.claim(state, session_id, who.key_label)
     if claimed is None:
-        raise _refusal(await _queued(state, session_id), who.tenant)
+        raise _refusal(await _queued(state, session_id), who.key_label)
     return claimed.document()
 
 
 @router.post("/{session_id}/decision", responses=answers.REVIEW_ACTION)
 async def decide(session_id: str, decision: Decision, who: Admin, state: State) -> dict[str, Any]:
     """Confirm or override the verdict's label; only the reviewer holding the claim may."""
-    decided = await reviewing.decide(state, session_id, who.tenant, decision.label, decision.note)
+    me = who.key_label
+    decided = await reviewing.decide(state, session_id, me, decision.label, decision.note)
     if decided is None:
-        raise _refusal(await _queued(state, session_id), who.tenant)
+        raise _refusal(await _queued(state, session_id), me)
     return decided.document()
 
 

@@ -1,6 +1,6 @@
 """The admin console in a real browser (Debian's Chromium under Playwright) against the whole
-pipeline under `verdict up`: sign in, live overview, sessions, workers. Screenshots of each
-page go to artifacts/screenshots/."""
+pipeline under `verdict up`: sign in, live overview, sessions, workers, tenants. Screenshots
+of each page, the sign-in page included, go to artifacts/screenshots/."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
+from dispatcher.queue_watch import FIGURES
 from dispatcher.submit import first_tasks
-from shared import sessions
+from shared import sessions, tenant_store
 from shared.api_keys import hashed
 from shared.broker import Publisher, connect
 from shared.db import create_pool
@@ -24,6 +25,7 @@ from shared.messages import encode
 from shared.names import Names
 from shared.sessions import NewSession
 from shared.signing import private_task_key, sign_task
+from shared.tenant_settings import TenantSettings
 from tests.browser import browser_page, screenshot
 from tests.conftest import TEST_API_KEYS
 from tests.e2e.conftest import API, poll_result
@@ -41,6 +43,8 @@ KEYS = {
 ENTERPRISE = {"X-API-Key": "console-enterprise"}
 # Long enough for several refreshes of the overview while sessions run.
 SESSIONS = 40
+# A tenant with settings of its own for the Tenants page; no session of this module is its.
+SET_TENANT = "console-settings-tenant"
 
 
 @pytest.fixture
@@ -87,7 +91,11 @@ def test_an_operator_signs_in_watches_the_overview_and_opens_a_session(pipeline)
     """Signed in with the admin key, the overview's numbers change by themselves while
     sessions run; a session found by search shows its verdict and timeline; workers list."""
     base = pipeline["base"]
+    asyncio.run(give_settings(pipeline["env"], SET_TENANT))
     with browser_page(base) as page:
+        page.goto("/admin")
+        expect(page).to_have_url(re.compile(r"/admin/login$"))
+        screenshot(page, "console-login")
         sign_in(page, "test-enterprise")
         expect(page.locator(".error")).to_contain_text("no admin scope")
         page.fill("#api_key", ADMIN_KEY)
@@ -113,6 +121,10 @@ def test_an_operator_signs_in_watches_the_overview_and_opens_a_session(pipeline)
             arg=before + SESSIONS,
             timeout=15_000,
         )
+        # Sessions of plan 6 ran: its claims queue has a chart of each figure, with points.
+        for figure in FIGURES:
+            chart = page.locator(f"#queue-claims-6 svg.chart-{figure} polyline")
+            expect(chart).to_have_attribute("points", re.compile(r"^\d"))
         screenshot(page, "console-overview")
 
         page.click("nav >> text=Sessions")
@@ -132,6 +144,10 @@ def test_an_operator_signs_in_watches_the_overview_and_opens_a_session(pipeline)
         page.click("nav >> text=Workers")
         expect(page.locator("table.workers td.worker-online").first).to_be_visible()
         screenshot(page, "console-workers")
+
+        page.click("nav >> text=Tenants")
+        expect(page.locator(f"#tenant-{SET_TENANT}")).to_contain_text("protected_brands")
+        screenshot(page, "console-tenants")
 
         page.click("text=Sign out")
         expect(page).to_have_url(re.compile(r"/admin/login$"))
@@ -167,6 +183,17 @@ def test_a_reviewer_overrides_a_queued_verdict_and_the_result_api_says_so(pipeli
     assert review["status"] == "overridden"
     assert review["label"] == override
     assert review["note"] == "checked against the original source"
+
+
+async def give_settings(env: dict[str, str], tenant: str) -> None:
+    """Settings of the tenant's own, as `verdict tenants set` stores them."""
+    pool = await create_pool(env["DATABASE_URL"], max_size=1)
+    try:
+        await tenant_store.change(
+            pool, tenant, lambda _: TenantSettings(protected_brands=("examplebank.com",))
+        )
+    finally:
+        await pool.close()
 
 
 async def plant_dead_letter(env: dict[str, str], component: str = "claims") -> str:

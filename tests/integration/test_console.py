@@ -3,6 +3,7 @@ CSRF, redirects, escaping, search and a session's page."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import os
@@ -18,14 +19,15 @@ from redis.asyncio import Redis
 from aggregator.service import Aggregator
 from dispatcher.app import create_app
 from dispatcher.console.cookies import SessionCookies
-from shared.api_keys import hashed
+from dispatcher.queue_watch import FIGURES
+from shared.api_keys import hashed, key_hash, key_label
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.errors import RetryableAnalysisError
 from shared.settings import Settings
 from tests.conftest import TEST_API_KEYS
 from tests.integration.conftest import World, eventually, running
 from tests.integration.test_dlq import dlq_of, expired_session, workers_consume
-from tests.integration.test_review import queued_unsure
+from tests.integration.test_review import new_session, queued_unsure, stream_events
 from tests.integration.test_worker_flow import final_view
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
@@ -335,6 +337,30 @@ async def test_a_finished_session_shows_results_verdict_and_timeline(world):
         assert re.search(r'id="latency-n">[1-9]', overview)
 
 
+async def test_the_overview_charts_every_queue_figure_over_the_hour(world, pool):
+    """Once the queue watch has ticked, each plan queue's row has a chart with points of its
+    depth, consumers, oldest open task and publish, deliver and ack rates; a session not yet
+    analysed is the oldest open task of its plan's queues."""
+    settings = await console_world(world)
+    await new_session(pool)  # plan 3, no result yet
+    async with browser(settings) as client:
+        await sign_in(client)
+
+        async def charted() -> str | None:
+            page = (await client.get("/admin/overview/live")).text
+            row = page.split('id="queue-claims-3"')[1].split("</tr>")[0]
+            drawn = [re.search(rf'chart-{f}"[^>]*>\s*<polyline points="\d', row) for f in FIGURES]
+            return row if all(drawn) else None
+
+        row = await eventually(charted, 15)
+    figures = re.findall(r'<td class="num[^"]*">\s*([^<]*?)\s*<svg', row)
+    assert len(figures) == len(FIGURES), row
+    waiting, consumers, oldest, *rates = figures
+    assert waiting.isdigit() and consumers.isdigit(), row
+    assert oldest.endswith((" s", " min", " h")), row
+    assert all(re.fullmatch(r"\d+\.\d", rate) for rate in rates), row
+
+
 async def test_a_retried_task_shows_each_attempt_as_the_workers_recorded_it(world):
     """A claims task that failed once: its timeline shows attempt 1 retried with the delay,
     then attempt 2 started on a worker and finished."""
@@ -490,15 +516,17 @@ async def test_dead_letters_need_the_operator_role(world):
 
 # --- human review ---
 
+# Bob's admin key has the console admin's tenant: another person, so another reviewer.
 REVIEWERS = {
     **KEYS,
-    "test-console-bob": {"tenant": "bob", "plan": 1, "scopes": ["admin"]},
+    "test-console-bob": {"tenant": "ops", "plan": 1, "scopes": ["admin"]},
 }
 
 
 async def test_a_reviewer_claims_and_overrides_a_verdict_seen_in_the_result(world, pool):
-    """The queue lists the verdict; a claim holds it against another reviewer (409); the
-    override with its note is what the session's owner reads in the result."""
+    """The queue lists the verdict; a claim holds it against another reviewer, even one whose
+    key has the same tenant (409 naming the claimer's key); the override with its note is
+    what the session's owner reads in the result and its event stream."""
     settings = await console_world(world, api_keys=hashed(REVIEWERS))
     sid = await queued_unsure(pool)
     async with browser(settings) as alice, browser(settings) as bob:
@@ -514,7 +542,12 @@ async def test_a_reviewer_claims_and_overrides_a_verdict_seen_in_the_result(worl
         assert 'id="decide"' in item.text
         bobs = await csrf_of(bob, "/admin/review")
         taken = await bob.post(f"/admin/review/{sid}/claim", data={"csrf_token": bobs})
-        assert taken.status_code == 409 and "claimed by ops" in taken.text
+        alice_is = key_label("ops", key_hash(ADMIN_KEY))
+        assert taken.status_code == 409 and f"claimed by {alice_is}" in taken.text
+        events: list[tuple[str, dict]] = []
+        streaming = asyncio.create_task(stream_events(alice, f"{API}/{sid}/events", events))
+        await asyncio.sleep(0.5)
+        assert not streaming.done()  # the stream waits for the decision
         decided = await alice.post(
             f"/admin/review/{sid}/decision",
             data={"csrf_token": token, "label": "low_risk", "note": "<b>checked</b> by hand"},
@@ -525,6 +558,9 @@ async def test_a_reviewer_claims_and_overrides_a_verdict_seen_in_the_result(worl
         assert review["status"] == "overridden"
         assert review["label"] == "low_risk"
         assert review["note"] == "<b>checked</b> by hand"
+        await asyncio.wait_for(streaming, 10)
+        assert [name for name, _ in events][-2:] == ["result", "review"]
+        assert events[-1][1] == review
         page = (await alice.get(f"/admin/review/{sid}")).text
         assert "&lt;b&gt;checked&lt;/b&gt; by hand" in page
         assert f'id="review-{sid}"' not in (await alice.get("/admin/review")).text

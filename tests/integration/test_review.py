@@ -14,7 +14,7 @@ from aggregator.service import Aggregator
 from dispatcher import review_backlog
 from dispatcher.app import create_app
 from shared import metrics, reviews, sessions
-from shared.api_keys import hashed
+from shared.api_keys import hashed, key_hash, key_label
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.messages import Result
 from shared.review_policy import ReviewPolicy
@@ -34,11 +34,19 @@ REVIEW = "/api/v3/review"
 OWNER = {"X-API-Key": "test-enterprise"}  # tenant-a, plan 6, no admin scope
 ALICE = {"X-API-Key": "test-reviewer-alice"}
 BOB = {"X-API-Key": "test-reviewer-bob"}
+# A second admin key of alice's tenant: another person, so another reviewer.
+CAROL = {"X-API-Key": "test-reviewer-carol"}
 KEYS = {
     **TEST_API_KEYS,
     "test-reviewer-alice": {"tenant": "alice", "plan": 1, "scopes": ["admin"]},
     "test-reviewer-bob": {"tenant": "bob", "plan": 1, "scopes": ["admin"]},
+    "test-reviewer-carol": {"tenant": "alice", "plan": 1, "scopes": ["admin"]},
 }
+
+
+def reviewer_of(headers: dict[str, str], tenant: str) -> str:
+    """The name the review record gives the key in `headers`."""
+    return key_label(tenant, key_hash(headers["X-API-Key"]))
 
 
 def explain(verdict, results):
@@ -345,5 +353,27 @@ async def test_a_lapsed_claim_returns_to_the_list_over_the_api(world, pool):
         assert (await api.post(f"{REVIEW}/{sid}/claim", headers=BOB)).status_code == 200
         item = (await api.get(f"{REVIEW}/{sid}", headers=ALICE)).json()
         bad_limit = await api.get(REVIEW, params={"limit": 0}, headers=ALICE)
-    assert (item["status"], item["claimed_by"]) == ("claimed", "bob")
+    assert (item["status"], item["claimed_by"]) == ("claimed", reviewer_of(BOB, "bob"))
     assert bad_limit.status_code == 422
+
+
+async def test_two_admin_keys_of_one_tenant_are_two_reviewers(world, pool):
+    """Alice's claim is refused to carol, whose key has the same tenant (409 naming alice's
+    key, not the tenant), and so is a decision; alice decides, recorded as her key."""
+    settings = await world(api_keys=hashed(KEYS))
+    sid = await queued_unsure(pool, f"tenant-{uuid.uuid4().hex[:8]}")
+    alice = reviewer_of(ALICE, "alice")
+    app = create_app(settings)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://api") as api,
+    ):
+        claimed = await api.post(f"{REVIEW}/{sid}/claim", headers=ALICE)
+        taken = await api.post(f"{REVIEW}/{sid}/claim", headers=CAROL)
+        refused = await api.post(f"{REVIEW}/{sid}/decision", json={"note": "mine"}, headers=CAROL)
+        decided = await api.post(f"{REVIEW}/{sid}/decision", json={"note": "ok"}, headers=ALICE)
+    assert claimed.status_code == 200 and claimed.json()["claimed_by"] == alice
+    assert taken.status_code == 409 and f"claimed by {alice}" in taken.json()["detail"]
+    assert refused.status_code == 409
+    assert decided.status_code == 200 and decided.json()["reviewed_by"] == alice
+    assert alice.startswith("alice/") and alice != reviewer_of(CAROL, "alice")

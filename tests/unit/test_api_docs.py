@@ -12,6 +12,7 @@ import pytest
 from dispatcher import answers
 from dispatcher.app import create_app
 from dispatcher.views import links, processing_body, result_body
+from shared.reviews import ReviewItem
 from shared.sessions import SessionView
 from shared.settings import Settings
 
@@ -146,3 +147,25 @@ def test_the_answer_models_describe_what_the_routes_answer() -> None:
     assert answers.Result.model_validate(result).model_dump() == result
     with_links = {**result, **links(SID, "t.k")}
     assert answers.ResultWithLinks.model_validate(with_links).model_dump() == with_links
+
+
+@pytest.mark.parametrize("status", ["pending", "claimed", "confirmed", "overridden"])
+def test_the_review_models_document_every_status_a_review_takes(status: str) -> None:
+    """Each status shared/reviews.py stores validates as the reviewers' item and the owner's
+    review; a status it never stores (`decided`) does not."""
+    item = ReviewItem(
+        session_id=SID,
+        tenant="acme",
+        plan=3,
+        label="suspicious",
+        score=61.5,
+        confidence=0.7,
+        reasons=("low_confidence",),
+        queued_at=datetime(2026, 1, 2, tzinfo=UTC),
+        status=status,
+        claimed_by=None if status == "pending" else "acme/ab12cd34",
+    )
+    assert answers.ReviewItem.model_validate(item.document()).model_dump() == item.document()
+    assert answers.Review.model_validate(item.public()).model_dump() == item.public()
+    with pytest.raises(ValueError):
+        answers.Review.model_validate({**item.public(), "status": "decided"})

@@ -140,3 +140,28 @@ def test_only_an_admin_key_is_let_through_as_admin():
     with pytest.raises(HTTPException) as refused:
         asyncio.run(admin(Caller("acme", 6)))
     assert refused.value.status_code == 403
+
+
+def test_each_key_is_named_apart_from_its_tenants_other_keys():
+    """Two keys of one tenant give two stable labels, `tenant/` and 8 hex digits of the key's
+    hash (never the key), the same on every lookup; a caller without a key has none."""
+    from dispatcher.auth import authenticate
+    from shared.api_keys import key_hash, key_label
+
+    settings = Settings(
+        amqp_url="amqp://x",
+        redis_url="redis://x",
+        database_url="postgresql://x",
+        api_keys=hashed(  # type: ignore[arg-type]
+            {"key-a": {"tenant": "ops", "plan": 1}, "key-b": {"tenant": "ops", "plan": 1}}
+        ),
+    )
+    a, b = authenticate(settings, "key-a"), authenticate(settings, "key-b")
+    assert a.key_label != b.key_label
+    assert (
+        a.key_label == authenticate(settings, "key-a").key_label == f"ops/{key_hash('key-a')[7:15]}"
+    )
+    assert key_label("ops", key_hash("key-a")) == a.key_label
+    assert "key-a" not in a.key_label
+    with pytest.raises(AssertionError):
+        _ = Caller("ops", 1).key_label

@@ -1,5 +1,5 @@
 """The console's pure parts: cookie signing and expiry, CSRF tokens, the search form, the
-timeline, the overview's series and charts."""
+timeline, the overview's series and charts, the queue history behind them."""
 
 from __future__ import annotations
 
@@ -11,10 +11,22 @@ import pytest
 
 from dispatcher.console.cookies import SessionCookies
 from dispatcher.console.dead_letters import letter_filter
-from dispatcher.console.overview import minute_series, rates_by_queue, sparkline
+from dispatcher.console.overview import minute_series, queue_rows, sparkline
 from dispatcher.console.search import SearchRefused, session_query
 from dispatcher.console.timeline import timeline
+from dispatcher.queue_figures import rates_by_queue
+from dispatcher.queue_watch import (
+    FIGURES,
+    Figures,
+    QueueHistory,
+    QueueReading,
+    Rates,
+    peaks,
+    with_figures,
+)
 from shared.attempts import Attempt
+from shared.constants import PLANS, QUEUE_COMPONENTS
+from shared.names import Names
 
 KEY = "k" * 40
 
@@ -236,10 +248,7 @@ def test_rates_come_from_the_management_apis_message_stats():
             {"name": "q2"},
         ]
     )
-    assert rates == {
-        "q1": {"publish": 2.5, "deliver_get": 0.0, "ack": 0.0},
-        "q2": {"publish": 0.0, "deliver_get": 0.0, "ack": 0.0},
-    }
+    assert rates == {"q1": Rates(2.5, 0.0, 0.0), "q2": Rates(0.0, 0.0, 0.0)}
 
 
 def test_a_sparkline_puts_the_largest_value_at_the_top():
@@ -248,3 +257,68 @@ def test_a_sparkline_puts_the_largest_value_at_the_top():
     assert points == ["0.0,20.0", "50.0,10.0", "100.0,0.0"]
     assert sparkline([0, 0], width=10, height=4).split() == ["0.0,4.0", "10.0,4.0"]
     assert sparkline([]) == ""
+
+
+def test_a_tick_adds_each_queues_oldest_open_task_and_rates_to_its_declare():
+    """Queues the figures know get their age and rates; others keep None for both; without
+    figures (none read) the readings are as declared."""
+    declared = {"q1": QueueReading(3, 2), "q2": QueueReading(0, 1)}
+    figures = Figures(oldest_s={"q1": 42.0}, rates={"q1": Rates(1.0, 2.0, 3.0)})
+    assert with_figures(declared, figures) == {
+        "q1": QueueReading(3, 2, 42.0, Rates(1.0, 2.0, 3.0)),
+        "q2": QueueReading(0, 1, None, None),
+    }
+    assert with_figures(declared, None) == declared
+
+
+def test_the_history_charts_every_figure_of_a_queue_over_its_readings():
+    """Depth, consumers, oldest open task (0 while none is open) and each rate, oldest first;
+    readings without rates (the management API away) are left out of the rates' charts."""
+    history = QueueHistory()
+    history.add({"q": QueueReading(5, 2, 30.0, Rates(1.0, 0.5, 0.25))}, at=1)
+    history.add({"q": QueueReading(7, 1, None, None)}, at=2, rates_problem="away")
+    history.add({"q": QueueReading(0, 2, 90.0, Rates(4.0, 3.0, 2.0)), "other": QueueReading(9, 9)})
+    assert [history.series("q", f) for f in FIGURES] == [
+        [5.0, 7.0, 0.0],
+        [2.0, 1.0, 2.0],
+        [30.0, 0.0, 90.0],
+        [1.0, 4.0],
+        [0.5, 3.0],
+        [0.25, 2.0],
+    ]
+    assert history.series("missing", "ready") == []
+    assert history.rates_problem is None  # the newest tick had its rates
+
+
+def test_the_history_keeps_an_hour_of_ticks_and_charts_at_most_a_point_per_span():
+    """Memory stays bounded: the oldest tick goes once an hour of them is kept; a chart of
+    the hour has CHART_POINTS points, each the largest of its span, so a spike still shows."""
+    history = QueueHistory(keep_s=3600, every_s=5)
+    for n in range(2000):
+        history.add({"q": QueueReading(1000 if n == 1990 else 0, 1)}, at=n)
+    assert len(history.readings) == 721
+    chart = history.series("q", "ready", points=120)
+    assert len(chart) == 120 and max(chart) == 1000 and chart[0] == 0
+
+
+def test_peaks_keep_the_largest_of_each_span_and_short_series_whole():
+    """Equal spans, oldest first; no more values than points: as they are."""
+    assert peaks([1, 5, 2, 2, 9, 0], points=3) == [5, 2, 9]
+    assert peaks([3, 1], points=5) == [3, 1]
+    assert peaks([], points=5) == []
+
+
+def test_the_overview_has_a_row_with_every_chart_for_each_component_and_plan():
+    """Every component × plan queue, its newest reading, and a chart of each FIGURE; before
+    the first tick the numbers are None and the charts empty."""
+    names = Names("t")
+    history = QueueHistory()
+    queue = names.task_queue("claims", 6)
+    history.add({queue: QueueReading(4, 2, 12.0, Rates(1.0, 1.0, 1.0))})
+    rows = queue_rows(history, names)
+    assert len(rows) == len(QUEUE_COMPONENTS) * len(PLANS)
+    row = next(r for r in rows if r.queue == queue)
+    assert (row.ready, row.consumers, row.oldest_s, row.rates) == (4, 2, 12.0, Rates(1, 1, 1))
+    assert set(row.charts) == set(FIGURES) and row.charts["oldest_s"] == [12.0]
+    empty = next(r for r in rows if r.queue != queue)
+    assert empty.ready is None and all(chart == [] for chart in empty.charts.values())
