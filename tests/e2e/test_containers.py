@@ -134,11 +134,14 @@ def _last_words(container: str, lines: int = 80) -> str:
 
 def _to_log(config: pytest.Config, text: str) -> None:
     """Write `text` to the run's output even when the test passes (a passing test's prints
-    show only with -s): the figures the CI log should keep."""
+    show only with -s, and output capture would swallow a plain write to the terminal): the
+    figures the CI log should keep."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is None:
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None or capture is None:
         print(text)
-    else:
+        return
+    with capture.global_and_fixture_disabled():
         reporter.write_line(text)
 
 
