@@ -29,6 +29,12 @@ HISTORY_S = 3600.0
 CHART_POINTS = 120
 # What a queue's chart may show (`QueueHistory.series`).
 FIGURES = ("ready", "consumers", "oldest_s", "publish", "deliver_get", "ack")
+# The oldest open tasks (a query of the record) and the rates (a management API call) are
+# read this often, not every tick, by every API process: a chart point spans 30 s anyway, and
+# the ticks between carry the last figures read.
+FIGURES_EVERY_S = 30.0
+# A read of the figures slower than this is given up: the depth gauge must keep its pace.
+FIGURES_TIMEOUT_S = 4.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +90,10 @@ def figure_of(reading: QueueReading, figure: str) -> float | None:
 def peaks(values: list[float], points: int = CHART_POINTS) -> list[float]:
     """At most `points` values, oldest first: the largest of each of `points` equal spans
     (a short spike still shows), or the values themselves when there are no more."""
-    if len(values) <= points:
+    n = len(values)
+    if n <= points:
         return values
-    span = len(values) / points
-    return [max(values[int(i * span) : int((i + 1) * span)]) for i in range(points)]
+    return [max(values[i * n // points : (i + 1) * n // points]) for i in range(points)]
 
 
 class QueueHistory:
@@ -98,6 +104,8 @@ class QueueHistory:
             maxlen=int(keep_s / every_s) + 1
         )
         self.rates_problem: str | None = None  # the newest tick's, when it had no rates
+        # Series drawn since the last reading: every open overview asks for the same ones.
+        self._drawn: dict[tuple[str, str, int], list[float]] = {}
 
     def add(
         self,
@@ -107,6 +115,7 @@ class QueueHistory:
     ) -> None:
         self.readings.append((time.time() if at is None else at, readings))
         self.rates_problem = rates_problem
+        self._drawn.clear()
 
     @property
     def latest(self) -> dict[str, QueueReading]:
@@ -116,8 +125,11 @@ class QueueHistory:
     def series(self, queue: str, figure: str, points: int = CHART_POINTS) -> list[float]:
         """One of the queue's FIGURES over the readings kept, oldest first, as `peaks`;
         readings without it (rates the management API did not give) are left out."""
-        values = [figure_of(r[queue], figure) for _, r in self.readings if queue in r]
-        return peaks([v for v in values if v is not None], points)
+        key = (queue, figure, points)
+        if key not in self._drawn:
+            values = [figure_of(r[queue], figure) for _, r in self.readings if queue in r]
+            self._drawn[key] = peaks([v for v in values if v is not None], points)
+        return self._drawn[key]
 
 
 async def read_queues(
@@ -150,8 +162,10 @@ async def watch(
     history: QueueHistory | None = None,
     figures: Callable[[], Awaitable[Figures]] | None = None,
 ) -> None:
-    """Keep `verdict_queue_depth` (and `history`, with what `figures` adds on the same tick)
-    current while the API runs (cancel to stop)."""
+    """Keep `verdict_queue_depth` (and `history`, with what `figures` adds every
+    FIGURES_EVERY_S) current while the API runs (cancel to stop)."""
+    found: Figures | None = None
+    read_at = -FIGURES_EVERY_S
     while True:
         connection = connection_of()
         if connection is not None:
@@ -160,10 +174,21 @@ async def watch(
                 for name, reading in readings.items():
                     metrics.QUEUE_DEPTH.labels(name).set(reading.ready)
                 if history is not None:
-                    found = await figures() if figures is not None else None
+                    if figures is not None and time.monotonic() - read_at >= FIGURES_EVERY_S:
+                        read_at = time.monotonic()
+                        found = await _within(figures, FIGURES_TIMEOUT_S)
                     problem = found.rates_problem if found is not None else None
                     history.add(with_figures(readings, found), rates_problem=problem)
             except Exception as exc:  # broker away or a queue missing: try again next time
                 raise_if_cancelled(exc)
                 log.debug("queue depths not read", error=repr(exc))
         await asyncio.sleep(QUEUE_WATCH_S)
+
+
+async def _within(figures: Callable[[], Awaitable[Figures]], timeout_s: float) -> Figures | None:
+    """The figures, or None when reading them takes longer than `timeout_s`."""
+    try:
+        return await asyncio.wait_for(figures(), timeout_s)
+    except TimeoutError:
+        log.debug("queue figures not read in time", timeout_s=timeout_s)
+        return None

@@ -173,7 +173,7 @@ async def test_prune_waits_for_a_long_reader_without_stopping_other_traffic(priv
             return bool(
                 await pool.fetchval(
                     "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%DETACH PARTITION%'"
-                    " AND wait_event_type = 'Lock'"
+                    " AND wait_event_type = 'Lock' AND datname = current_database()"
                 )
             )
 

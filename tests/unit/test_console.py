@@ -308,6 +308,14 @@ def test_peaks_keep_the_largest_of_each_span_and_short_series_whole():
     assert peaks([], points=5) == []
 
 
+@pytest.mark.parametrize("length", [121, 123, 245, 246, 247, 490, 721])
+def test_peaks_always_keep_the_newest_reading(length: int) -> None:
+    """A spike in the newest reading is drawn whatever the series' length."""
+    values = [0.0] * (length - 1) + [99.0]
+    drawn = peaks(values, points=120)
+    assert len(drawn) == 120 and drawn[-1] == 99.0
+
+
 def test_the_overview_has_a_row_with_every_chart_for_each_component_and_plan():
     """Every component × plan queue, its newest reading, and a chart of each FIGURE; before
     the first tick the numbers are None and the charts empty."""

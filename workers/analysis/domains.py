@@ -256,7 +256,7 @@ def _linked_hosts(text: str, url: str | None, reputation: Reputation) -> dict[st
         if not host:
             continue
         if host not in hosts and len(hosts) == MAX_HOSTS:
-            break
+            continue  # no more hosts, but a later link may still show one of them signing in
         signing_in = is_link and _asks_to_sign_in(item, reputation.signin_path_words)
         hosts[host] = hosts.get(host, False) or signing_in
     return hosts

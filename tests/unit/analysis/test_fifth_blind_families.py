@@ -269,3 +269,13 @@ def test_the_sign_in_page_is_named_in_the_evidence_in_both_languages() -> None:
     data = domains.report_data(domains.assess_domains("https://anaff.ro/login", None))
     assert "on a sign-in page" in data["summary"][0]
     assert "pe o pagină de autentificare" in data["summary_ro"][0]
+
+
+def test_a_sign_in_link_counts_after_the_host_limit_for_a_host_already_found() -> None:
+    """Past MAX_HOSTS no new host is read, but a later link of a host already found still
+    shows it asking to sign in (an attacker cannot hide the sign-in page behind 20 others)."""
+    others = " ".join(f"https://site{i}.example.org/a" for i in range(domains.MAX_HOSTS + 5))
+    text = f"https://emaag.ro/x {others} https://emaag.ro/cont/verificare"
+    report = domains.assess_domains(text)
+    assert len(report.hosts) == domains.MAX_HOSTS
+    assert report.score >= FLAGGED
