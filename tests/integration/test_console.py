@@ -23,6 +23,7 @@ from dispatcher.queue_watch import FIGURES
 from shared.api_keys import hashed, key_hash, key_label
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.errors import RetryableAnalysisError
+from shared.live import events_channel
 from shared.settings import Settings
 from tests.conftest import TEST_API_KEYS
 from tests.integration.conftest import World, eventually, running
@@ -546,7 +547,15 @@ async def test_a_reviewer_claims_and_overrides_a_verdict_seen_in_the_result(worl
         assert taken.status_code == 409 and f"claimed by {alice_is}" in taken.text
         events: list[tuple[str, dict]] = []
         streaming = asyncio.create_task(stream_events(alice, f"{API}/{sid}/events", events))
-        await asyncio.sleep(0.5)
+        # Decide only once the stream listens: one opened after the decision would read it
+        # from the record, and the test would pass without the console announcing it.
+        channel = events_channel(settings.key_prefix, sid)
+        async with Redis.from_url(settings.redis_url) as redis:
+
+            async def listening() -> bool:
+                return (await redis.pubsub_numsub(channel))[0][1] >= 1
+
+            await eventually(listening, 10)
         assert not streaming.done()  # the stream waits for the decision
         decided = await alice.post(
             f"/admin/review/{sid}/decision",
