@@ -64,16 +64,24 @@ class Figures:
     oldest_s: dict[str, float] = field(default_factory=dict)
     rates: dict[str, Rates] = field(default_factory=dict)
     rates_problem: str | None = None  # why there are no rates, when there are none
+    read_at: float = field(default_factory=time.monotonic)  # when the ages were read
 
 
 def with_figures(
-    readings: dict[str, QueueReading], figures: Figures | None
+    readings: dict[str, QueueReading], figures: Figures | None, now: float | None = None
 ) -> dict[str, QueueReading]:
-    """Each queue's reading with its oldest open task's age and its rates, where known."""
+    """Each queue's reading with its oldest open task's age and its rates, where known; an
+    age read earlier (figures carried onto later ticks) has grown by the time since."""
     if figures is None:
         return readings
+    since = max(0.0, (time.monotonic() if now is None else now) - figures.read_at)
+
+    def age(name: str) -> float | None:
+        read = figures.oldest_s.get(name)
+        return None if read is None else read + since
+
     return {
-        name: replace(reading, oldest_s=figures.oldest_s.get(name), rates=figures.rates.get(name))
+        name: replace(reading, oldest_s=age(name), rates=figures.rates.get(name))
         for name, reading in readings.items()
     }
 

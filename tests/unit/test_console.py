@@ -263,12 +263,20 @@ def test_a_tick_adds_each_queues_oldest_open_task_and_rates_to_its_declare():
     """Queues the figures know get their age and rates; others keep None for both; without
     figures (none read) the readings are as declared."""
     declared = {"q1": QueueReading(3, 2), "q2": QueueReading(0, 1)}
-    figures = Figures(oldest_s={"q1": 42.0}, rates={"q1": Rates(1.0, 2.0, 3.0)})
-    assert with_figures(declared, figures) == {
+    figures = Figures(oldest_s={"q1": 42.0}, rates={"q1": Rates(1.0, 2.0, 3.0)}, read_at=100.0)
+    assert with_figures(declared, figures, now=100.0) == {
         "q1": QueueReading(3, 2, 42.0, Rates(1.0, 2.0, 3.0)),
         "q2": QueueReading(0, 1, None, None),
     }
     assert with_figures(declared, None) == declared
+
+
+def test_an_age_carried_onto_a_later_tick_has_grown_by_the_time_since_it_was_read():
+    """Figures are read every FIGURES_EVERY_S; the ticks between show the oldest open task
+    older by the time since, not frozen at the age read."""
+    figures = Figures(oldest_s={"q1": 42.0}, read_at=100.0)
+    later = with_figures({"q1": QueueReading(3, 2)}, figures, now=130.0)
+    assert later["q1"].oldest_s == 72.0
 
 
 def test_the_history_charts_every_figure_of_a_queue_over_its_readings():
