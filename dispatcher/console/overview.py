@@ -2,9 +2,9 @@
 sessions per minute and the POST→verdict latency, each with a chart of the last hour.
 
 The queue figures come from the API's queue watch (dispatcher/queue_watch.py): depths and
-consumers from its passive declares (exact), the oldest open task from the record and the
-rates from the RabbitMQ management API when it answers, all read on one tick every 5 s and
-kept for an hour. The rest comes from the record when the page is read.
+consumers from its passive declares (exact, every 5 s), the oldest open task from the record
+and the rates from the RabbitMQ management API when it answers (every 30 s), kept for an
+hour. The rest comes from the record when the page is read.
 """
 
 from __future__ import annotations
