@@ -30,8 +30,10 @@ MANAGEMENT_TIMEOUT_S = 3.0
 async def read_figures(pool: asyncpg.Pool, http: httpx.AsyncClient, settings: Settings) -> Figures:
     """The oldest open task's age by plan queue and the rates by queue, read now."""
     names = Names(settings.topology_prefix)
+    # The management API lets in the operator role (tagged `management`), not the API's own
+    # least-privilege user.
     (rates, problem), oldest = await asyncio.gather(
-        queue_rates(http, monitoring_url(settings), settings.rabbitmq_management_url),
+        queue_rates(http, settings.operator_url(), settings.rabbitmq_management_url),
         _oldest_or_none(pool),
     )
     ages = {names.task_queue(c, p): age for (c, p), age in oldest.items()}
@@ -45,12 +47,6 @@ async def _oldest_or_none(pool: asyncpg.Pool) -> dict[tuple[str, int], float]:
         raise_if_cancelled(exc)
         log.debug("oldest open tasks not read", error=repr(exc))
         return {}
-
-
-def monitoring_url(settings: Settings) -> str:
-    """Whose credentials read the management API: the operator role's (tagged `management`)
-    when the API has them, else its own, which a least-privilege broker does not let in."""
-    return settings.operator_amqp_url or settings.amqp_url
 
 
 async def queue_rates(

@@ -22,11 +22,6 @@ _UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
 _AGE: Final = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 
 
-def operator_url(settings: Settings) -> str:
-    """The operator role's URL; AMQP_URL when none is set (a development broker's user)."""
-    return settings.operator_amqp_url or settings.amqp_url
-
-
 def parse_age(text: str) -> float:
     """`90`, `90s`, `15m`, `2h`, `1d` as seconds; ValueError on anything else."""
     found = _AGE.match(text)
@@ -84,6 +79,6 @@ async def with_operator(
 ) -> T:
     """Run `work` on a connection as the operator role, closed afterwards."""
     async with Resources() as opened:
-        urls = broker_urls(operator_url(settings), settings.amqp_hosts)
+        urls = broker_urls(settings.operator_url(), settings.amqp_hosts)
         connection = await opened.broker(urls, "verdict-dlq")
         return await work(connection, Names(settings.topology_prefix))

@@ -461,6 +461,11 @@ class Settings(BaseSettings):
         }
         return self.model_copy(update=update)
 
+    def operator_url(self) -> str:
+        """The operator role's AMQP URL (`verdict dlq`, the management API's figures);
+        AMQP_URL when none is set (a development broker's user)."""
+        return self.operator_amqp_url or self.amqp_url
+
     def amqp_urls(self) -> tuple[str, ...]:
         """AMQP_URL, then the same URL on each host of AMQP_HOSTS (failover order)."""
         return broker_urls(self.amqp_url, self.amqp_hosts)
