@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from yarl import URL
 
 from shared import metrics
+from shared.coalesced_writes import CoalescingTransportFactory
 from shared.constants import ATTEMPT_HEADER, TENANT_HEADER
 from shared.deadletters import DeadLetterKind, dead_letter_headers, parking_headers
 from shared.errors import BrokerUnavailable, PublishError, QueueFull
@@ -53,6 +54,9 @@ class FailoverConnection(RobustConnection):
 
     def __init__(self, urls: Sequence[str], **kwargs: Any) -> None:
         super().__init__(URL(urls[0]), **kwargs)
+        # aio-pika passes what is in `kwargs` to aiormq's connection on every (re)connect;
+        # its own parameters know no transport factory, so it goes in after they are parsed.
+        self.kwargs["transport_factory"] = CoalescingTransportFactory()
         self._urls = [URL(u) for u in urls]
         self._current = 0
 
