@@ -29,6 +29,8 @@ EVENT_POLL_S = 1.0
 # Waiting for a person's review can take hours: the stream is told of the decision, so it
 # re-reads only this often in case the announcement was lost (a Redis restart).
 REVIEW_POLL_S = 30.0
+# How long a stream waits for its cancelled read to end before it closes the subscription.
+STOP_READ_WAIT_S = 1.0
 
 
 def no_such_session() -> HTTPException:
@@ -76,8 +78,8 @@ async def event_stream(
         pubsub = None
     try:
         read = functools.partial(_snapshot, state, session_id, who)
-        wait = functools.partial(_wait_for_news, pubsub)
-        async for event in sse.follow(read, wait, last_event_id):
+        wait = functools.partial(_wait_unless_stopping, state.stopping, pubsub)
+        async for event in sse.follow(read, wait, last_event_id, stopping=state.stopping.is_set):
             yield event
     except HTTPException:
         yield sse.frame("end", {"reason": "the session no longer exists"})
@@ -103,6 +105,24 @@ async def _snapshot(state: AppState, session_id: str, who: Caller) -> sse.Snapsh
         if view.final:
             return sse.Snapshot(view.progress(), result_body(view), view.review)
     return sse.Snapshot(progress)
+
+
+async def _wait_unless_stopping(stopping: asyncio.Event, pubsub: Any, for_review: bool) -> None:
+    """`_wait_for_news`, cut short when the server begins to stop."""
+    if stopping.is_set():
+        return
+    news = asyncio.ensure_future(_wait_for_news(pubsub, for_review))
+    stop = asyncio.ensure_future(stopping.wait())
+    try:
+        await asyncio.wait({news, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiting in (news, stop):
+            waiting.cancel()
+        # The read ends before the stream closes its subscription (bounded: a read that
+        # swallows its cancel must not hold the stream).
+        await asyncio.wait({news, stop}, timeout=STOP_READ_WAIT_S)
+    if news.done() and not news.cancelled() and news.exception() is not None:
+        raise news.exception()  # type: ignore[misc]
 
 
 async def _wait_for_news(pubsub: Any, for_review: bool) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from types import FrameType
+from typing import Any
 from wsgiref.simple_server import WSGIServer
 
 import uvicorn
@@ -94,3 +96,30 @@ def serve_metrics(settings: Settings) -> WSGIServer | None:
         return None
     server, _ = start_http_server(settings.api_metrics_port, settings.api_metrics_host)
     return server
+
+
+class ApiServer(uvicorn.Server):
+    """uvicorn's server, which tells the app it is stopping as the signal arrives.
+
+    uvicorn closes its listeners, then waits for open connections to finish (at most
+    `timeout_graceful_shutdown`) before it runs the lifespan's shutdown, so the app learns of
+    the stop only after that wait: an event stream open at the time would hold the stop for
+    the whole timeout and then be cut off with an error. Here the app's `stopping` event is
+    set at once; each stream ends cleanly and its client reconnects.
+    """
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        announce_stop(self.config.app)
+
+
+def announce_stop(app: Any) -> None:
+    """Set the served app's `stopping` event, from a signal handler or from the loop."""
+    state = getattr(getattr(app, "state", None), "pipeline", None)
+    if state is None:  # not started yet: nothing is streaming
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    loop.call_soon_threadsafe(state.stopping.set)

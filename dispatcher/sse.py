@@ -11,7 +11,9 @@ read one and how to wait for news, so its rules are tested without a server:
 - a comment goes out whenever nothing else has for `keepalive_s`, so proxies and clients do
   not take a quiet stream for a dead one;
 - a client that has had the last event (the result, or the review when one was queued) is
-  answered 204 when it reconnects (the route), which tells an EventSource to stop.
+  answered 204 when it reconnects (the route), which tells an EventSource to stop;
+- when the API stops, an open stream ends as it is (no final event): its client reconnects
+  after `retry:` with the last id it saw, to another replica or this one restarted.
 
 Events are forwarded by name: a new kind of event needs a name and an id, not a new framing.
 Not sse-starlette: what it would add (framing, a ping task, disconnect watching) is these few
@@ -98,11 +100,13 @@ async def follow(
     last_event_id: str | None = None,
     keepalive_s: float = KEEPALIVE_S,
     clock: Callable[[], float] = time.monotonic,
+    stopping: Callable[[], bool] = lambda: False,
 ) -> AsyncIterator[bytes]:
     """The stream of one session: `retry:`, progress events the client has not seen, the
     result, and for a verdict queued for review the `review` event once it is decided.
-    `wait(for_review)` returns on news or after a poll interval, a longer one while the
-    stream waits for a person's review."""
+    `wait(for_review)` returns on news, after a poll interval (a longer one while the stream
+    waits for a person's review), or as the server begins to stop; once `stopping()` the
+    stream ends there, and its client resumes elsewhere from its last id."""
     yield retry_field()
     quiet_since = clock()
     while True:
@@ -120,6 +124,8 @@ async def follow(
             yield frame("review", snapshot.review, REVIEW_ID)
             return
         await wait(snapshot.result is not None)
+        if stopping():
+            return
         if clock() - quiet_since >= keepalive_s:
             yield KEEPALIVE
             quiet_since = clock()

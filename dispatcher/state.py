@@ -59,6 +59,9 @@ class AppState:
     workers: OnlineWorkers = field(init=False)
     # Event streams open now, by tenant (API_MAX_STREAMS_PER_TENANT).
     streams: Counter[str] = field(default_factory=Counter)
+    # Set as the server begins to stop (dispatcher/serving.py): open event streams end then,
+    # and their clients reconnect, rather than holding the stop for uvicorn's graceful timeout.
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
     # The last hour of queue readings, for the console's charts.
     queue_history: QueueHistory = field(default_factory=QueueHistory)
     task_signer: Ed25519PrivateKey = field(init=False, repr=False)

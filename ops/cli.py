@@ -450,9 +450,7 @@ def db_provision(owner: str | None, app_role: str | None, worker_role: str | Non
 @click.option("--port", default=None, type=int, help="port (default: API_PORT)")
 def api(host: str | None, port: int | None) -> None:
     """Serve the HTTP API (and its metrics on API_METRICS_PORT when set)."""
-    import uvicorn
-
-    from dispatcher.serving import serve_metrics, server_config
+    from dispatcher.serving import ApiServer, serve_metrics, server_config
 
     settings = _settings()
     _check_shipped_data()
@@ -462,7 +460,17 @@ def api(host: str | None, port: int | None) -> None:
     # of exiting 0 like every other process. This one lets the command return.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, frame: None)
-    uvicorn.Server(server_config(settings, host, port)).run()
+    server = ApiServer(server_config(settings, host, port))
+
+    async def serve() -> None:
+        await server.serve()
+        # The same end as every other process: what serving left running (a request's task, a
+        # background loop that outlived its block) gets a bounded end instead of the loop's
+        # unbounded clean-up, and a stall after it writes every thread's stack.
+        await end_leftover_tasks(LEFTOVER_GRACE_S, asyncio.all_tasks() - {asyncio.current_task()})
+        faulthandler.dump_traceback_later(STUCK_EXIT_S)
+
+    uvloop.run(serve())
 
 
 @main.command()

@@ -170,3 +170,31 @@ def test_the_progress_id_counts_failed_components_too() -> None:
     """A component that failed has answered: the id moves on all the same."""
     failed = {**progress(1), "failed_components": ["claims"]}
     assert progress_id(failed) == "2"
+
+
+async def test_a_stream_open_when_the_server_stops_ends_there_and_resumes_from_its_last_id() -> (
+    None
+):
+    """The server stopping ends the stream after the wait it cuts short, with no final event
+    (so an EventSource reconnects); reconnected with the last id it saw, the client gets only
+    what came after."""
+    snapshots = iter([Snapshot(progress(1)), Snapshot(progress(2))])
+    stopped = False
+
+    async def read() -> Snapshot:
+        return next(snapshots)
+
+    async def wait(for_review: bool) -> None:
+        nonlocal stopped
+        stopped = True  # the signal arrives while the stream waits for news
+
+    frames = [f async for f in follow(read, wait, stopping=lambda: stopped)]
+    events = parsed(frames)
+    assert [(e["event"], e["id"]) for e in events] == [("progress", "1")]
+
+    resumed = parsed(await stream([Snapshot(progress(2)), final()], last_event_id="1"))
+    assert [(e["event"], e["id"]) for e in resumed] == [
+        ("progress", "2"),
+        ("progress", "4"),
+        ("result", RESULT_ID),
+    ]
