@@ -121,8 +121,6 @@ async def _wait_unless_stopping(stopping: asyncio.Event, pubsub: Any, for_review
         # The read ends before the stream closes its subscription (bounded: a read that
         # swallows its cancel must not hold the stream).
         await asyncio.wait({news, stop}, timeout=STOP_READ_WAIT_S)
-    if news.done() and not news.cancelled() and news.exception() is not None:
-        raise news.exception()  # type: ignore[misc]
 
 
 async def _wait_for_news(pubsub: Any, for_review: bool) -> None:

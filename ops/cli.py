@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import faulthandler
 import io
 import json
@@ -468,20 +469,35 @@ def api(host: str | None, port: int | None) -> None:
         # What serving left running (a request's task, a background loop that outlived its
         # block) gets a bounded end instead of the loop's unbounded clean-up.
         await end_leftover_tasks(LEFTOVER_GRACE_S, asyncio.all_tasks() - {asyncio.current_task()})
-        exit_closed()
+        # A second signal skips the lifespan's shutdown; a failed one leaves it half done.
+        lifespan = getattr(server, "lifespan", None)
+        unclosed = server.force_exit or getattr(lifespan, "shutdown_failed", False)
+        if unclosed:
+            log.error("the API stopped without closing everything it opened")
+        await exit_closed(1 if unclosed else 0)
 
     uvloop.run(serve())
 
 
-def exit_closed() -> None:
-    """Exit 0 now: everything the process opened is closed and nothing of its own runs.
+# Seconds the default executor's threads (a file lookup of a media submission, a pool's
+# join) get to finish before the process exits without them.
+EXECUTOR_GRACE_S = 2.0
+
+
+async def exit_closed(code: int) -> None:
+    """Exit with `code` now, once the work is over and everything it opened is closed.
 
     The loop's own clean-up and the interpreter's exit would still wait, without limit, for
-    whatever a library left behind (a thread in the default executor, a non-daemon thread):
-    the API was once seen logging "Finished server process" and then SIGKILLed 40 s later
-    by its container's stop, with nothing said in between. Such leftovers are named in the
-    log instead, and hold nothing.
+    whatever a library left behind (a thread stuck in the default executor, a non-daemon
+    thread): the API was once seen logging "Finished server process" and then SIGKILLed 40 s
+    later by its container's stop, with nothing said in between. The default executor gets
+    `EXECUTOR_GRACE_S` to finish; a thread still running after that is named in the log and
+    holds nothing.
     """
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(
+            asyncio.get_running_loop().shutdown_default_executor(), EXECUTOR_GRACE_S
+        )
     lingering = [
         t.name for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon
     ]
@@ -490,7 +506,7 @@ def exit_closed() -> None:
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(code)
 
 
 @main.command()

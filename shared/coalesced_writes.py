@@ -89,8 +89,10 @@ class CoalescingTransport(asyncio.Transport):
     # -- closing ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        self.flush()
-        self._inner.close()
+        try:
+            self.flush()
+        finally:  # the socket is closed even if the last write is refused
+            self._inner.close()
 
     def abort(self) -> None:
         self._pending.clear()
@@ -133,7 +135,9 @@ class CoalescingTransportFactory(TransportFactory):
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         ssl_context_provider = kwargs.pop("ssl_context_provider", None)
         ssl = None
-        if url.scheme == "amqps" and ssl_context_provider is not None:
+        if url.scheme == "amqps":  # never plaintext for a TLS URL, as aiormq's own factory
+            if ssl_context_provider is None:
+                raise AMQPConnectionError("no TLS context for an amqps URL")
             ssl = await ssl_context_provider.get_context()
         # aiormq gives the URL its scheme's default port before it gets here.
         if url.host is None or url.port is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from shared.coalesced_writes import FLUSH_BYTES, CoalescingTransport
 
 
@@ -16,9 +18,11 @@ class RecordingTransport(asyncio.Transport):
         self.writes: list[bytes] = []
         self.closed = False
         self.aborted = False
+        self.eof = False
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
-        assert not self.closed, "written after close"
+        if self.closed or self.eof:  # as asyncio's and uvloop's transports refuse it
+            raise RuntimeError("write after close or write_eof")
         self.writes.append(bytes(data))
 
     def close(self) -> None:
@@ -32,6 +36,7 @@ class RecordingTransport(asyncio.Transport):
 
     def write_eof(self) -> None:
         self.writes.append(b"<eof>")
+        self.eof = True
 
     def get_write_buffer_size(self) -> int:
         return 0
@@ -76,9 +81,12 @@ async def test_close_and_eof_send_what_was_gathered_first_and_abort_drops_it():
     coalescing.write(b"close-ok")
     coalescing.write_eof()
     assert inner.writes == [b"close-ok", b"<eof>"]
+
+    closing = RecordingTransport()
+    coalescing = CoalescingTransport(closing, asyncio.get_running_loop())
     coalescing.write(b"last")
     coalescing.close()
-    assert inner.writes[-1] == b"last" and inner.closed
+    assert closing.writes == [b"last"] and closing.closed
 
     other = RecordingTransport()
     aborting = CoalescingTransport(other, asyncio.get_running_loop())
@@ -98,3 +106,13 @@ async def test_a_write_gathered_before_the_connection_was_lost_is_dropped_quietl
     await asyncio.sleep(0)
     assert inner.writes == []
     assert coalescing.get_write_buffer_size() == 0
+
+
+async def test_the_socket_is_closed_even_when_the_last_write_is_refused():
+    inner = RecordingTransport()
+    coalescing = CoalescingTransport(inner, asyncio.get_running_loop())
+    inner.write_eof()
+    coalescing.write(b"after eof")
+    with pytest.raises(RuntimeError):
+        coalescing.close()
+    assert inner.closed
