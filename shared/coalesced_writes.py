@@ -67,7 +67,9 @@ class CoalescingTransport(asyncio.Transport):
         data = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
         self._pending.clear()
         self._pending_bytes = 0
-        if not self._inner.is_closing():  # a lost connection: aiormq reconnects and resends
+        # On a lost connection it is dropped: no confirm comes back for it, so its publish
+        # fails and its sender retries (nothing is resent by aiormq or aio-pika).
+        if not self._inner.is_closing():
             self._inner.write(data)
 
     def write_eof(self) -> None:
