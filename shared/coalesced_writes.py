@@ -4,9 +4,11 @@ aiormq writes every frame it sends (a publish, an ack, a heartbeat) with its own
 `transport.write`, and a transport whose buffer is empty sends at once: one `send` system
 call per frame, about a quarter of a busy worker's CPU. Here the connection's writes are
 gathered and handed to the socket together once the turn's ready callbacks have run (or as
-soon as `FLUSH_BYTES` are waiting), so a worker that acks, publishes and confirms several
-tasks in one turn pays one system call for all of them. Order is kept; nothing waits on a
-timer, so an idle message leaves in the same turn as before.
+soon as `FLUSH_BYTES` are waiting), so what a process sends in one turn (acks, heartbeats,
+publishes on its several channels) costs one system call. aiormq sends at most one publish
+per channel per turn (it waits for each frame to be written before the next), so one
+channel's publishes are not joined. Order is kept; nothing waits on a timer, so an idle
+message leaves in the same turn as before.
 
 aiormq takes the transport factory as a parameter of its connection (`transport_factory`);
 `CoalescingTransportFactory` opens the TCP or TLS stream with its writes going through
