@@ -67,16 +67,19 @@ def api_process(services, database_url, tmp_path) -> Iterator[tuple[subprocess.P
 
 
 def _wait_until_publishing(base: str, process: subprocess.Popen) -> None:
+    """Until the API publishes to the broker: before that it would analyse a session
+    itself, and the stream would end with the result."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         assert process.poll() is None, "verdict api exited at start"
         try:
-            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+            health = httpx.get(f"{base}/healthz", timeout=2)
+            if health.status_code == 200 and health.json()["rabbitmq"] is True:
                 return
         except httpx.HTTPError:
             pass
         time.sleep(0.2)
-    raise AssertionError("verdict api not healthy within 60 s")
+    raise AssertionError("verdict api not publishing to RabbitMQ within 60 s")
 
 
 def test_sigterm_ends_an_open_event_stream_cleanly_and_the_api_exits_0(api_process):
