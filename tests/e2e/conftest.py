@@ -33,15 +33,11 @@ def pipeline_env() -> dict[str, str]:
     return {}
 
 
-@pytest.fixture
-def pipeline(services, database_url, tmp_path, pipeline_env):
-    """`verdict up` with compose.yaml's replica counts, on a fresh prefix and database; a test
-    module adds or overrides variables by overriding the `pipeline_env` fixture."""
-    prefix = svc.unique("e")
-    # One block of free ports: the metrics range first (a port per process), the API's last,
-    # so no process's metrics server can take the API's port.
-    metrics_base = free_range(15)
-    port = metrics_base + 14
+def process_env(
+    services: svc.Services, database_url: str, prefix: str, port: int, **extra: str
+) -> dict[str, str]:
+    """The environment of a pipeline process started by a test: this run's services, its own
+    topology prefix, the API on `port`, the test keys; `extra` adds or overrides."""
     env = {
         **os.environ,
         "AMQP_URL": services.amqp_url,
@@ -51,13 +47,32 @@ def pipeline(services, database_url, tmp_path, pipeline_env):
         "API_PORT": str(port),
         "API_KEYS": json.dumps(hashed(TEST_API_KEYS)),
         **svc.signing_env(),
-        "LOG_JSON": "true",
         "LOG_LEVEL": "INFO",
-        "METRICS_PORT": str(metrics_base),
-        **pipeline_env,
+        **extra,
     }
     if services.management_url:
         env["RABBITMQ_MANAGEMENT_URL"] = services.management_url
+    return env
+
+
+@pytest.fixture
+def pipeline(services, database_url, tmp_path, pipeline_env):
+    """`verdict up` with compose.yaml's replica counts, on a fresh prefix and database; a test
+    module adds or overrides variables by overriding the `pipeline_env` fixture."""
+    prefix = svc.unique("e")
+    # One block of free ports: the metrics range first (a port per process), the API's last,
+    # so no process's metrics server can take the API's port.
+    metrics_base = free_range(15)
+    port = metrics_base + 14
+    env = process_env(
+        services,
+        database_url,
+        prefix,
+        port,
+        LOG_JSON="true",
+        METRICS_PORT=str(metrics_base),
+        **pipeline_env,
+    )
     up_log = open(tmp_path / "up.log", "wb")  # noqa: SIM115 - closed in the finally below
     process = subprocess.Popen(
         [

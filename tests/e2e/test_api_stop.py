@@ -5,8 +5,6 @@ uvicorn's graceful timeout nor logs an error for the stream."""
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import signal
 import subprocess
 import sys
@@ -18,10 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from shared.api_keys import hashed
 from tests import services as svc
-from tests.conftest import TEST_API_KEYS
-from tests.e2e.conftest import API, free_port
+from tests.e2e.conftest import API, free_port, process_env
 
 pytestmark = pytest.mark.e2e
 
@@ -34,20 +30,7 @@ def api_process(services, database_url, tmp_path) -> Iterator[tuple[subprocess.P
     """`verdict api` alone on a fresh topology prefix (no workers: sessions stay open)."""
     prefix = svc.unique("stop")
     port = free_port()
-    env = {
-        **os.environ,
-        "AMQP_URL": services.amqp_url,
-        "REDIS_URL": services.redis_url,
-        "DATABASE_URL": database_url,
-        "TOPOLOGY_PREFIX": prefix,
-        "API_PORT": str(port),
-        "API_KEYS": json.dumps(hashed(TEST_API_KEYS)),
-        "API_CHECK_WORKERS": "false",
-        **svc.signing_env(),
-        "LOG_LEVEL": "INFO",
-    }
-    if services.management_url:
-        env["RABBITMQ_MANAGEMENT_URL"] = services.management_url
+    env = process_env(services, database_url, prefix, port, API_CHECK_WORKERS="false")
     cli = [sys.executable, "-m", "ops.cli"]
     subprocess.run([*cli, "topology", "declare"], cwd=ROOT, env=env, check=True, timeout=60)
     log_path = tmp_path / "api.log"
