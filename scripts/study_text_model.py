@@ -1,8 +1,8 @@
 """Does a learned text model find what the phrase rules miss in texts by new writers?
 
 Leave-one-batch-out on the development part: dev was written in batches by different
-writers (ids with `-n-`, `-b-`, `-c-`, and the original batch without). For each of the
-three later batches the model is trained on the other batches only (its settings chosen
+writers (ids with `-n-`, `-b-` to `-g-`, and the original batch without). For each of the
+seven later batches the model is trained on the other batches only (its settings chosen
 by cross-validation inside them) and measured on the batch left out, beside the rules as
 they were *before* anyone tuned them on that batch (the commit given per batch, read with
 `git archive`; the rules of today were tuned on every batch, so their figures on dev are
@@ -43,9 +43,17 @@ from workers.analysis.text_features import features
 from workers.analysis.wording_model import CUE_FROM, CUE_WEIGHT
 
 ROOT = Path(__file__).resolve().parents[1]
-BATCHES = {"N": "-n-", "B": "-b-", "C": "-c-"}
+BATCHES = {"N": "-n-", "B": "-b-", "C": "-c-", "D": "-d-", "E": "-e-", "F": "-f-", "G": "-g-"}
 # The last commit whose rules had not been tuned on each batch (git log of dev.jsonl).
-RULES_BEFORE = {"N": "8d2fc74", "B": "6c1e638", "C": "1723e19"}
+RULES_BEFORE = {
+    "N": "8d2fc74",
+    "B": "6c1e638",
+    "C": "1723e19",
+    "D": "79465a2",
+    "E": "79465a2",
+    "F": "9c9edd9",
+    "G": "9c9edd9",
+}
 # Candidate models: (kind, C); chosen per held-out batch by inner cross-validation.
 GRID = [("lr", c) for c in (0.3, 1.0, 3.0, 10.0, 30.0)] + [
     ("svm", c) for c in (0.1, 0.3, 1.0, 3.0, 10.0)
@@ -66,7 +74,7 @@ print(json.dumps({i['id']: {c: run[c](i)[0] for c in ('techniques', 'claims')} f
 
 
 def batch_of(item_id: str) -> str:
-    """N, B, C or O (the original batch) from a dev id."""
+    """A batch letter (N, B to G) or O (the original batch) from a dev id."""
     return next((b for b, mark in BATCHES.items() if mark in item_id), "O")
 
 
@@ -241,12 +249,13 @@ def render(result: Mapping[str, Any]) -> list[str]:
     names = list(next(iter(table.values())))
     lines = [
         f"{result['component']}: models chosen {result['models']}",
-        "| way | N P/R | B P/R | C P/R | mean P/R |",
-        "|---|---|---|---|---|",
+        "| way | " + " | ".join(f"{h} P/R" for h in BATCHES) + " | mean P/R |",
+        "|---" * (len(BATCHES) + 2) + "|",
     ]
     for name in names:
         cells = [table[h][name] for h in BATCHES]
-        mean = (sum(c[0] for c in cells) / 3, sum(c[1] for c in cells) / 3)
+        n = len(cells)
+        mean = (sum(c[0] for c in cells) / n, sum(c[1] for c in cells) / n)
         shown = " | ".join(f"{p:.2f}/{r:.2f}" for p, r in [*cells, mean])
         lines.append(f"| {name} | {shown} |")
     return lines
