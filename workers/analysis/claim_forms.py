@@ -64,13 +64,19 @@ Register = Literal[
     # Derived: the learned claims model reads the text as worded like those that assert
     # false or unverified claims (claims.extract_claims, wording_model.py).
     "learned_wording",
+    # Derived: the sentence the learned claims model reads as the most claim-like, in a text
+    # it reads as asserting false or unverified claims while the forms found none risky
+    # (claims.extract_claims).
+    "learned_claim",
 ]
 Rating = Literal["false", "misleading", "mixed", "unproven", "true"]
 
 FORMS: tuple[Form, ...] = Form.__args__  # type: ignore[attr-defined]
 REGISTERS: tuple[Register, ...] = Register.__args__  # type: ignore[attr-defined]
 # The registers a sentence's words say; the others are derived from the whole text.
-DERIVED_REGISTERS: frozenset[Register] = frozenset({"unattributed_figure", "learned_wording"})
+DERIVED_REGISTERS: frozenset[Register] = frozenset(
+    {"unattributed_figure", "learned_wording", "learned_claim"}
+)
 LEXICAL_REGISTERS: tuple[Register, ...] = tuple(r for r in REGISTERS if r not in DERIVED_REGISTERS)
 # Registers that attribute or qualify what a text says: one anywhere, and its figures are
 # not unattributed.
@@ -248,6 +254,9 @@ class RiskRule(BaseModel):
     learned_from: float = Field(gt=0, le=1)
     # ... to the claims its forms alone make at least this risky (0-100).
     learned_beside: float = Field(ge=0, le=100)
+    # The probability from which the model makes a claim of its own where the forms found
+    # no risky one: its most claim-like sentence.
+    learned_alone: float = Field(gt=0, le=1)
 
 
 class ClaimsSpec(BaseModel):

@@ -83,7 +83,8 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
 
     Forms are read in the normalised text; each claim's span and text are the original's.
     The learned claims model (`learned`, else the shipped one) adds its register to every
-    claim of a text it reads as asserting false or unverified claims.
+    claim of a text it reads as asserting false or unverified claims, and where the forms
+    found none risky, makes its most claim-like sentence a claim (`learned_claim`).
     """
     clean = normalise(text)
     found = sentences(clean.text)[:MAX_SENTENCES]
@@ -97,14 +98,17 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
     rule = claim_policy().risk
     # A text that rebuts a claim it reports is worded like the claim it quotes: the model
     # cannot tell the two apart, so it does not read a debunk.
-    rebuts = any("debunked" in r for r in registers)
-    if not rebuts and any(_supportable(c, rule.learned_beside) for c in claims):
+    # Labelled satire asserts nothing either.
+    if not any({"debunked", "satire"} & set(r) for r in registers):
         model = learned or shipped_claims_model()
-        if model.probability(context_words(_model_prefix(text))) >= rule.learned_from:
+        probability = model.probability(context_words(_model_prefix(text)))
+        if probability >= rule.learned_from:
             claims = [
                 _with_register(c, "learned_wording") if _supportable(c, rule.learned_beside) else c
                 for c in claims
             ]
+        if probability >= rule.learned_alone and not any(_risky_unverified(c) for c in claims):
+            claims = _with_learned_claim(claims, found, registers, clean, model)
     # Risky claims first among equally check-worthy ones: they are the ones to report.
     claims.sort(key=lambda c: (-c.checkworthiness, -c.unverified_risk, c.start))
     return claims[:MAX_CLAIMS]
@@ -126,6 +130,42 @@ def _model_prefix(text: str) -> str:
         return text
     cut = text.rfind(" ", 0, MODEL_TEXT_CHARS)
     return text[: cut if cut > 0 else MODEL_TEXT_CHARS]
+
+
+def _risky_unverified(claim: Claim) -> bool:
+    return claim.unverified_risk >= 100 * claim_policy().risk.risky_from
+
+
+def _with_learned_claim(
+    claims: list[Claim],
+    found: Sequence[Sentence],
+    registers: Sequence[tuple[str, ...]],
+    clean: NormalisedText,
+    model: WordingModel,
+) -> list[Claim]:
+    """`claims` with the sentence the model reads as the most claim-like (among those it
+    read, the text's first MODEL_TEXT_CHARS) made a `learned_claim`: added, or the claim
+    the forms made of it given that register. Sentences that name a source or hedge are
+    passed over; none left, nothing changes."""
+    candidates = [
+        (model.probability(context_words(s.text)), i)
+        for i, (s, r) in enumerate(zip(found, registers, strict=True))
+        if s.start < MODEL_TEXT_CHARS and not ATTRIBUTING & set(r)
+    ]
+    if not candidates:
+        return claims
+    probability, best = max(candidates, key=lambda c: (c[0], -c[1]))
+    sentence = found[best]
+    for at, claim in enumerate(claims):
+        if clean.span(sentence.start, sentence.start)[0] == claim.start:
+            return [*claims[:at], _with_register(claim, "learned_claim"), *claims[at + 1 :]]
+    forms = tuple(sentence_forms(sentence.text))
+    start, end = clean.span(sentence.start, sentence.start + len(sentence.text[:MAX_CLAIM_CHARS]))
+    quote = evidence_quote(clean.original, start, end)
+    register = (*registers[best], "learned_claim")
+    worth = max(checkworthiness(list(forms)), round(probability, 2))
+    made = Claim(quote, start, start + len(quote), forms, worth, register)
+    return [*claims, made]
 
 
 def _supportable(claim: Claim, beside: float) -> bool:

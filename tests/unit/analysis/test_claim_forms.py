@@ -13,11 +13,14 @@ from workers.analysis.claim_forms import (
 )
 from workers.analysis.claims import UNVERIFIABLE, extract_claims, report_data, score_claims
 from workers.analysis.datafiles import load, validate
+from workers.analysis.wording_model import WordingModel
 
 
-def unverified_score(text: str) -> float:
-    """The component score of `text` when the fact-check store knows none of its claims."""
-    claims = extract_claims(text)
+def unverified_score(text: str, forms_only: bool = False) -> float:
+    """The component score of `text` when the fact-check store knows none of its claims
+    (with `forms_only`, what the forms make of it, the learned model reading it at 0.01)."""
+    learned = WordingModel(buckets=8, bias=-4.595, weights=[0.0] * 8) if forms_only else None
+    claims = extract_claims(text, learned=learned)
     return score_claims(claims, [UNVERIFIABLE] * len(claims))
 
 
@@ -145,8 +148,10 @@ def test_risky_claims_nobody_checked_score_high(text: str) -> None:
     ],
 )
 def test_sober_sourced_statistics_and_chat_stay_low(text: str) -> None:
-    """Sourced, calm or hedged statistics and informal posts are check-worthy but not risky."""
-    assert unverified_score(text) < 30
+    """Sourced, calm or hedged statistics and informal posts are check-worthy but not risky
+    by their forms (the learned model reads the cat and the recipe lines as claim-like:
+    docs/analysis.md, "Learned claims")."""
+    assert unverified_score(text, forms_only=True) < 30
 
 
 def test_what_experts_confirm_is_a_claim_but_not_a_risky_one() -> None:

@@ -200,15 +200,65 @@ def test_attributed_figures_discounts_and_idioms_are_not_unattributed(text: str)
     assert all("unattributed_figure" not in c.register for c in claims)
 
 
-def test_the_learned_model_supports_claims_the_forms_found_and_makes_none() -> None:
+def test_the_learned_model_supports_claims_the_forms_found() -> None:
     """At p >= 0.6 a claim that says something about the world, somewhat risky by its forms,
-    turns risky; below it nothing changes; a text without a claim gets none from it."""
+    turns risky; below it nothing changes."""
     text = "Two glasses of beetroot juice a day keep blood pressure normal."
     [low] = extract_claims(text, learned=_model(0.3))
     [high] = extract_claims(text, learned=_model(0.9))
     assert "learned_wording" not in low.register and "learned_wording" in high.register
     assert score_claims([high], [UNVERIFIABLE]) >= 50 > score_claims([low], [UNVERIFIABLE])
-    assert extract_claims("We went for a walk in the park with Maria.", learned=_model(0.99)) == []
+
+
+def test_from_p_0_5_the_model_makes_its_most_claim_like_sentence_a_risky_claim() -> None:
+    """Where the forms found no risky claim, the model's most claim-like sentence (the first
+    of equals) becomes a `learned_claim` claim, risky on its own; at p < 0.5 nothing."""
+    text = "We went for a walk in the park with Maria. We had tea after."
+    assert extract_claims(text, learned=_model(0.45)) == []
+    [made] = extract_claims(text, learned=_model(0.55))
+    assert made.text == "We went for a walk in the park with Maria."
+    assert "learned_claim" in made.register
+    assert score_claims([made], [UNVERIFIABLE]) >= 50
+
+
+def test_the_learned_claim_joins_a_claim_the_forms_made_of_the_same_sentence() -> None:
+    text = "The lake was frozen."
+    [by_forms] = extract_claims(text, learned=_model(0.01))
+    [learned] = extract_claims(text, learned=_model(0.55))
+    assert learned.text == by_forms.text and learned.cues == by_forms.cues
+    assert "learned_claim" not in by_forms.register and "learned_claim" in learned.register
+    assert score_claims([learned], [UNVERIFIABLE]) >= 50 > score_claims([by_forms], [UNVERIFIABLE])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a debunk reports the claim it rebuts
+        "A viral post claims garlic water cures COVID in a day. Doctors say there is no evidence.",
+        # labelled satire asserts nothing
+        "Satire: the government announced that Mondays will be abolished from next year.",
+        # a sentence that names its source
+        "Unemployment rose to 5.4% in March, the statistics institute said.",
+    ],
+)
+def test_the_model_makes_no_claim_in_debunks_satire_or_sourced_sentences(text: str) -> None:
+    claims = extract_claims(text, learned=_model(0.99))
+    assert all("learned_claim" not in c.register for c in claims)
+    assert score_claims(claims, [UNVERIFIABLE] * len(claims)) < 50
+
+
+def test_the_shipped_model_makes_claims_of_assertions_the_forms_miss() -> None:
+    """Held-out texts of this shape (a rumour told as news, no figure, no cue word) were the
+    commonest claims misses; the shipped model reads them, neutral news stays clear."""
+    rumour = (
+        "Since the new mast went up behind the school, half the kids in our street get "
+        "headaches every afternoon. The council knows and does nothing."
+    )
+    news = "The council approved the budget on Thursday; most of it goes to transport."
+    found = extract_claims(rumour)
+    assert score_claims(found, [UNVERIFIABLE] * len(found)) >= 50
+    calm = extract_claims(news)
+    assert score_claims(calm, [UNVERIFIABLE] * len(calm)) < 50
 
 
 @pytest.mark.parametrize(
