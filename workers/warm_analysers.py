@@ -25,7 +25,7 @@ with contextlib.suppress(Exception):
     lemmas.prepare()  # simplemma's Romanian and English dictionaries: about 0.7 s, ~60 MB
     techniques.assess_techniques(SAMPLE)
     claims.extract_claims(SAMPLE)
-    wording_model.shipped_claims_model()  # the sample makes no claim the model may support
+    wording_model.shipped_claims_model()  # loaded here even if the sample did not need it
     domains.assess_domains(SAMPLE, None)
     machine_text.assess_machine_text(SAMPLE)
     image_forensics.metadata_signs("PNG", {})

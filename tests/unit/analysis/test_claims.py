@@ -8,6 +8,8 @@ from tests.unit.analysis.evasion import EVASIONS
 from workers.analysis.claim_forms import sentence_forms
 from workers.analysis.claims import (
     MAX_CLAIM_CHARS,
+    MAX_CLAIMS,
+    MAX_LEARNED_SENTENCES,
     MAX_SENTENCES,
     UNVERIFIABLE,
     Verification,
@@ -222,7 +224,7 @@ def test_from_p_0_5_the_model_makes_its_most_claim_like_sentence_a_risky_claim()
 
 
 def test_the_learned_claim_joins_a_claim_the_forms_made_of_the_same_sentence() -> None:
-    text = "The lake was frozen."
+    text = "The lake in the park was frozen this morning."
     [by_forms] = extract_claims(text, learned=_model(0.01))
     [learned] = extract_claims(text, learned=_model(0.55))
     assert learned.text == by_forms.text and learned.cues == by_forms.cues
@@ -245,6 +247,68 @@ def test_the_model_makes_no_claim_in_debunks_satire_or_sourced_sentences(text: s
     claims = extract_claims(text, learned=_model(0.99))
     assert all("learned_claim" not in c.register for c in claims)
     assert score_claims(claims, [UNVERIFIABLE] * len(claims)) < 50
+
+
+@pytest.mark.parametrize("text", ["Toxic!", "Vaccin!", "Cancer!", "They lie to you."])
+def test_a_text_of_a_few_words_gets_no_learned_claim(text: str) -> None:
+    assert all(
+        "learned_claim" not in c.register for c in extract_claims(text, learned=_model(0.99))
+    )
+
+
+def test_a_debunk_gets_no_learned_claim_even_in_sentences_the_debunk_does_not_reach() -> None:
+    text = (
+        "Our town is small. We walked to the lake on Sunday. A viral post claims the lake is "
+        "cursed. Fact-checkers found no evidence for this."
+    )
+    claims = extract_claims(text, learned=_model(0.99))
+    assert score_claims(claims, [UNVERIFIABLE] * len(claims)) < 50
+
+
+def test_calm_claims_beyond_the_limit_do_not_cut_the_learned_claim() -> None:
+    """The learned claim is the text's only risky one: kept however many calm claims
+    (a figure and a name) outrank it in check-worthiness."""
+    calm = " ".join(
+        f"In {2000 + i} the town of Brad had {1000 + 37 * i} residents." for i in range(30)
+    )
+    claims = extract_claims("We went for a walk in the park. " + calm, learned=_model(0.55))
+    assert len(claims) == MAX_CLAIMS
+    assert any("learned_claim" in c.register for c in claims)
+    assert score_claims(claims, [UNVERIFIABLE] * len(claims)) >= 50
+
+
+def test_invisible_padding_does_not_push_the_words_out_of_the_model_s_reading() -> None:
+    """The model reads the normalised text: zero-width characters are not words and do not
+    use up the characters it reads."""
+    text = "Hi. Doctors won't tell you this."
+    padded = "Hi." + "\u200b" * 3000 + " Doctors won't tell you this."
+    plain = extract_claims(text)
+    hidden = extract_claims(padded)
+    assert score_claims(hidden, [UNVERIFIABLE] * len(hidden)) == score_claims(
+        plain, [UNVERIFIABLE] * len(plain)
+    )
+
+
+def test_the_model_reads_a_bounded_number_of_sentences_for_its_claim() -> None:
+    """However many tiny sentences the start of a text holds, at most MAX_LEARNED_SENTENCES
+    are read one by one; a sentence past them is never the learned claim."""
+    text = "Ok. " * (MAX_LEARNED_SENTENCES + 5) + "We went for a walk."
+    counted = _CountingModel(0.55)
+    claims = extract_claims(text, learned=counted)
+    assert counted.calls <= MAX_LEARNED_SENTENCES + 1  # the sentences and the whole text
+    assert all("We went for a walk" not in c.text for c in claims)
+
+
+class _CountingModel:
+    """A model that reads every text at `probability` and counts its readings."""
+
+    def __init__(self, probability: float) -> None:
+        self._model = _model(probability)
+        self.calls = 0
+
+    def probability(self, words):
+        self.calls += 1
+        return self._model.probability(words)
 
 
 def test_the_shipped_model_makes_claims_of_assertions_the_forms_miss() -> None:

@@ -91,8 +91,10 @@ def test_invented_statistics_and_rumours_nobody_sourced_are_risky_claims(text: s
     ],
 )
 def test_sourced_figures_debunks_and_plain_news_stay_low(text: str) -> None:
-    """By their forms; the learned model reads some of these short exclamatory lines as
-    claim-like (docs/analysis.md, "Learned claims": a known cost of the learned claim)."""
+    """By their forms. The learned claims model retrained in round 6 reads some of these
+    as claim-like: short exclamatory lines (a learned claim of their own) and the health
+    advice (its `learned_wording` support turns the forms' claim risky); docs/analysis.md,
+    "Learned claims", lists the cost."""
     assert claims_score(text, FORMS_ONLY) < FLAGGED
 
 
