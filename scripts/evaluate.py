@@ -238,10 +238,10 @@ def _number(value: float | None) -> str:
 def render(result: Mapping[str, Any], threshold: float) -> list[str]:
     """The report as text lines."""
     n = result["items"]
-    lines = [f"{'component':<12}{'TP':>4}{'FP':>4}{'FN':>4}{'TN':>4}   P     R     F1"]
+    lines = [f"{'component':<12}{'TP':>5}{'FP':>5}{'FN':>5}{'TN':>5}   P     R     F1"]
     for name, t in result["tallies"].items():
         lines.append(
-            f"{name:<12}{t.tp:>4}{t.fp:>4}{t.fn:>4}{t.tn:>4}  {_number(t.precision)}  "
+            f"{name:<12}{t.tp:>5}{t.fp:>5}{t.fn:>5}{t.tn:>5}  {_number(t.precision)}  "
             f"{_number(t.recall)}  {_number(t.f1)}"
         )
     lines += [
