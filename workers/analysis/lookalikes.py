@@ -203,7 +203,7 @@ class BrandIndex:
         return None
 
     def is_lure(self, word: str) -> bool:
-        if word in self.lure_words or word.isdigit():
+        if word in self.lure_words or word.isdigit() or lure_stem(word, self.lure_words):
             return True
         return len(word) >= MIN_LONG_NAME and self.folding.strict(word) in self.lure_skeletons
 
@@ -226,6 +226,23 @@ class BrandIndex:
                 if start + k <= n
             )
         return before, after
+
+
+# Inflections a lure word takes in a host name ("parcels", "verified", "coletul"), and the
+# verb behind a noun ("redeliver" for "redelivery"); the stem left must be this long.
+LURE_ENDINGS = ("s", "es", "ed", "ing", "ul", "ului", "uri", "ele", "ii", "le")
+MIN_LURE_STEM = 4
+
+
+def lure_stem(word: str, lure_words: frozenset[str]) -> str | None:
+    """The lure word `word` inflects, if any: itself less a common ending, or with a final
+    "y" ("redeliver"). Pure."""
+    candidates = [word[: -len(end)] for end in LURE_ENDINGS if word.endswith(end)]
+    candidates.append(word + "y")
+    return next(
+        (c for c in candidates if len(c) >= MIN_LURE_STEM and c in lure_words and c != word),
+        None,
+    )
 
 
 def _single(text: str) -> str:
