@@ -143,3 +143,16 @@ def test_lure_stems(word: str, stem: str | None) -> None:
 )
 def test_a_shortener_in_a_message_asking_for_card_details_is_risky(text: str) -> None:
     assert domains.assess_domains(text).score >= FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A video shared on TikTok claims that wifi routers cause migraines. Neurologists say "
+        "there is no link and no good evidence for it.",
+        "Mesajul de pe WhatsApp susține că laptele de capră vindecă astmul; medicii spun că "
+        "aceste rețete nu au susținere în studii.",
+    ],
+)
+def test_evidence_denied_beside_a_reported_claim_is_a_debunk(text: str) -> None:
+    assert claims_score(text) < FLAGGED
