@@ -311,16 +311,33 @@ class _CountingModel:
         return self._model.probability(words)
 
 
-def test_the_shipped_model_makes_claims_of_assertions_the_forms_miss() -> None:
+def test_the_model_makes_claims_of_assertions_the_forms_miss() -> None:
     """Held-out texts of this shape (a rumour told as news, no figure, no cue word) were the
-    commonest claims misses; the shipped model reads them, neutral news stays clear."""
+    commonest claims misses; a text the model reads as asserting one gets its most
+    claim-like sentence as a claim, while a text it reads as calm does not."""
     rumour = (
         "Since the new mast went up behind the school, half the kids in our street get "
         "headaches every afternoon. The council knows and does nothing."
     )
-    news = "The council approved the budget on Thursday; most of it goes to transport."
-    found = extract_claims(rumour)
+    found = extract_claims(rumour, learned=_model(0.9))
     assert score_claims(found, [UNVERIFIABLE] * len(found)) >= 50
+    assert any("learned_claim" in c.register for c in found)
+    calm = extract_claims(rumour, learned=_model(0.1))
+    assert score_claims(calm, [UNVERIFIABLE] * len(calm)) < 50
+
+
+def test_the_shipped_model_reads_rumours_told_as_news_and_not_plain_news() -> None:
+    """The shipped model itself: a neighbourhood rumour told as fact reads as a claim (in
+    both languages), council news does not."""
+    for rumour in (
+        "My neighbour says the water in our block has been making everyone sick since they "
+        "changed the pipes, and the landlord is hiding it.",
+        "De când au pus antena lângă școală, jumătate din copiii de pe stradă au dureri de "
+        "cap. Primăria știe și nu face nimic.",
+    ):
+        found = extract_claims(rumour)
+        assert score_claims(found, [UNVERIFIABLE] * len(found)) >= 50
+    news = "The council approved the budget on Thursday; most of it goes to transport."
     calm = extract_claims(news)
     assert score_claims(calm, [UNVERIFIABLE] * len(calm)) < 50
 

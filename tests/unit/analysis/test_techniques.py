@@ -93,7 +93,7 @@ def test_lexicon_comes_from_data() -> None:
             }
         }
     )
-    report = assess_techniques("Hello dear friends of ours", lexicon)
+    report = assess_techniques("Hello dear friends of ours", lexicon, learned=False)
     assert [(f.kind, f.text, f.weight) for f in report.findings] == [
         ("flattery", "dear friends", 0.5)
     ]

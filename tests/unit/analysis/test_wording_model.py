@@ -15,6 +15,7 @@ from workers.analysis.wording_model import (
     CUE_FROM,
     CUE_WEIGHT,
     MODEL_FILE,
+    WordingModel,
     WordingModelFile,
     cue_weight,
     from_file,
@@ -137,11 +138,13 @@ def test_the_cue_joins_lexicon_evidence_with_a_readable_finding(post: str) -> No
 
 
 def test_the_cue_never_stands_alone() -> None:
-    """A sentence the model finds phishing-like ("expires") but the lexicon finds nothing in
-    scores nothing: the model supports evidence, it is not evidence by itself."""
+    """A sentence a model reads as manipulative (here one that reads everything at 0.99)
+    but the lexicon finds nothing in scores nothing: the model supports evidence, it is
+    not evidence by itself."""
     text = "Your card expires in March; the new one is sent by post."
-    assert shipped_model().probability(context_words(text)) > 0.5
-    report = assess_techniques(text)
+    certain = WordingModel(buckets=8, bias=4.6, weights=[0.0] * 8)
+    assert certain.probability(context_words(text)) > 0.99
+    report = assess_techniques(text, model=certain)
     assert report.score == 0 and not report.findings
 
 
