@@ -648,13 +648,20 @@ def health(heartbeat: bool) -> None:
     default=None,
     help="write each process's log to a file here instead of the terminal",
 )
-def up(compose_file: Path, log_dir: Path | None) -> None:
+@click.option(
+    "--compact",
+    is_flag=True,
+    help="one process of each service and every worker component in one process "
+    "(a laptop or a small machine)",
+)
+def up(compose_file: Path, log_dir: Path | None, compact: bool) -> None:
     """Run the application services of compose.yaml as local processes, replicas included."""
-    from ops.supervisor import Supervisor, plan_from_compose
+    from ops.supervisor import Supervisor, compact_plan, plan_from_compose
 
     settings = _settings()  # fail early, with the message, if the environment is incomplete
+    plan = plan_from_compose(compose_file)
     # METRICS_PORT is the first of a range: each replica gets its own port (metrics.json).
-    supervisor = Supervisor(plan_from_compose(compose_file), log_dir, settings.metrics_port)
+    supervisor = Supervisor(compact_plan(plan) if compact else plan, log_dir, settings.metrics_port)
     sys.exit(supervisor.run())
 
 

@@ -58,6 +58,20 @@ def plan_from_document(doc: dict[str, Any]) -> Plan:
     return Plan(tuple(one_shots), tuple(services))
 
 
+def compact_plan(plan: Plan) -> Plan:
+    """The plan for a small machine: one process of each service, and every worker's
+    components in one `verdict worker --components a,b,…` process (in plan order, each
+    with its own concurrency and prefetch defaults) instead of one service per component."""
+    workers = [s for s in plan.services if s.argv[3:4] == ("worker",)]
+    others = [Service(s.name, s.argv, 1) for s in plan.services if s not in workers]
+    if not workers:
+        return Plan(plan.one_shots, tuple(others))
+    components = ",".join(s.argv[4] for s in workers)
+    group = Service("workers", (*workers[0].argv[:4], "--components", components), 1)
+    first = plan.services.index(workers[0])
+    return Plan(plan.one_shots, (*others[:first], group, *others[first:]))
+
+
 @dataclass
 class Child:
     service: Service

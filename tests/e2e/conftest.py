@@ -33,6 +33,14 @@ def pipeline_env() -> dict[str, str]:
     return {}
 
 
+@pytest.fixture
+def pipeline_shape() -> tuple[str, ...]:
+    """`verdict up`'s options: `--compact` (one API, one aggregator, one process for every
+    worker component: a test of what the pipeline does starts in seconds); a module that
+    tests compose.yaml's own shape (replicas, their ports, their stop) overrides it with ()."""
+    return ("--compact",)
+
+
 def process_env(
     services: svc.Services, database_url: str, prefix: str, port: int, **extra: str
 ) -> dict[str, str]:
@@ -56,9 +64,10 @@ def process_env(
 
 
 @pytest.fixture
-def pipeline(services, database_url, tmp_path, pipeline_env):
-    """`verdict up` with compose.yaml's replica counts, on a fresh prefix and database; a test
-    module adds or overrides variables by overriding the `pipeline_env` fixture."""
+def pipeline(services, database_url, tmp_path, pipeline_env, pipeline_shape):
+    """`verdict up` (compact unless a module asks for compose.yaml's replica counts:
+    `pipeline_shape`), on a fresh prefix and database; a test module adds or overrides
+    variables by overriding the `pipeline_env` fixture."""
     prefix = svc.unique("e")
     # One block of free ports: the metrics range first (a port per process), the API's last,
     # so no process's metrics server can take the API's port.
@@ -84,6 +93,7 @@ def pipeline(services, database_url, tmp_path, pipeline_env):
             str(ROOT / "compose.yaml"),
             "--log-dir",
             str(tmp_path / "logs"),
+            *pipeline_shape,
         ],
         cwd=ROOT,
         env=env,

@@ -20,6 +20,12 @@ from topology.spec import build
 pytestmark = pytest.mark.e2e
 
 
+@pytest.fixture
+def pipeline_shape() -> tuple[str, ...]:
+    """These tests are about `verdict up` as compose.yaml describes it: every replica."""
+    return ()
+
+
 def test_sessions_on_three_plans_reach_a_verdict(pipeline, database_url, services):
     """Nine sessions on plans 1, 3 and 6 go from 202 to a verdict row; the queues end empty."""
     base = pipeline["base"]

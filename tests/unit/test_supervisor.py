@@ -43,3 +43,33 @@ def test_every_replica_gets_a_metrics_port_of_its_own():
         "worker-claims-2": 9102,
     }
     assert metrics_ports(labels, None) == {}
+
+
+def test_the_compact_plan_runs_one_process_of_each_service_and_one_for_every_worker():
+    """`verdict up --compact`: the same one-shots, one API and one aggregator, and the five
+    worker services as one `verdict worker --components …` process in their place."""
+    from pathlib import Path
+
+    from ops.supervisor import compact_plan, plan_from_compose
+
+    plan = plan_from_compose(Path(__file__).resolve().parents[2] / "compose.yaml")
+    small = compact_plan(plan)
+    assert small.one_shots == plan.one_shots
+    assert [(s.name, s.replicas) for s in small.services] == [
+        ("api", 1),
+        ("workers", 1),
+        ("aggregator", 1),
+    ]
+    workers = small.services[1]
+    assert workers.argv[3:] == (
+        "worker",
+        "--components",
+        "media_preprocess,techniques,ai_tampered,claims,domain",
+    )
+
+
+def test_a_plan_without_workers_compacts_to_one_of_each():
+    from ops.supervisor import Plan, Service, compact_plan
+
+    plan = Plan((), (Service("api", ("python", "-m", "ops.cli", "api"), 3),))
+    assert compact_plan(plan).services == (Service("api", ("python", "-m", "ops.cli", "api"), 1),)
