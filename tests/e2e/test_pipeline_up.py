@@ -26,6 +26,8 @@ def pipeline_shape() -> tuple[str, ...]:
     return ()
 
 
+# What the plans do does not depend on how many processes serve them: the compact shape.
+@pytest.mark.parametrize("pipeline_shape", [("--compact",)])
 def test_sessions_on_three_plans_reach_a_verdict(pipeline, database_url, services):
     """Nine sessions on plans 1, 3 and 6 go from 202 to a verdict row; the queues end empty."""
     base = pipeline["base"]
