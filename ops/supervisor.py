@@ -60,16 +60,43 @@ def plan_from_document(doc: dict[str, Any]) -> Plan:
 
 def compact_plan(plan: Plan) -> Plan:
     """The plan for a small machine: one process of each service, and every worker's
-    components in one `verdict worker --components a,b,…` process (in plan order, each
-    with its own concurrency and prefetch defaults) instead of one service per component."""
+    components in one `verdict worker --components a,b,…` process (in plan order, each once,
+    each with its own concurrency and prefetch defaults: a worker service's own
+    `--prefetch`/`--concurrency` are not carried over) instead of a service per component."""
     workers = [s for s in plan.services if s.argv[3:4] == ("worker",)]
     others = [Service(s.name, s.argv, 1) for s in plan.services if s not in workers]
     if not workers:
         return Plan(plan.one_shots, tuple(others))
-    components = ",".join(s.argv[4] for s in workers)
+    names = [c for s in workers for c in worker_components(s.argv[4:])]
+    components = ",".join(dict.fromkeys(names))
     group = Service("workers", (*workers[0].argv[:4], "--components", components), 1)
     first = plan.services.index(workers[0])
     return Plan(plan.one_shots, (*others[:first], group, *others[first:]))
+
+
+# `verdict worker` options that take a value (the rest of its arguments are components).
+_WORKER_VALUE_OPTIONS = ("--prefetch", "--concurrency", "--components")
+
+
+def worker_components(args: Iterable[str]) -> list[str]:
+    """The components a `verdict worker` command line names: its COMPONENT argument or its
+    `--components a,b` list (`--components=a,b` too), its other options left out."""
+    found: list[str] = []
+    taking: str | None = None
+    for arg in args:
+        if taking is not None:
+            if taking == "--components":
+                found += [c.strip() for c in arg.split(",") if c.strip()]
+            taking = None
+        elif arg.startswith("--"):
+            option, has_value, value = arg.partition("=")
+            if option == "--components" and has_value:
+                found += [c.strip() for c in value.split(",") if c.strip()]
+            elif option in _WORKER_VALUE_OPTIONS and not has_value:
+                taking = option
+        else:
+            found.append(arg)
+    return found
 
 
 @dataclass

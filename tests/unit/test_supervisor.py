@@ -73,3 +73,33 @@ def test_a_plan_without_workers_compacts_to_one_of_each():
 
     plan = Plan((), (Service("api", ("python", "-m", "ops.cli", "api"), 3),))
     assert compact_plan(plan).services == (Service("api", ("python", "-m", "ops.cli", "api"), 1),)
+
+
+def test_worker_components_reads_any_shape_of_a_worker_command():
+    from ops.supervisor import worker_components
+
+    assert worker_components(("claims", "--prefetch", "3")) == ["claims"]
+    assert worker_components(("--prefetch", "5", "claims")) == ["claims"]
+    assert worker_components(("--components", "techniques,domain", "--concurrency=2")) == [
+        "techniques",
+        "domain",
+    ]
+    assert worker_components(("--components=ai_tampered, claims",)) == ["ai_tampered", "claims"]
+
+
+def test_a_compact_plan_names_each_component_once_whatever_its_services_look_like():
+    from ops.supervisor import Plan, Service, compact_plan
+
+    cli = ("python", "-m", "ops.cli")
+    plan = Plan(
+        (),
+        (
+            Service("api", (*cli, "api"), 2),
+            Service("w1", (*cli, "worker", "--prefetch", "5", "claims"), 3),
+            Service("w2", (*cli, "worker", "--components", "techniques,claims"), 1),
+            Service("agg", (*cli, "aggregator"), 2),
+        ),
+    )
+    small = compact_plan(plan)
+    assert [s.name for s in small.services] == ["api", "workers", "agg"]
+    assert small.services[1].argv == (*cli, "worker", "--components", "claims,techniques")

@@ -153,8 +153,6 @@ _SHOUTING = re.compile(
 _QUOTED = re.compile(
     r"„[^„”“\"]{0,300}+[”“\"]|“[^“”]{0,300}+”|\"[^\"]{0,300}+\"|(?<!\w)'[^']{0,300}+'"
 )
-# "No, …" / "Nu, …": the sentence answers a claim someone made.
-_ANSWERING_NO = re.compile(r"\s*(?:no|nu)(?:\s*[,!:;]|\s+[—–-]\s)", re.IGNORECASE)
 # Register heard in the sentences around a claim (this many before and after) as well as
 # in its own: "Wake up!" two sentences on still frames the claim.
 CONTEXT_SENTENCES = 2
@@ -392,8 +390,6 @@ def sentence_register(sentence: str) -> list[Register]:
     emotive...), quotations left out."""
     folded = _QUOTED.sub(lambda m: " " * len(m[0]), fold(sentence))
     found = [name for name in LEXICAL_REGISTERS if _patterns().register[name].search(folded)]
-    if "debunked" not in found and _rebuts_outright(folded):
-        found.append("debunked")
     if "studied" in found and "viral_sources" in found:
         # "Reporters analysed thousands of posts": the posts are what was studied, not
         # where the sentence got its claim.
@@ -408,7 +404,7 @@ def text_registers(sentences: list[str]) -> list[tuple[Register, ...]]:
     neighbours, satire from anywhere; a source it discredits itself no longer counts, and a
     rebuttal counts only beside a claim reported as someone else's."""
     own = [sentence_register(s) for s in sentences]
-    reports = [_reports_words(s) for s in sentences]
+    outright = [rebuts_outright(s) for s in sentences]
     satire = any("satire" in r for r in own)
     found = []
     for i, register in enumerate(own):
@@ -420,27 +416,18 @@ def text_registers(sentences: list[str]) -> list[tuple[Register, ...]]:
             heard.add("satire")
         if heard & set(_DISCREDITING):
             heard.discard("sourced")
-        if not heard & set(_REPORTED) and not any(reports[around]):
+        if not heard & set(_REPORTED):
             heard.discard("debunked")
+        if outright[i]:  # in its own sentence only: "taken out of context" is said both ways
+            heard.add("debunked")
         found.append(tuple(r for r in REGISTERS if r in heard))
     return found
 
 
-def _rebuts_outright(folded: str) -> bool:
-    """A rebuttal that names what it answers: "taken out of context", "an old photo"."""
-    return bool(_patterns().register["debunked_outright"].search(folded))
-
-
-def _reports_words(sentence: str) -> bool:
-    """Whether the sentence gives someone else's words for a rebuttal to answer: a
-    quotation of three words or more ("the 'Bill Gates admits…' clip"), an answer that
-    opens with "No," / "Nu," ("Nu, usturoiul nu vindecă…"), or a rebuttal that names what it
-    answers."""
-    if _ANSWERING_NO.match(sentence):
-        return True
-    if any(len(m[0].split()) >= 3 for m in _QUOTED.finditer(sentence)):
-        return True
-    return _rebuts_outright(fold(sentence))
+def rebuts_outright(sentence: str) -> bool:
+    """A rebuttal that names what it answers, the claim in the same sentence: "the clip
+    was cut mid-sentence", "scos din context"."""
+    return bool(_patterns().register["debunked_outright"].search(fold(sentence)))
 
 
 def names(sentence: str) -> list[str]:

@@ -19,6 +19,7 @@ from workers.analysis.claim_forms import (
     checkworthiness,
     claims_spec,
     is_claim,
+    rebuts_outright,
     rumoured,
     sentence_forms,
     sentence_register,
@@ -97,9 +98,14 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
     ]
     rule = claim_policy().risk
     # A text that rebuts a claim it reports is worded like the claim it quotes: the model
-    # cannot tell the two apart, so it does not read a debunk.
-    # Labelled satire asserts nothing either.
-    if not any({"debunked", "satire"} & set(r) for r in registers):
+    # cannot tell the two apart, so it does not read a debunk. Labelled satire asserts
+    # nothing either. A rebuttal of one sentence's own words ("taken out of context") does
+    # not stop it: "They will say it was taken out of context" opens a claim as often.
+    rebutted = any(
+        "debunked" in r and not rebuts_outright(s.text)
+        for s, r in zip(found, registers, strict=True)
+    )
+    if not rebutted and not any("satire" in r for r in registers):
         model = learned or shipped_claims_model()
         # The prefix of the normalised text: invisible padding cannot push the words out.
         words = context_words(_model_prefix(clean.text))

@@ -94,3 +94,5 @@ class BrandList(_Strict):
     version: int
     brands: list[Brand]
     lure_words: list[str]
+    # Lure words whose inflections in a host name are lures too ("parcels", "coletul").
+    inflected_lures: list[str] = []

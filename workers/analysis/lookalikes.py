@@ -153,6 +153,8 @@ class BrandIndex:
     lure_lengths: tuple[int, ...]
     # Lure words folded like names: "l0gin", "onIine" and "h0mebank" are lures too.
     lure_skeletons: frozenset[str] = frozenset()
+    # Lure words whose inflections are lures too (brands.yaml `inflected_lures`).
+    inflected_lures: frozenset[str] = frozenset()
     # The names of the brands' real domains ("orange" of orange.ro): too ordinary to
     # protect as words, but never written with look-alike characters (`Folding.visible`).
     domain_names: Mapping[str, Protected] = field(default_factory=dict)
@@ -203,7 +205,7 @@ class BrandIndex:
         return None
 
     def is_lure(self, word: str) -> bool:
-        if word in self.lure_words or word.isdigit() or lure_stem(word, self.lure_words):
+        if word in self.lure_words or word.isdigit() or lure_stem(word, self.inflected_lures):
             return True
         return len(word) >= MIN_LONG_NAME and self.folding.strict(word) in self.lure_skeletons
 
@@ -228,8 +230,10 @@ class BrandIndex:
         return before, after
 
 
-# Inflections a lure word takes in a host name ("parcels", "verified", "coletul"), and the
-# verb behind a noun ("redeliver" for "redelivery"); the stem left must be this long.
+# Inflections a lure word takes in a host name ("parcels", "coletul"), and the verb behind a
+# noun ("redeliver" for "redelivery"); the stem left must be this long. Only the lures of
+# parcels, payments and sign-ins inflect (brands.yaml `inflected_lures`): "stores", "teams",
+# "cares" and "gifts" name real shops and charities ("stores.ebay.fr", "who-cares.org").
 LURE_ENDINGS = ("s", "es", "ed", "ing", "ul", "ului", "uri", "ele", "ii", "le")
 MIN_LURE_STEM = 4
 
@@ -301,6 +305,7 @@ def brand_index(brands: BrandList, sources: SourceList) -> BrandIndex:
         lure_words=frozenset(brands.lure_words),
         lure_lengths=tuple(sorted({len(w) for w in brands.lure_words})),
         lure_skeletons=frozenset(folding.strict(w) for w in brands.lure_words),
+        inflected_lures=frozenset(brands.inflected_lures),
         domain_names=_domain_names(brands, folding),
         short_names={
             key: p

@@ -6,7 +6,7 @@ words that must stay flagged."""
 
 import pytest
 
-from workers.analysis import claims, domains
+from workers.analysis import claims, domains, techniques
 from workers.analysis.claim_forms import sentence_register, text_registers
 from workers.analysis.lookalikes import lure_stem
 from workers.analysis.wording_model import WordingModel
@@ -25,16 +25,13 @@ def claims_score(text: str, learned: WordingModel | None = None) -> float:
 @pytest.mark.parametrize(
     "text",
     [
-        # a picture or a clip shown out of its context or its time
-        "That video of soldiers blocking the border crossing is an old video from a 2015 "
-        "exercise, not from this week.",
+        # words or a clip shown out of their context, said in the sentence that names them
         "The 'minister admits prices will double' clip was selectively edited: in the full "
         "interview she says the opposite.",
-        "Fotografia cu tancurile de pe autostradă e de fapt din 2014, de la o paradă militară.",
-        "Declarația a fost scoasă din context: medicul vorbea despre cu totul alt vaccin.",
-        # someone's words, quoted, then contradicted or refuted
-        "The MP told the chamber that „5G masts spread the virus”, a statement refuted the "
-        "same day by the telecoms regulator.",
+        "That shark-on-the-motorway picture is a years-old fake that comes back every storm.",
+        "Declarația „vaccinul modifică ADN-ul” a fost scoasă din context: medicul vorbea "
+        "despre cu totul alt vaccin.",
+        # a statement reported as one, then contradicted or refuted
         "Deputatul a spus în emisiune că „apa de la robinet e otrăvită cu plumb”, afirmație "
         "infirmată a doua zi de Apa Nova.",
         # a theory reported as a theory, and evidence for it denied however qualified
@@ -56,36 +53,50 @@ def test_rebuttals_of_what_someone_else_said_or_showed_are_not_claims(text: str)
         "The minister admitted prices will double by Christmas. Forward this to everyone!",
         "Teoria e simplă: antenele 5G provoacă migrene la 8 din 10 copii. Distribuiți!",
         "Apa de la robinet e otrăvită cu plumb și primăria ascunde asta de ani de zile.",
-        # a "No," that answers nothing rebuts nothing
+        # rebuttal words turned against the official story: a "No," a quotation, "actually
+        # from", "out of context" in the sentence before, an old photo
         "No, this is not a joke: the government will seize every savings account on Monday. "
         "Share this now!",
         "Nu, nu e glumă: guvernul confiscă toate economiile de luni. Distribuiți!",
+        'They keep repeating "the vaccines are safe". That has been refuted by thousands of '
+        "deaths. The jab causes infertility in young women.",
+        "NO! Do not let them vaccinate your children. The vaccine causes autism and the "
+        "government knows it. The official story is false.",
+        "The virus is actually from a lab in Wuhan, and they covered it up. Share before it "
+        "is deleted!",
+        "Virusul este de fapt din laboratorul din Wuhan, iar guvernul a ascuns totul. Distribuiți!",
+        "An old photo of my grandparents shows the truth: vaccines caused the autism epidemic "
+        "in our village.",
+        "They will tell you it was taken out of context. It wasn't. Bill Gates admitted the "
+        "vaccines are meant to depopulate the planet.",
     ],
 )
 def test_the_same_claims_asserted_stay_risky(text: str) -> None:
-    assert claims_score(text, learned=FORMS_ONLY) >= FLAGGED
+    """As the shipped analyser scores them (its learned model included: several of these
+    are risky by their wording more than by their forms)."""
+    assert claims_score(text) >= FLAGGED
 
 
 @pytest.mark.parametrize(
     "sentence",
     [
-        "The photo is actually from a 2019 flood in Texas.",
-        "Clipul e de fapt din 2018 și a fost scos din context.",
+        "The clip was cut mid-sentence to make him say the opposite.",
+        "Clipul din 2018 a fost scos din context.",
     ],
 )
 def test_media_out_of_context_is_a_rebuttal_in_its_own_sentence(sentence: str) -> None:
-    assert "debunked" in sentence_register(sentence)
+    assert "debunked" in text_registers([sentence])[0]
 
 
-def test_a_rebuttal_word_needs_someone_elses_words_beside_it() -> None:
-    """ "Refuted" rebuts only beside a claim reported as someone else's: a quotation of three
-    words or more, a reported claim, or an answer opening with "No,"."""
+def test_a_rebuttal_word_needs_a_reported_claim_beside_it() -> None:
+    """ "Refuted" rebuts only beside a claim reported as someone else's; an outright
+    rebuttal ("out of context") counts in its own sentence, not in the next one's."""
     alone = text_registers(["The results were refuted."])
-    quoted = text_registers(["His claim that „the dam was emptied in secret” was refuted."])
-    answered = text_registers(["No, garlic does not cure infections.", "That was refuted."])
+    reported = text_registers(["The theory that the dam was emptied in secret was refuted."])
+    outright = text_registers(["They say it was taken out of context.", "It was not."])
     assert "debunked" not in alone[0]
-    assert "debunked" in quoted[0]
-    assert "debunked" in answered[1]
+    assert "debunked" in reported[0]
+    assert "debunked" in outright[0] and "debunked" not in outright[1]
 
 
 @pytest.mark.parametrize(
@@ -156,3 +167,48 @@ def test_a_shortener_in_a_message_asking_for_card_details_is_risky(text: str) ->
 )
 def test_evidence_denied_beside_a_reported_claim_is_a_debunk(text: str) -> None:
     assert claims_score(text) < FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "People like them don't work, don't integrate and never will.",
+        "The genocide the Western media refuse to show you.",
+        "The government will never tell you the truth about the floods.",
+        "They had weather weapons for decades. Connect the dots.",
+        "Council hasn't said a word about the new estate, which tells you everything. "
+        "Wake up, people!",
+    ],
+)
+def test_the_new_technique_cues_find_their_shapes(text: str) -> None:
+    assert techniques.assess_techniques(text).score >= FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Our new nurses are wonderful. We need more people like them in every hospital.",
+        "People like them never give up.",
+        "Doctors won't tell you the results until the lab confirms them, which takes two days.",
+        "Guvernul nu vă spune ce să mâncați, dar medicii recomandă mai multe legume.",
+        "Detectives are trying to connect the dots between the two burglaries.",
+        "The first snowflakes fell over Brașov this morning.",
+        "Thank you all for their kind words and support after the flood.",
+    ],
+)
+def test_the_same_words_in_honest_texts_stay_low(text: str) -> None:
+    assert techniques.assess_techniques(text).score < FLAGGED
+
+
+@pytest.mark.parametrize(
+    "host", ["stores.ebay.fr", "stores.ikea.de", "who-cares.org", "nhs-teams.org", "ms-teams.de"]
+)
+def test_inflections_of_ordinary_lure_words_are_not_lures(host: str) -> None:
+    """Only parcel, payment and sign-in lures inflect: stores, teams and cares are shops'
+    and charities' names."""
+    assert domains.assess_host(host).risk < FLAGGED
+
+
+def test_a_pin_and_a_card_beside_a_shortener_ask_for_nothing() -> None:
+    text = "Sign the birthday card for Maria before Friday and pin this message: bit.ly/3xKq9Zt"
+    assert domains.assess_domains(text).score < FLAGGED
