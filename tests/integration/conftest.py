@@ -34,7 +34,9 @@ async def world(services: svc.Services, database_url: str) -> AsyncIterator[Worl
     async def make(**overrides: Any) -> Settings:
         prefix = svc.unique("t")
         prefixes.append(prefix)
-        settings = make_settings(services, database_url, prefix, **overrides)
+        # A world may have a database of its own (`database_url=`), else the run's.
+        own_database = str(overrides.pop("database_url", database_url))
+        settings = make_settings(services, own_database, prefix, **overrides)
         connection = await connect(settings.amqp_url, "test-declare")
         try:
             await declare(await connection.channel(), from_settings(settings))

@@ -3,13 +3,18 @@ from POST to verdict, redelivered tasks."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import pytest
 from prometheus_client import REGISTRY
 
 from aggregator.service import Aggregator
+from shared import db as database
 from shared.broker import connect
+from shared.db import migrate
 from shared.names import Names
-from tests.integration.conftest import eventually, running
+from tests import services as svc
+from tests.integration.conftest import eventually, publisher_for, running
 from tests.integration.test_worker_flow import (
     explain,
     final_view,
@@ -26,13 +31,34 @@ def sample(name: str, **labels: str) -> float:
     return REGISTRY.get_sample_value(name, labels) or 0.0
 
 
-async def test_the_aggregator_observes_each_session_from_post_to_verdict(settings, pool, publisher):
+@pytest.fixture
+async def own_database(services: svc.Services) -> AsyncIterator[str]:
+    """A fresh, migrated database: the run's shared one may hold other tests' sessions past
+    their deadline, which an aggregator finalizes (and observes) as soon as it starts."""
+    name = svc.unique("verdict_alerts_")
+    url = await svc.create_database(services.database_admin_url, name)
+    try:
+        await migrate(url)
+        yield url
+    finally:
+        await svc.drop_database(services.database_admin_url, name)
+
+
+async def test_the_aggregator_observes_each_session_from_post_to_verdict(world, own_database):
     """One finalized session, one observation of verdict_session_seconds, as long as it took."""
+    settings = await world(database_url=own_database)
     count, total = sample("verdict_session_seconds_count"), sample("verdict_session_seconds_sum")
-    async with running(*workers_for(settings), Aggregator(settings, explain=explain).run):
-        sid = await submit(pool, publisher)
-        view = await final_view(pool, sid)
-        await eventually(lambda: _more(count))
+    pool = await database.create_pool(own_database, max_size=5)
+    try:
+        async with (
+            publisher_for(settings) as publisher,
+            running(*workers_for(settings), Aggregator(settings, explain=explain).run),
+        ):
+            sid = await submit(pool, publisher)
+            view = await final_view(pool, sid)
+            await eventually(lambda: _more(count))
+    finally:
+        await pool.close()
     took = sample("verdict_session_seconds_sum") - total
     assert view.status == "completed"
     assert sample("verdict_session_seconds_count") == count + 1
