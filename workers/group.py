@@ -18,6 +18,7 @@ from shared.settings import Settings
 from workers.capabilities import group_announcer
 from workers.executor import Executor
 from workers.runtime import Worker, WorkerOptions
+from workers.warm import modules_for
 
 log = structlog.get_logger(__name__)
 
@@ -62,8 +63,11 @@ class WorkerGroup:
     ) -> None:
         executors = executors or {}
         self.settings = settings
+        # One fork server per process: every pool asks it for every component's analysers.
+        warm = modules_for(o.component for o in options)
         self.workers = [
-            Worker(settings, o, executors.get(o.component), announce=False) for o in options
+            Worker(settings, o, executors.get(o.component), announce=False, warm=warm)
+            for o in options
         ]
 
     @property

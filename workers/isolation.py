@@ -12,7 +12,7 @@ import asyncio
 import multiprocessing
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.context import ForkServerContext
 from typing import Any, TypeVar
@@ -32,11 +32,13 @@ log = structlog.get_logger(__name__)
 
 T = TypeVar("T")
 
-# Imported once by the fork server, for every child it forks: the analysers with their
-# lexicons, and the module the `verdict` script imports. multiprocessing re-runs the main
-# script in every child; with its import preloaded, a replacement child is ready in about
-# 0.1 s instead of 0.5 s. (Anything more would only slow the server's start.)
-PRELOAD = ("workers.warm_analysers", "ops.cli")
+# Imported once by the fork server, for every child it forks: the module the `verdict`
+# script imports (multiprocessing re-runs the main script in every child; with its import
+# preloaded, a replacement child is ready in about 0.1 s instead of 0.5 s), and the
+# analysers with their lexicons: all of them by default (the API), a worker's own otherwise
+# (workers.warm). Anything more would only slow the server's start.
+MAIN = "ops.cli"
+PRELOAD = ("workers.warm_analysers", MAIN)
 # How often a child checks that the process owning its pool is alive.
 OWNER_CHECK_S = 1.0
 
@@ -44,10 +46,15 @@ OWNER_CHECK_S = 1.0
 class AnalysisPool:
     """Runs module-level functions in child processes; a call is killed at its timeout."""
 
-    def __init__(self, processes: int, owner: int | None = None) -> None:
-        """`owner`: the process whose death ends the children (default: this one)."""
+    def __init__(
+        self, processes: int, owner: int | None = None, preload: Sequence[str] = PRELOAD
+    ) -> None:
+        """`owner`: the process whose death ends the children (default: this one); `preload`:
+        the modules the fork server imports (one server per process: the first pool to start
+        it decides, so a process of several components passes each pool their union)."""
         self._processes = processes
         self._owner = owner or os.getpid()
+        self._preload = tuple(preload)
         # Nothing starts here: the processes start on `start()` or the first `run()`.
         self._pool = self._new_pool()
         self._launch: asyncio.Future[pebble.ProcessFuture[bool]] | None = None
@@ -59,7 +66,7 @@ class AnalysisPool:
             max_workers=self._processes,
             initializer=follow_owner,
             initargs=(self._owner,),
-            context=fork_server(),
+            context=fork_server(self._preload),
         )
 
     async def start(self) -> None:
@@ -120,12 +127,12 @@ class AnalysisPool:
         await asyncio.to_thread(self._pool.join)
 
 
-def fork_server() -> ForkServerContext:
+def fork_server(preload: Sequence[str] = PRELOAD) -> ForkServerContext:
     """Children forked from a fork server: a clean single-threaded process that has loaded
     what every child needs (forking the threaded worker itself is unsafe)."""
     context = multiprocessing.get_context("forkserver")
     assert isinstance(context, ForkServerContext)
-    context.set_forkserver_preload(list(PRELOAD))
+    context.set_forkserver_preload(list(preload))
     return context
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import httpx
@@ -27,11 +28,12 @@ from workers.capabilities import announcer
 from workers.executor import Executor, ExecutorContext, executor_for
 from workers.handling import Authenticity, Execute, TaskHandler, steps_for
 from workers.intake import Buffer, Intake
-from workers.isolation import AnalysisPool
+from workers.isolation import MAIN, AnalysisPool
 from workers.middleware.attempts import RecordAttempt
 from workers.middleware.locking import redis_locks
 from workers.scheduling import FifoQueue, TierQueue
 from workers.slots import Slots
+from workers.warm import modules_for
 
 log = structlog.get_logger(__name__)
 
@@ -53,7 +55,10 @@ class Worker:
         options: WorkerOptions,
         executor: Executor | None = None,
         announce: bool = True,
+        warm: Sequence[str] | None = None,
     ) -> None:
+        """`warm`: the analysers its analysis processes load first (default: its own
+        component's; a WorkerGroup passes every component's, one fork server serving all)."""
         # Its own component's broker and Redis credentials, when the process has several.
         settings = settings.for_component(options.component)
         self.settings = settings
@@ -62,6 +67,7 @@ class Worker:
         self._announce = announce
         # Set once this worker consumes; `busy` counts its tasks running then.
         self.ready = asyncio.Event()
+        self._preload = (MAIN, *(warm if warm is not None else modules_for([options.component])))
         self._slots: Slots | None = None
         self._executor = executor or executor_for(options.component)
         self.names = Names(settings.topology_prefix)
@@ -95,7 +101,8 @@ class Worker:
             http = opened.http()
             analysis = opened.closes(
                 AnalysisPool(
-                    settings.analysis_processes_for(opts.concurrency + self._urgent_slots)
+                    settings.analysis_processes_for(opts.concurrency + self._urgent_slots),
+                    preload=self._preload,
                 ),
                 lambda a: a.close(),
             )
