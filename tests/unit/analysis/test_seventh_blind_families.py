@@ -212,3 +212,49 @@ def test_inflections_of_ordinary_lure_words_are_not_lures(host: str) -> None:
 def test_a_pin_and_a_card_beside_a_shortener_ask_for_nothing() -> None:
     text = "Sign the birthday card for Maria before Friday and pin this message: bit.ly/3xKq9Zt"
     assert domains.assess_domains(text).score < FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Times New Roman: Românii, nemulțumiți că Black Friday ține doar o lună, cer guvernului "
+        "să introducă Black Trimestru, iar 100% dintre ei confirmă.",
+        "The Onion reports that scientists confirm 100% of Americans now own an air fryer.",
+    ],
+)
+def test_a_text_credited_to_a_satire_outlet_is_satire(text: str) -> None:
+    """Set L: satire credited to its outlet, without the word "satire" (set L, round 7)."""
+    assert claims_score(text) < FLAGGED
+    assert techniques.assess_techniques(text).score < FLAGGED
+
+
+def test_an_onion_is_not_the_onion() -> None:
+    """A home remedy that slices "the onion" is no satire outlet: its cure stays a claim."""
+    text = (
+        "Skip the ibuprofen. Put a raw onion in their socks overnight and it pulls the infection "
+        "out through the feet. By morning the onion turns black from the toxins."
+    )
+    assert claims_score(text) >= FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Posts on Facebook claim that copper bracelets cure arthritis; rheumatologists say they "
+        "have no proven effect.",
+        "Medicii avertizează că „ceaiurile care vindecă diabetul”, vândute pe rețelele sociale, "
+        "nu au niciun efect dovedit.",
+    ],
+)
+def test_no_proven_effect_beside_a_reported_cure_is_a_debunk(text: str) -> None:
+    assert claims_score(text) < FLAGGED
+
+
+@pytest.mark.parametrize("host", ["bnr-invest-ai.online", "bnr-romania.com"])
+def test_the_central_bank_is_protected(host: str) -> None:
+    assert domains.assess_host(host).risk >= FLAGGED
+
+
+@pytest.mark.parametrize("host", ["bnr.ro", "curs.bnr.ro"])
+def test_the_central_bank_s_own_hosts_stay_low(host: str) -> None:
+    assert domains.assess_host(host).risk < FLAGGED
