@@ -170,18 +170,19 @@ def test_evidence_denied_beside_a_reported_claim_is_a_debunk(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "family"),
     [
-        "People like them don't work, don't integrate and never will.",
-        "The genocide the Western media refuse to show you.",
-        "The government will never tell you the truth about the floods.",
-        "They had weather weapons for decades. Connect the dots.",
-        "Council hasn't said a word about the new estate, which tells you everything. "
-        "Wake up, people!",
+        ("People like them don't work, don't integrate and never will.", "collective_blame"),
+        ("The genocide the Western media refuse to show you.", "conspiracy"),
+        ("The government will never tell you the truth about the floods.", "conspiracy"),
+        ("They had weather weapons for decades. Connect the dots.", "insinuation"),
+        ("Council hasn't said a word about the estate, which tells you everything.", "insinuation"),
+        ("Presa refuză să vă arate ce se întâmplă la graniță.", "conspiracy"),
     ],
 )
-def test_the_new_technique_cues_find_their_shapes(text: str) -> None:
-    assert techniques.assess_techniques(text).score >= FLAGGED
+def test_the_new_technique_cues_find_their_shapes(text: str, family: str) -> None:
+    kinds = {f.kind for f in techniques.assess_techniques(text, learned=False).findings}
+    assert family in kinds
 
 
 @pytest.mark.parametrize(
