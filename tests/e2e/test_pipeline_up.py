@@ -58,7 +58,14 @@ def test_sessions_on_three_plans_reach_a_verdict(pipeline, database_url, service
     assert asyncio.run(_ready_messages(services.amqp_url, pipeline["prefix"])) == 0
 
 
-def test_every_worker_and_aggregator_replica_serves_metrics_on_its_own_port(pipeline):
+def test_every_replica_serves_metrics_on_its_own_port_and_sigterm_stops_each_cleanly(pipeline):
+    """compose.yaml's shape, started once for both checks (14 processes take half a minute):
+    every replica serves its metrics on a port of its own, then SIGTERM stops them all."""
+    _every_replica_serves_metrics_on_its_own_port(pipeline)
+    _sigterm_stops_every_process_cleanly(pipeline)
+
+
+def _every_replica_serves_metrics_on_its_own_port(pipeline):
     """METRICS_PORT under `verdict up` starts a range: each replica's port is in metrics.json,
     and every worker and aggregator replica answers there with its own metrics; the API
     replicas serve theirs in the range too, with what the alerts watch (ops/alerts.yml)."""
@@ -99,7 +106,7 @@ def _metrics(port: int, timeout: float = 30) -> str:
             time.sleep(0.5)
 
 
-def test_sigterm_stops_every_process_cleanly(pipeline):
+def _sigterm_stops_every_process_cleanly(pipeline):
     """`verdict up` stops its children on SIGTERM; each exits 0 by itself, and so does it."""
     process = pipeline["process"]
     children = json.loads((pipeline["logs"] / "logs" / "pids.json").read_text())
