@@ -178,6 +178,7 @@ def test_evidence_denied_beside_a_reported_claim_is_a_debunk(text: str) -> None:
         ("They had weather weapons for decades. Connect the dots.", "insinuation"),
         ("Council hasn't said a word about the estate, which tells you everything.", "insinuation"),
         ("Presa refuză să vă arate ce se întâmplă la graniță.", "conspiracy"),
+        ("They get paid per dose, so they'll never tell you.", "conspiracy"),
     ],
 )
 def test_the_new_technique_cues_find_their_shapes(text: str, family: str) -> None:
@@ -195,6 +196,8 @@ def test_the_new_technique_cues_find_their_shapes(text: str, family: str) -> Non
         "Detectives are trying to connect the dots between the two burglaries.",
         "The first snowflakes fell over Brașov this morning.",
         "Thank you all for their kind words and support after the flood.",
+        # a bank's warning is worded like the scam it warns of, not like an exaggeration
+        "Your bank will never tell you to move money to a safe account.",
     ],
 )
 def test_the_same_words_in_honest_texts_stay_low(text: str) -> None:
