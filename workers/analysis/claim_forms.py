@@ -232,7 +232,7 @@ class RegisterLexicons(BaseModel):
     reported_claim: Terms
     urgency: Terms
     debunked: Terms
-    # Not a register of its own: a rebuttal that names what it answers (`debunked`, reported).
+    # Not a register of its own: a rebuttal of words in its own sentence (`debunked` there).
     debunked_outright: Terms
     satire: Terms
     sourced: Terms
