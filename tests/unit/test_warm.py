@@ -1,8 +1,11 @@
 """What each component's analysis processes load before their first task (workers.warm)."""
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
+from workers.isolation import MAIN, PRELOAD
 from workers.warm import BY_COMPONENT, EVERY, modules_for
 
 
@@ -23,17 +26,31 @@ def test_an_unknown_component_warms_everything():
     assert modules_for(["sentiment"]) == EVERY
 
 
-def _loaded_after(module: str) -> set[str]:
-    """The modules a fresh interpreter holds after importing `module` (a fork server's view)."""
-    code = f"import sys, {module}; print(' '.join(sorted(sys.modules)))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return set(done.stdout.split())
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _fork_server_state(modules: tuple[str, ...]) -> dict[str, int]:
+    """What a fresh interpreter holds after importing `modules` as a fork server does:
+    the techniques lexicon compiled or not, simplemma's dictionaries loaded or not."""
+    code = (
+        "import json, sys\n"
+        f"for m in {list(modules)!r}: __import__(m)\n"
+        "from workers.analysis import lemmas, techniques\n"
+        "print(json.dumps({'lexicon': techniques.default_lexicon.cache_info().currsize,"
+        " 'dictionaries': lemmas.lemmatizer.cache_info().currsize}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    return json.loads(done.stdout)
 
 
 def test_a_domain_worker_does_not_load_the_text_analysers():
-    """No simplemma (its dictionaries are ~60 MB) and no techniques lexicon in a domain
-    worker's fork server; the API's preload has them all."""
-    domain = _loaded_after("workers.warm.domain")
-    assert "workers.analysis.domains" in domain
-    assert not {"simplemma", "workers.analysis.techniques"} & domain
-    assert {"simplemma", "workers.analysis.techniques"} <= _loaded_after("workers.warm_analysers")
+    """The domain fork server's preload (MAIN and its warm-up) compiles no techniques lexicon
+    and loads no simplemma dictionaries (~60 MB); the API's preload does both."""
+    assert _fork_server_state((MAIN, *modules_for(["domain"]))) == {
+        "lexicon": 0,
+        "dictionaries": 0,
+    }
+    everything = _fork_server_state(PRELOAD)
+    assert everything["lexicon"] == 1 and everything["dictionaries"] == 1

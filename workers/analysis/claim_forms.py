@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workers.analysis.datafiles import load_validated
+from workers.analysis.satire import credited_to_satire
 from workers.analysis.techniques import term_pattern
 from workers.analysis.text import fold
 
@@ -405,7 +406,7 @@ def text_registers(sentences: list[str]) -> list[tuple[Register, ...]]:
     rebuttal counts only beside a claim reported as someone else's."""
     own = [sentence_register(s) for s in sentences]
     outright = [rebuts_outright(s) for s in sentences]
-    satire = any("satire" in r for r in own)
+    satire = any("satire" in r for r in own) or credited_to_satire(fold(" ".join(sentences)))
     found = []
     for i, register in enumerate(own):
         heard = set(register)

@@ -12,6 +12,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from workers.analysis.satire import credited_to_satire
+
 # Quoted passages: „…” and "…" (Romanian and English), «…», “…”, ‘…’ and '…' between
 # non-letters. Bounded and possessive: each opening mark scans at most 400 characters.
 _QUOTED = re.compile(
@@ -115,7 +117,10 @@ def sentence_ends(folded: str) -> list[int]:
 
 
 def labelled_satire(folded: str, label: re.Pattern[str] | None) -> bool:
-    """Whether a satire label ("satiră", "pamflet", "satire") opens or closes the text."""
+    """Whether a satire label ("satiră", "pamflet", "satire") opens or closes the text, or
+    the text is credited to a satire outlet ("Times New Roman: …", satire.py)."""
+    if credited_to_satire(folded):
+        return True
     if label is None:
         return False
     head = label.search(folded, 0, SATIRE_LABEL_REACH)

@@ -198,6 +198,8 @@ def test_the_new_technique_cues_find_their_shapes(text: str, family: str) -> Non
         "Thank you all for their kind words and support after the flood.",
         # a bank's warning is worded like the scam it warns of, not like an exaggeration
         "Your bank will never tell you to move money to a safe account.",
+        "Ask your pharmacist about side effects; they won't tell you unless you ask.",
+        "Airlines overbook flights, and they won't tell you about compensation unless you ask.",
     ],
 )
 def test_the_same_words_in_honest_texts_stay_low(text: str) -> None:
@@ -223,13 +225,29 @@ def test_a_pin_and_a_card_beside_a_shortener_ask_for_nothing() -> None:
     [
         "Times New Roman: Românii, nemulțumiți că Black Friday ține doar o lună, cer guvernului "
         "să introducă Black Trimestru, iar 100% dintre ei confirmă.",
-        "The Onion reports that scientists confirm 100% of Americans now own an air fryer.",
+        "The Onion: scientists confirm 100% of Americans now own an air fryer.",
+        "Scientists confirm 100% of Americans now own an air fryer (theonion.com).",
     ],
 )
 def test_a_text_credited_to_a_satire_outlet_is_satire(text: str) -> None:
     """Set L: satire credited to its outlet, without the word "satire" (set L, round 7)."""
     assert claims_score(text) < FLAGGED
     assert techniques.assess_techniques(text).score < FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Peel and chop the onion: garlic and onion juice cure cancer in three days, doctors "
+        "hide it!",
+        "Give your horse a daily mash of bran. Also: 5G towers cause COVID, share this!",
+    ],
+)
+def test_an_outlet_s_name_in_ordinary_words_is_no_credit(text: str) -> None:
+    """Only a text that opens with the outlet's name and a colon, or names its site, is
+    credited to it (a review of round 8)."""
+    assert claims_score(text) >= FLAGGED
+    assert techniques.assess_techniques(text).score >= FLAGGED
 
 
 def test_an_onion_is_not_the_onion() -> None:
@@ -259,6 +277,6 @@ def test_the_central_bank_is_protected(host: str) -> None:
     assert domains.assess_host(host).risk >= FLAGGED
 
 
-@pytest.mark.parametrize("host", ["bnr.ro", "curs.bnr.ro"])
+@pytest.mark.parametrize("host", ["bnr.ro", "curs.bnr.ro", "news.bnr.bg", "live.bnr.nl"])
 def test_the_central_bank_s_own_hosts_stay_low(host: str) -> None:
     assert domains.assess_host(host).risk < FLAGGED
