@@ -163,6 +163,11 @@ def test_a_shortener_in_a_message_asking_for_card_details_is_risky(text: str) ->
         "there is no link and no good evidence for it.",
         "Mesajul de pe WhatsApp susține că laptele de capră vindecă astmul; medicii spun că "
         "aceste rețete nu au susținere în studii.",
+        # round 8 (set L): no proven effect of a reported cure
+        "Posts on Facebook claim that copper bracelets cure arthritis; rheumatologists say they "
+        "have no proven effect.",
+        "Medicii avertizează că „ceaiurile care vindecă diabetul”, vândute pe rețelele sociale, "
+        "nu au niciun efect dovedit.",
     ],
 )
 def test_evidence_denied_beside_a_reported_claim_is_a_debunk(text: str) -> None:
@@ -257,19 +262,6 @@ def test_an_onion_is_not_the_onion() -> None:
         "out through the feet. By morning the onion turns black from the toxins."
     )
     assert claims_score(text) >= FLAGGED
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Posts on Facebook claim that copper bracelets cure arthritis; rheumatologists say they "
-        "have no proven effect.",
-        "Medicii avertizează că „ceaiurile care vindecă diabetul”, vândute pe rețelele sociale, "
-        "nu au niciun efect dovedit.",
-    ],
-)
-def test_no_proven_effect_beside_a_reported_cure_is_a_debunk(text: str) -> None:
-    assert claims_score(text) < FLAGGED
 
 
 @pytest.mark.parametrize("host", ["bnr-invest-ai.online", "bnr-romania.com"])
