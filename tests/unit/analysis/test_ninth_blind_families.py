@@ -1,0 +1,149 @@
+"""Families grown in the ninth round of issue 19, after two more sets written blind (ids
+`*-p-*`, home and community voices, and `*-q-*`, media and institution voices). Each is
+checked on sentences written for this test (none is in the evaluation set), in Romanian and
+English, beside texts sharing their words that must stay low: a pizzeria's offer, a
+donation appeal, a pharmacist's advice, a school notice."""
+
+import pytest
+
+from workers.analysis import claims, techniques
+from workers.analysis.claim_forms import sentence_register
+from workers.analysis.datafiles import load
+
+FLAGGED = 50
+
+
+def claims_score(text: str) -> float:
+    found = claims.extract_claims(text)
+    return claims.score_claims(found, [claims.UNVERIFIABLE] * len(found))
+
+
+def kinds(text: str) -> set[str]:
+    return {f.kind for f in techniques.assess_techniques(text, learned=False).findings}
+
+
+@pytest.mark.parametrize(
+    ("text", "family"),
+    [
+        # abstaining named as taking the other side
+        ("Anyone who stays home is on their side.", "false_dilemma"),
+        ("Whoever doesn't vote this time is against us.", "false_dilemma"),
+        ("Cine nu vine duminică la vot e de partea lor.", "false_dilemma"),
+        # a side and then the choice
+        ("You are with the nation or with the traitors.", "false_dilemma"),
+        ("Ori ești cu țara sau cu hoții, altă cale nu e.", "false_dilemma"),
+        # them first
+        ("It's them or us now, nothing in between.", "us_vs_them"),
+        ("De acum e ei sau noi.", "us_vs_them"),
+        # a child to be kept from a treatment
+        ("DON'T let the school nurse give your child that spray.", "fear_appeal"),
+        ("Nu-i lăsați să vă vaccineze copilul la școală!", "fear_appeal"),
+        ("Copiii voștri sunt următorii.", "fear_appeal"),
+        # a warning to pass on
+        ("Pass it on to everyone in the building.", "urgency"),
+        ("Tell your elderly relatives the same thing tonight.", "urgency"),
+        ("Spuneți-le tuturor din bloc!", "urgency"),
+        ("Spuneți-le și bunicilor voștri, vă rog.", "urgency"),
+        # the professions said to keep the truth back; the elite by name
+        ("Medicii nu vă spun niciodată adevărul despre asta.", "conspiracy"),
+        ("Școala nu vă spune asta, dar copiii voștri sunt îndoctrinați.", "conspiracy"),
+        ("The WEF and the Bilderberg crowd decided this years ago.", "conspiracy"),
+        # quitting treatment, asserted
+        ("Stop taking your statins and drink this instead.", "miracle_cure"),
+        ("Renunțați la pastile și beți ceaiul dimineața.", "miracle_cure"),
+    ],
+)
+def test_the_new_cues_find_their_shapes(text: str, family: str) -> None:
+    assert family in kinds(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # "Da" is a word, not the insinuation "da, sigur."
+        "Pizzeria Da Nonna: 20% reducere la toate pizzele până duminică. "
+        "Da, și livrarea e gratuită.",
+        # a choice of means, not of sides
+        "Puteți dona cu cardul, prin transfer bancar sau prin SMS cu textul AJUTOR la 8844.",
+        "You can pay with a card or with cash at the door.",
+        # the pharmacist's advice negates quitting
+        "Never stop a prescribed medicine without talking to your doctor first, "
+        "the pharmacist said.",
+        "Nu opriți niciodată tratamentul fără acordul medicului de familie.",
+        # children named with no threat
+        "Copiii voștri pot lua prânzul la cantină începând de luni.",
+        "Our children can join the summer reading club at the library from June.",
+        # a neighbour's ordinary message
+        "Tell your parents the bus timetable changes on Monday.",
+    ],
+)
+def test_the_same_words_in_honest_texts_stay_low(text: str) -> None:
+    assert techniques.assess_techniques(text).score < FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The post saying the bridge will close for a year is fake; the council is not running "
+        "any such works.",
+        "That story about free bus passes being scrapped never happened.",
+        "The photo of sharks in the flooded street is photoshopped: a reverse image search "
+        "shows it first surfaced in 2011.",
+        "Mesajul care circulă pe WhatsApp nu e adevărat: nu există nicio decizie de închidere "
+        "a podului.",
+        "Imaginea cu rechinul pe autostradă e un fotomontaj, apărut prima dată în 2011.",
+    ],
+)
+def test_a_claim_denied_outright_is_a_debunk(text: str) -> None:
+    assert "debunked" in sentence_register(text)
+    assert claims_score(text) < FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The mayor claimed crime had doubled but did not present any figures.",
+        "The ministry did not respond to our request for comment.",
+        "The figure could not be verified independently.",
+        "Primarul a afirmat că infracționalitatea s-a dublat, dar nu a prezentat nicio cifră.",
+        "Informația nu a putut fi confirmată de surse oficiale.",
+        "Habar n-am de unde a auzit asta.",
+    ],
+)
+def test_a_claim_left_unsupported_is_unsourced(text: str) -> None:
+    assert "unsourced" in sentence_register(text)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "There's a post going round saying the tap water is unsafe.",
+        "A message is doing the rounds in the parents' group.",
+    ],
+)
+def test_a_claim_passed_around_names_its_source_as_viral(sentence: str) -> None:
+    assert "viral_sources" in sentence_register(sentence)
+
+
+def _single_words(terms: list[str]) -> list[str]:
+    return [t for t in terms if " " not in t.strip()]
+
+
+def test_no_lexicon_term_is_a_fragment_of_a_split_phrase() -> None:
+    """An unquoted comma in a YAML flow list splits a phrase ("da, sigur." became "da" and
+    "sigur.", and every Romanian "da" was an insinuation): no single-word term is shorter
+    than three letters."""
+    lexicons = [
+        terms
+        for spec in load("techniques.yaml")["techniques"].values()
+        for terms in (spec.get("terms") or {}).values()
+    ]
+    lexicons += [
+        terms
+        for languages in load("claims.yaml")["registers"].values()
+        for terms in languages.values()
+    ]
+    short = [
+        term for terms in lexicons for term in _single_words(terms) if len(term.strip("*.!?,'")) < 3
+    ]
+    assert short == []
