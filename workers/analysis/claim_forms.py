@@ -463,14 +463,22 @@ SPREAD_REGISTERS: frozenset[Register] = frozenset({"viral_sources", "urgency"})
 _CONCRETE: frozenset[Form] = frozenset({"named_entity", "date", "number"})
 
 
+# What leaves a claim reported as someone's word standing or answered.
+_ANSWERED: frozenset[Register] = frozenset({"sourced", "studied", "debunked", "satire", "advice"})
+
+
 def rumoured(forms: list[Form], register: tuple[str, ...]) -> bool:
-    """Whether a sentence that is no claim by its forms tells something concrete as a
-    rumour: a name, date or number said to be hidden (the conspiracy register) and passed
-    around or pressed on the reader too ("Ce ne-au ascuns: lacul X a fost golit în 2019 …
-    Distribuiți!"), and framed by nothing that sources, hedges, rebuts or mocks it. Done
-    "in secret" alone is gossip as often ("s-au căsătorit în secret … dați mai departe").
-    Pure."""
+    """Whether a sentence that is no claim by its forms tells something as a rumour: a
+    name, date or number said to be hidden (the conspiracy register) and passed around or
+    pressed on the reader too ("Ce ne-au ascuns: lacul X a fost golit în 2019 …
+    Distribuiți!"), framed by nothing that sources, hedges, rebuts or mocks it; or anything
+    reported as someone's word that the text says stands unsupported, and nothing answers
+    ("the councillor claimed that most fly-tipping comes from the new site, but offered no
+    figures"). Done "in secret" alone is gossip as often ("s-au căsătorit în secret … dați
+    mai departe"). Pure."""
     heard = set(register)
+    if {"reported_claim", "unsourced"} <= heard and not _ANSWERED & heard:
+        return True
     return (
         bool(_CONCRETE & set(forms))
         and "conspiracy" in heard
