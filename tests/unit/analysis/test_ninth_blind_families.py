@@ -66,6 +66,13 @@ def kinds(text: str) -> set[str]:
         # a vaccine said to cause a harm
         ("The MMR jab causes autism, full stop.", "fear_appeal"),
         ("Vaccinul ROR dă autism.", "fear_appeal"),
+        # a remedy offered in place of medicine; "works every time"
+        ("It may be a safer alternative to conventional medicines.", "miracle_cure"),
+        ("Înlocuiți treptat medicamentele cu această alternativă naturală.", "miracle_cure"),
+        ("Onion in their socks draws the fever out. Works every time.", "miracle_cure"),
+        # a trade said to live off the secret
+        ("The chemists would go bust if everyone knew.", "conspiracy"),
+        ("Farmaciile ar da faliment dacă ar ști toată lumea.", "conspiracy"),
         # quitting treatment, asserted
         ("Stop taking your statins and drink this instead.", "miracle_cure"),
         ("Renunțați la pastile și beți ceaiul dimineața.", "miracle_cure"),
@@ -93,6 +100,9 @@ def test_the_new_cues_find_their_shapes(text: str, family: str) -> None:
         "Our children can join the summer reading club at the library from June.",
         # a neighbour's ordinary message
         "Tell your parents the bus timetable changes on Monday.",
+        # an honest alternative; a business that would fail for plain reasons
+        "Generic drugs are a cheaper alternative to brand-name medicines, the regulator says.",
+        "The bakery would go bust if the rent doubled again.",
         # the vaccine harm denied, or reported and answered
         "Vaccines do not cause autism, a study of 650,000 Danish children found.",
         "Un clip viral pe TikTok susține că vaccinul HPV provoacă infertilitate. Medicii spun "
@@ -182,9 +192,10 @@ def test_only_a_reported_claim_nothing_answers_is_a_rumour() -> None:
     [
         "Am văzut că circulă site-uri care cer 150 de lei – nu plătiți nimic acolo.",
         "There are fake booking sites going round: don't pay anything there.",
+        "UKHSA is urging parents to check their children have had both MMR doses.",
     ],
 )
-def test_a_warning_not_to_pay_is_advice(sentence: str) -> None:
+def test_a_warning_not_to_pay_or_an_urged_check_is_advice(sentence: str) -> None:
     assert "advice" in sentence_register(sentence)
 
 
