@@ -73,6 +73,8 @@ def kinds(text: str) -> set[str]:
         # a trade said to live off the secret
         ("The chemists would go bust if everyone knew.", "conspiracy"),
         ("Farmaciile ar da faliment dacă ar ști toată lumea.", "conspiracy"),
+        # without pills or surgery
+        ("Slăbiți fără pastile și fără operație!", "miracle_cure"),
         # quitting treatment, asserted
         ("Stop taking your statins and drink this instead.", "miracle_cure"),
         ("Renunțați la pastile și beți ceaiul dimineața.", "miracle_cure"),
@@ -94,7 +96,8 @@ def test_the_new_cues_find_their_shapes(text: str, family: str) -> None:
         # the pharmacist's advice negates quitting
         "Never stop a prescribed medicine without talking to your doctor first, "
         "the pharmacist said.",
-        "Nu opriți niciodată tratamentul fără acordul medicului de familie.",
+        "Nu opriți niciodată tratamentul fără acordul medicului de familie. Dacă apar reacții "
+        "adverse, sunați la cabinet.",
         # children named with no threat
         "Copiii voștri pot lua prânzul la cantină începând de luni.",
         "Our children can join the summer reading club at the library from June.",
