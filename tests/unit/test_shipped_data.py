@@ -4,12 +4,14 @@ import re
 import shutil
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from ops.cli import main
 from shared.errors import DataFileError
-from workers.analysis import claim_forms, datafiles, techniques, wording_model
+from workers.analysis import claim_forms, datafiles, lemmas, techniques, wording_model
 from workers.analysis.shipped_data import check_shipped_data
+from workers.analysis.text import fold
 
 ENV = {
     "AMQP_URL": "amqp://127.0.0.1:1/",
@@ -76,3 +78,20 @@ def test_every_other_data_file_is_checked_too(data_copy, name):
     broken.write_text(broken.read_text() + "\nunexpected_section: true\n")
     with pytest.raises(DataFileError, match=re.escape(name)):
         check_shipped_data()
+
+
+@pytest.mark.parametrize("path", sorted(datafiles.DATA_DIR.glob("*.yaml")), ids=lambda p: p.name)
+def test_the_fast_yaml_loader_reads_each_file_as_the_pure_python_one_does(path):
+    text = path.read_text(encoding="utf-8")
+    assert yaml.load(text, Loader=datafiles.SAFE_LOADER) == yaml.safe_load(text)
+
+
+def test_folded_inflections_fold_each_lemma_once_with_the_same_result():
+    """The reference: every dictionary form of a lemma in the set, folded, maps to it."""
+    wanted = {"vaccin", "copil", "guvern", "spune", "minciuna"}
+    dictionary = lemmas._dictionaries().get_dictionary("ro")
+    expected = {lemma: lemma for lemma in wanted}
+    for form, lemma in dictionary.items():
+        if fold(lemma) in wanted:
+            expected.setdefault(fold(form), fold(lemma))
+    assert lemmas.folded_inflections("ro", wanted) == expected

@@ -121,8 +121,12 @@ def folded_inflections(language: Language, lemmas: Collection[str]) -> dict[str,
     Built once per lexicon: it lets a word typed without diacritics find its lemma.
     """
     found = {lemma: lemma for lemma in lemmas}
+    # Each lemma is folded once: the dictionary holds several forms of each.
+    folded: dict[str, str] = {}
     for form, lemma in _dictionaries().get_dictionary(language).items():
-        key = fold(lemma)
+        key = folded.get(lemma)
+        if key is None:
+            key = folded[lemma] = fold(lemma)
         if key in lemmas:
             found.setdefault(fold(form), key)
     return found
