@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -463,22 +463,26 @@ SPREAD_REGISTERS: frozenset[Register] = frozenset({"viral_sources", "urgency"})
 _CONCRETE: frozenset[Form] = frozenset({"named_entity", "date", "number"})
 
 
-# What leaves a claim reported as someone's word standing or answered.
+# What answers a claim reported as someone's word: a source, a study, a rebuttal, satire.
 _ANSWERED: frozenset[Register] = frozenset({"sourced", "studied", "debunked", "satire", "advice"})
 
 
+def left_unsupported(own: Iterable[str], heard: Iterable[str]) -> bool:
+    """Whether a sentence reports a claim as someone's word and says, itself, that it came
+    with nothing to support it ("the councillor claimed that most fly-tipping comes from
+    the new site, but offered no figures"), with nothing around it that answers it. Not a
+    third party's silence in another sentence ("The company did not respond"). Pure."""
+    return {"reported_claim", "unsourced"} <= set(own) and not _ANSWERED & set(heard)
+
+
 def rumoured(forms: list[Form], register: tuple[str, ...]) -> bool:
-    """Whether a sentence that is no claim by its forms tells something as a rumour: a
-    name, date or number said to be hidden (the conspiracy register) and passed around or
-    pressed on the reader too ("Ce ne-au ascuns: lacul X a fost golit în 2019 …
-    Distribuiți!"), framed by nothing that sources, hedges, rebuts or mocks it; or anything
-    reported as someone's word that the text says stands unsupported, and nothing answers
-    ("the councillor claimed that most fly-tipping comes from the new site, but offered no
-    figures"). Done "in secret" alone is gossip as often ("s-au căsătorit în secret … dați
-    mai departe"). Pure."""
+    """Whether a sentence that is no claim by its forms tells something concrete as a
+    rumour: a name, date or number said to be hidden (the conspiracy register) and passed
+    around or pressed on the reader too ("Ce ne-au ascuns: lacul X a fost golit în 2019 …
+    Distribuiți!"), and framed by nothing that sources, hedges, rebuts or mocks it. Done
+    "in secret" alone is gossip as often ("s-au căsătorit în secret … dați mai departe").
+    Pure."""
     heard = set(register)
-    if {"reported_claim", "unsourced"} <= heard and not _ANSWERED & heard:
-        return True
     return (
         bool(_CONCRETE & set(forms))
         and "conspiracy" in heard

@@ -19,6 +19,7 @@ from workers.analysis.claim_forms import (
     checkworthiness,
     claims_spec,
     is_claim,
+    left_unsupported,
     rebuts_outright,
     rumoured,
     sentence_forms,
@@ -212,7 +213,9 @@ def _as_claim(
     sentence: Sentence, register: tuple[str, ...], clean: NormalisedText, attributed: bool
 ) -> Claim | None:
     forms = sentence_forms(sentence.text)
-    if not is_claim(forms) and rumoured(forms, register):
+    if not is_claim(forms) and (
+        rumoured(forms, register) or left_unsupported(sentence_register(sentence.text), register)
+    ):
         forms = [*forms, "rumour"]
     if not is_claim(forms):
         return None
