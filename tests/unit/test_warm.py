@@ -54,3 +54,18 @@ def test_a_domain_worker_does_not_load_the_text_analysers():
     }
     everything = _fork_server_state(PRELOAD)
     assert everything["lexicon"] == 1 and everything["dictionaries"] == 1
+
+
+def test_the_verdict_command_imports_the_claims_analysers_only_for_factchecks():
+    """A container's health check (`verdict health`) starts the CLI every interval: it must
+    not pay for the fact-check store's imports; `verdict factchecks` still finds them."""
+    probe = (
+        "import sys, ops.cli; "
+        "print('workers.analysis.claim_forms' in sys.modules); "
+        "ops.cli.main.get_command(None, 'factchecks'); "
+        "print('workers.analysis.claim_forms' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stdout.split() == ["False", "True"]
