@@ -3,7 +3,7 @@
 
 Three nodes of scripts/rabbit_node.py (each its own node name, AMQP, distribution and
 management ports and data directory), the second and third joined to the first
-(`rabbitmqctl -n … stop_app; reset; join_cluster; start_app`).
+(`rabbitmqctl -n … stop_app; join_cluster; start_app`, the join resetting the node).
 
     scripts/rabbit_cluster.py start vclu --port 5800   # prints the nodes' URLs as JSON
     scripts/rabbit_cluster.py stop vclu --port 5800    # stops the nodes, removes their data
@@ -88,7 +88,7 @@ class RabbitCluster:
                 list(pool.map(RabbitNode.start, self.nodes))
             for node in others:
                 node.stop_app()
-                node.ctl("reset")
+                # join_cluster resets the node first (rabbitmqctl(8)): no `reset` of our own.
                 node.ctl("join_cluster", first.node)
                 node.start_app()
         except Exception:

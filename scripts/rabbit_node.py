@@ -185,11 +185,14 @@ class RabbitNode:
             ]
         return "\n".join(lines) + "\n"
 
-    def wait_ready(self, timeout: float = BOOT_TIMEOUT_S) -> None:
-        """Until the node has booted and its management API answers."""
+    def wait_ready(self, timeout: float = BOOT_TIMEOUT_S, booted: bool = False) -> None:
+        """Until the node has booted (unless `booted`: `start_app` returns once the app
+        runs) and its management API answers."""
         deadline = time.monotonic() + timeout
         # Until the VM has registered with epmd, await_startup fails at once: ask again.
-        while self.ctl("await_startup", "--timeout", "10", timeout=60, check=False) is None:
+        while not booted and (
+            self.ctl("await_startup", "--timeout", "10", timeout=60, check=False) is None
+        ):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{self.node} did not boot within {timeout:.0f}s")
             time.sleep(1)
@@ -216,7 +219,7 @@ class RabbitNode:
 
     def start_app(self) -> None:
         self.ctl("start_app")
-        self.wait_ready()
+        self.wait_ready(booted=True)
 
     def kill(self) -> None:
         """`kill -9` of the node's Erlang VM: no shutdown, no goodbye to its peers; its data
@@ -227,8 +230,15 @@ class RabbitNode:
             time.sleep(0.1)
 
     def stop(self) -> None:
-        """Stop the node and remove its data directory."""
-        self.ctl("stop", timeout=60, check=False)
+        """Do away with the node and its data directory. Nothing of it is kept, so there is
+        nothing to stop gracefully: its VM is killed (a `rabbitmqctl stop` is an Erlang VM
+        of its own and a graceful shutdown, seconds each), unless it never wrote a pid."""
+        try:
+            self.kill()
+        except ProcessLookupError:
+            pass  # killed already (a chaos run's last kill)
+        except (OSError, ValueError):
+            self.ctl("stop", timeout=60, check=False)
         shutil.rmtree(self.home, ignore_errors=True)
 
 

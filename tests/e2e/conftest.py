@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -68,6 +70,39 @@ def pipeline(services, database_url, tmp_path, pipeline_env, pipeline_shape):
     """`verdict up` (compact unless a module asks for compose.yaml's replica counts:
     `pipeline_shape`), on a fresh prefix and database; a test module adds or overrides
     variables by overriding the `pipeline_env` fixture."""
+    with running_pipeline(services, database_url, tmp_path, pipeline_env, pipeline_shape) as up:
+        yield up
+
+
+@pytest.fixture(scope="module")
+def module_pipeline_env() -> dict[str, str]:
+    """Extra environment for `module_pipeline` (override in a test module)."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def module_pipeline(services, database_url, tmp_path_factory, module_pipeline_env):
+    """One compact `verdict up` shared by a module's tests, for modules whose tests each
+    find their own sessions (by id, tenant or reason) and stop nothing: a start is some
+    15 s of two cores. `module_pipeline_env` adds or overrides variables."""
+    folder = tmp_path_factory.mktemp("pipeline")
+    with running_pipeline(
+        services, database_url, folder, module_pipeline_env, ("--compact",)
+    ) as up:
+        yield up
+
+
+@contextlib.contextmanager
+def running_pipeline(
+    services: svc.Services,
+    database_url: str,
+    folder: Path,
+    extra_env: dict[str, str],
+    shape: tuple[str, ...],
+) -> Iterator[dict]:
+    """`verdict up` with `shape`'s options on a fresh prefix, ready (every component online,
+    the API accepting work), logs in `folder`; stopped with SIGTERM and its broker objects
+    deleted after."""
     prefix = svc.unique("e")
     # One block of free ports: the metrics range first (a port per process), the API's last,
     # so no process's metrics server can take the API's port.
@@ -80,9 +115,9 @@ def pipeline(services, database_url, tmp_path, pipeline_env, pipeline_shape):
         port,
         LOG_JSON="true",
         METRICS_PORT=str(metrics_base),
-        **pipeline_env,
+        **extra_env,
     )
-    up_log = open(tmp_path / "up.log", "wb")  # noqa: SIM115 - closed in the finally below
+    up_log = open(folder / "up.log", "wb")  # noqa: SIM115 - closed in the finally below
     process = subprocess.Popen(
         [
             sys.executable,
@@ -92,8 +127,8 @@ def pipeline(services, database_url, tmp_path, pipeline_env, pipeline_shape):
             "--compose",
             str(ROOT / "compose.yaml"),
             "--log-dir",
-            str(tmp_path / "logs"),
-            *pipeline_shape,
+            str(folder / "logs"),
+            *shape,
         ],
         cwd=ROOT,
         env=env,
@@ -101,8 +136,8 @@ def pipeline(services, database_url, tmp_path, pipeline_env, pipeline_shape):
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_ready(base, process, tmp_path, services.redis_url, prefix)
-        yield {"base": base, "prefix": prefix, "process": process, "logs": tmp_path, "env": env}
+        _wait_ready(base, process, folder, services.redis_url, prefix)
+        yield {"base": base, "prefix": prefix, "process": process, "logs": folder, "env": env}
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)

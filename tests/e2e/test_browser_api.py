@@ -35,10 +35,10 @@ def off_machine(page: Page) -> list[str]:
     return sent
 
 
-def test_the_docs_work_offline_and_try_it_out_sends_the_key(pipeline) -> None:
+def test_the_docs_work_offline_and_try_it_out_sends_the_key(module_pipeline) -> None:
     """/docs renders from the API's own assets with the internet cut off; a key entered
     through Authorize goes with "Try it out", and the POST answers 202 with its links."""
-    with browser_page(pipeline["base"]) as page:
+    with browser_page(module_pipeline["base"]) as page:
         foreign = off_machine(page)
         page.goto("/docs")
         expect(page.locator(".swagger-ui .info .title")).to_contain_text("verdict-pipeline")
@@ -99,10 +99,10 @@ FOLLOW = """
 """
 
 
-def test_a_browser_eventsource_follows_a_session_to_its_verdict_and_stops(pipeline) -> None:
+def test_a_browser_eventsource_follows_a_session_to_its_verdict_and_stops(module_pipeline) -> None:
     """The POST's events_url, opened by a plain EventSource (no key): progress events, one
     result with the verdict, then a single reconnect answered 204 closes it for good."""
-    base = pipeline["base"]
+    base = module_pipeline["base"]
     answer = httpx.post(
         f"{base}{API}/analyze-async",
         json={"content": "SHOCKING!!! They hide the TRUTH. Share now: https://bit.ly/x"},

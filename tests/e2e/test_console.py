@@ -47,8 +47,8 @@ SESSIONS = 40
 SET_TENANT = "console-settings-tenant"
 
 
-@pytest.fixture
-def pipeline_env(services) -> dict[str, str]:
+@pytest.fixture(scope="module")
+def module_pipeline_env(services) -> dict[str, str]:
     return {
         # The test broker's user can do what the operator role does (read the DLQ, replay).
         "OPERATOR_AMQP_URL": services.amqp_url,
@@ -87,11 +87,11 @@ def submit(base: str, count: int, content: str = "The cure they do not want you 
         return ids
 
 
-def test_an_operator_signs_in_watches_the_overview_and_opens_a_session(pipeline):
+def test_an_operator_signs_in_watches_the_overview_and_opens_a_session(module_pipeline):
     """Signed in with the admin key, the overview's numbers change by themselves while
     sessions run; a session found by search shows its verdict and timeline; workers list."""
-    base = pipeline["base"]
-    asyncio.run(give_settings(pipeline["env"], SET_TENANT))
+    base = module_pipeline["base"]
+    asyncio.run(give_settings(module_pipeline["env"], SET_TENANT))
     with browser_page(base) as page:
         page.goto("/admin")
         expect(page).to_have_url(re.compile(r"/admin/login$"))
@@ -155,10 +155,10 @@ def test_an_operator_signs_in_watches_the_overview_and_opens_a_session(pipeline)
         expect(page).to_have_url(re.compile(r"/admin/login$"))
 
 
-def test_a_reviewer_overrides_a_queued_verdict_and_the_result_api_says_so(pipeline):
+def test_a_reviewer_overrides_a_queued_verdict_and_the_result_api_says_so(module_pipeline):
     """A finished session's verdict waits in the review queue; claimed and overridden with a
     note in the console, the result API returns the review."""
-    base = pipeline["base"]
+    base = module_pipeline["base"]
     (sid,) = submit(base, 1, "Miracle cure hidden by doctors")
     with httpx.Client(base_url=base) as client:
         label = poll_result(client, sid, ENTERPRISE)["verdict"]["label"]
@@ -236,11 +236,11 @@ def waiting_on_claims(client: httpx.Client, sid: str, timeout: float = 60) -> No
     raise AssertionError(f"session {sid} not waiting on claims alone: {status}")
 
 
-def test_an_operator_replays_a_dead_letter_and_the_session_finishes(pipeline):
+def test_an_operator_replays_a_dead_letter_and_the_session_finishes(module_pipeline):
     """A session waits on its dead-lettered claims task; found by tenant and reason in the
     console and replayed, the task runs and the session reaches its verdict."""
-    base = pipeline["base"]
-    sid = asyncio.run(plant_dead_letter(pipeline["env"]))
+    base = module_pipeline["base"]
+    sid = asyncio.run(plant_dead_letter(module_pipeline["env"]))
     with httpx.Client(base_url=base) as client:
         waiting_on_claims(client, sid)
     with browser_page(base) as page:
