@@ -69,7 +69,8 @@ from topology.spec import from_settings  # noqa: E402
 
 API = "/api/v3/pipeline"
 KEY = "chaos-enterprise"
-# The Redis database the scenario may flush: never the default one of a developer.
+# The Redis database the scenario may flush: never the default one of a developer
+# (--redis-db picks another, so two runs side by side do not flush each other's keys).
 CHAOS_REDIS_DB = 11
 TEXTS = [
     "Guvernul a anunțat bugetul pe 2025: investițiile cresc cu 3%, potrivit ministerului.",
@@ -133,7 +134,7 @@ async def scenario(
     management = node.management_url if node else os.environ.get("RABBITMQ_MANAGEMENT_URL")
     cluster = node if isinstance(node, RabbitCluster) else None
     redis_url = with_db(
-        os.environ.get("REDIS_URL", sandbox.LOOPBACK["REDIS_URL"]), str(CHAOS_REDIS_DB)
+        os.environ.get("REDIS_URL", sandbox.LOOPBACK["REDIS_URL"]), str(args.redis_db)
     )
     admin_db = os.environ.get("DATABASE_URL", sandbox.LOOPBACK["DATABASE_URL"])
     prefix, db_name = sandbox.unique("chaos"), sandbox.unique("verdict_chaos_")
@@ -623,7 +624,16 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="PORT",
         help="run on a RabbitMQ node of its own with this AMQP port (default: AMQP_URL's broker)",
     )
+    p.add_argument(
+        "--redis-db",
+        type=int,
+        default=CHAOS_REDIS_DB,
+        metavar="N",
+        help=f"the Redis database the run uses and flushes, 1..15 (default {CHAOS_REDIS_DB})",
+    )
     args = p.parse_args(argv)
+    if not 1 <= args.redis_db <= 15:
+        p.error("--redis-db: 1..15 (0 is a developer's default database)")
     if not 1 <= args.sessions <= 5000 or args.timeout > 1800:
         p.error("keep it bounded: 1..5000 sessions, timeout up to 1800 s")
     return args

@@ -156,6 +156,8 @@ class RabbitNode:
             shutil.chown(BASE, "rabbitmq", "rabbitmq")
             for path in [self.home, *self.home.rglob("*")]:
                 shutil.chown(path, "rabbitmq", "rabbitmq")
+        # A pid file left by an earlier VM of this name (killed) is not this one's.
+        (self.home / "pid").unlink(missing_ok=True)
         self._run(_tool("rabbitmq-server"), "-detached")
         try:
             self.wait_ready()
@@ -232,14 +234,27 @@ class RabbitNode:
     def stop(self) -> None:
         """Do away with the node and its data directory. Nothing of it is kept, so there is
         nothing to stop gracefully: its VM is killed (a `rabbitmqctl stop` is an Erlang VM
-        of its own and a graceful shutdown, seconds each), unless it never wrote a pid."""
-        try:
-            self.kill()
-        except ProcessLookupError:
-            pass  # killed already (a chaos run's last kill)
-        except (OSError, ValueError):
+        of its own and a graceful shutdown, seconds each). When no live VM of this node's
+        name owns the pid file (not written yet, killed already), `rabbitmqctl stop`."""
+        pid = self._own_pid()
+        if pid is not None:
+            os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 30
+            while _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+        else:
             self.ctl("stop", timeout=60, check=False)
         shutil.rmtree(self.home, ignore_errors=True)
+
+    def _own_pid(self) -> int | None:
+        """The pid in the node's pid file when that process was started for this node (its
+        environment names it: `_env`), not a pid the system has since given to another."""
+        try:
+            pid = int((self.home / "pid").read_text().strip())
+            environment = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            return None
+        return pid if f"RABBITMQ_NODENAME={self.node}".encode() in environment else None
 
 
 def _alive(pid: int) -> bool:

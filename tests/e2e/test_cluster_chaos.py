@@ -24,6 +24,9 @@ def test_losing_nodes_loses_no_session_and_strands_no_message(services):
     and the DLQ holds just the poison, with one node and then another killed mid-run."""
     args = ["--sessions", str(SESSIONS), "--duration", "24", "--poison", "2"]
     args += ["--timeout", "240", "--cluster", str(free_cluster_port())]
+    # A Redis database of its own: test_chaos.py may run beside it (two test processes), and
+    # each run flushes its database.
+    args += ["--redis-db", "12"]
     env = {
         **os.environ,
         "REDIS_URL": services.redis_url,

@@ -13,6 +13,7 @@ import re
 import secrets
 import signal
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -155,6 +156,11 @@ def _to_log(config: pytest.Config, text: str) -> None:
     """Write `text` to the run's output even when the test passes (a passing test's prints
     show only with -s, and output capture would swallow a plain write to the terminal): the
     figures the CI log should keep."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # A test process of pytest-xdist writes its terminal output nowhere; its stderr is
+        # the run's.
+        print(text, file=sys.__stderr__, flush=True)
+        return
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     capture = config.pluginmanager.get_plugin("capturemanager")
     if reporter is None or capture is None:

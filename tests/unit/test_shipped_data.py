@@ -82,11 +82,12 @@ def test_every_other_data_file_is_checked_too(data_copy, name):
 
 @pytest.mark.parametrize("path", sorted(datafiles.DATA_DIR.glob("*.yaml")), ids=lambda p: p.name)
 def test_the_fast_yaml_loader_reads_each_file_as_the_pure_python_one_does(path):
+    assert datafiles.SAFE_LOADER is (yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader)
     text = path.read_text(encoding="utf-8")
     assert yaml.load(text, Loader=datafiles.SAFE_LOADER) == yaml.safe_load(text)
 
 
-def test_folded_inflections_fold_each_lemma_once_with_the_same_result():
+def test_folded_inflections_map_every_dictionary_form_of_the_lemmas_asked_for():
     """The reference: every dictionary form of a lemma in the set, folded, maps to it."""
     wanted = {"vaccin", "copil", "guvern", "spune", "minciuna"}
     dictionary = lemmas._dictionaries().get_dictionary("ro")

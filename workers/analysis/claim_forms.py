@@ -463,8 +463,9 @@ SPREAD_REGISTERS: frozenset[Register] = frozenset({"viral_sources", "urgency"})
 _CONCRETE: frozenset[Form] = frozenset({"named_entity", "date", "number"})
 
 
-# What answers a claim reported as someone's word: a source, a study, a rebuttal, satire.
-_ANSWERED: frozenset[Register] = frozenset({"sourced", "studied", "debunked", "satire", "advice"})
+# What answers a claim reported as someone's word: a rebuttal or satire anywhere near it (they
+# are context registers), a study or advice in its own sentence.
+_ANSWERED: frozenset[Register] = frozenset({"studied", "debunked", "satire", "advice"})
 
 
 def left_unsupported(own: Iterable[str], heard: Iterable[str]) -> bool:

@@ -29,7 +29,7 @@ def data_path(name: str) -> Path:
 
 # libyaml's safe loader where PyYAML was built with it (six times faster on techniques.yaml,
 # which every analysis process parses at start-up); the same result, the same safety.
-SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @cache

@@ -135,7 +135,7 @@ def test_a_grade_is_right_for_its_labels_only(grade, label, right):
     assert ev.grade_right(grade, label) is right
 
 
-# Every analyser over the 1,917 dev texts: about 18 s of one core, more on a busy machine.
+# Every analyser over the 1,917 dev texts: about 20 s of one core, more on a busy machine.
 @pytest.mark.timeout(300)
 def test_the_readme_states_what_the_analysers_and_the_verdict_measure_on_dev():
     """The README's dev precision / recall / F1 and grade-right count are today's figures,

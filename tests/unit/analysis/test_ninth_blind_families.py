@@ -9,6 +9,7 @@ import pytest
 from workers.analysis import claims, techniques
 from workers.analysis.claim_forms import left_unsupported, sentence_register
 from workers.analysis.datafiles import load
+from workers.analysis.wording_model import WordingModel
 
 FLAGGED = 50
 
@@ -134,7 +135,7 @@ def test_the_same_words_in_honest_texts_stay_low(text: str) -> None:
         "Imaginea cu rechinul pe autostradă e un fotomontaj, apărut prima dată în 2011.",
     ],
 )
-def test_a_claim_denied_outright_is_a_debunk(text: str) -> None:
+def test_a_denial_by_the_authority_or_a_fact_checker_s_tracing_is_a_debunk(text: str) -> None:
     assert "debunked" in sentence_register(text)
     assert claims_score(text) < FLAGGED
 
@@ -191,7 +192,7 @@ def test_only_a_reported_claim_its_own_sentence_leaves_unsupported_is_a_rumour()
     own = ("reported_claim", "unsourced")
     assert left_unsupported(own, own)
     assert not left_unsupported(own, (*own, "debunked"))
-    assert not left_unsupported(own, (*own, "sourced"))
+    assert not left_unsupported(own, (*own, "satire"))
     # a third party's silence in the next sentence is no want of support in this one
     assert not left_unsupported(("reported_claim",), own)
 
@@ -209,6 +210,22 @@ def test_only_a_reported_claim_its_own_sentence_leaves_unsupported_is_a_rumour()
 )
 def test_news_with_a_silent_third_party_or_an_illness_going_round_is_no_claim(text: str) -> None:
     assert claims_score(text) < FLAGGED
+
+
+# A learned claims model that reads every text at 0.01: what the forms alone make of a text.
+FORMS_ONLY = WordingModel(buckets=8, bias=-4.595, weights=[0.0] * 8)
+
+
+def test_only_the_claim_s_own_sentence_can_leave_it_unsupported() -> None:
+    """The same words of want of support: in the claim's sentence they are the claimant's,
+    in the next one they are the company's answer, which is reporting."""
+    own = "The union claims that staff were not paid overtime, but did not provide any figures."
+    next_one = (
+        "The union claims that staff were not paid overtime. The company did not provide any "
+        "figures."
+    )
+    assert [c.cues for c in claims.extract_claims(own, learned=FORMS_ONLY)] == [("rumour",)]
+    assert claims.extract_claims(next_one, learned=FORMS_ONLY) == []
 
 
 @pytest.mark.parametrize(
