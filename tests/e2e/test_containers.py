@@ -13,7 +13,6 @@ import re
 import secrets
 import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -40,6 +39,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 PREPARE_TIMEOUT_S = 1200
 
 ROOT = Path(__file__).resolve().parents[2]
+# Image sizes, build times, time to healthy, consumer counts: appended by every run.
+FIGURES = ROOT / "artifacts" / "containers.log"
 COMPOSE = ROOT / "compose.yaml"
 OVERRIDE = ROOT / "tests" / "containers" / "compose.override.yaml"
 PREFIX = "analysis"
@@ -153,14 +154,14 @@ def _finished_at(container: dict[str, Any]) -> float:
 
 
 def _to_log(config: pytest.Config, text: str) -> None:
-    """Write `text` to the run's output even when the test passes (a passing test's prints
-    show only with -s, and output capture would swallow a plain write to the terminal): the
-    figures the CI log should keep."""
+    """Keep `text`, the figures a run should keep, in FIGURES, and write it to the run's
+    output even when the test passes (a passing test's prints show only with -s, and output
+    capture would swallow a plain write to the terminal) where pytest runs in one process."""
+    FIGURES.parent.mkdir(parents=True, exist_ok=True)
+    with FIGURES.open("a", encoding="utf-8") as figures:
+        figures.write(text.rstrip("\n") + "\n")
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        # A test process of pytest-xdist writes its terminal output nowhere; its stderr is
-        # the run's.
-        print(text, file=sys.__stderr__, flush=True)
-        return
+        return  # a test process of pytest-xdist writes its terminal output nowhere
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     capture = config.pluginmanager.get_plugin("capturemanager")
     if reporter is None or capture is None:
