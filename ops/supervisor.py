@@ -178,7 +178,10 @@ class Supervisor:
         """`pids.json` in the log folder: which pid runs which replica (for operators and chaos)."""
         if self.log_dir and self._children:
             pids = {c.label: c.process.pid for c in self._children if c.process}
-            (self.log_dir / "pids.json").write_text(json.dumps(pids, indent=1))
+            # Written aside and renamed: a reader (chaos.py) never sees it empty mid-write.
+            staged = self.log_dir / "pids.json.tmp"
+            staged.write_text(json.dumps(pids, indent=1))
+            staged.replace(self.log_dir / "pids.json")
 
     def _restart_if_dead(self, child: Child) -> None:
         assert child.process is not None
