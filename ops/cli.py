@@ -68,13 +68,17 @@ def run_until_signalled(main: Callable[[asyncio.Event], Awaitable[None]]) -> Non
         await main(stop)
         watchdog.cancel()
         await end_leftover_tasks(LEFTOVER_GRACE_S, asyncio.all_tasks() - {asyncio.current_task()})
+        # Not the loop's own clean-up: it waits without limit for the default executor's
+        # threads (a worker was seen logging "worker stopped" and then SIGKILLed 30 s later
+        # by its container's stop, with nothing said in between).
+        await exit_closed(0)
 
     try:
         uvloop.run(runner())  # libuv's loop: the same code for much less CPU per message
     except VerdictError as exc:
         raise click.ClickException(str(exc)) from exc
-    # Past this point the process only has to exit: one still alive after STUCK_EXIT_S is
-    # stuck on something (a thread, a child), and its stacks in the log say what.
+    # Past this point (an error) the process only has to exit: one still alive after
+    # STUCK_EXIT_S is stuck on something (a thread, a child), and its stacks say what.
     faulthandler.dump_traceback_later(STUCK_EXIT_S)
 
 

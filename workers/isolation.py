@@ -9,9 +9,11 @@ timeout, or whose caller is cancelled, has its process killed, and the pool star
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.context import ForkServerContext
@@ -41,6 +43,9 @@ MAIN = "ops.cli"
 PRELOAD = ("workers.warm_analysers", MAIN)
 # How often a child checks that the process owning its pool is alive.
 OWNER_CHECK_S = 1.0
+# Seconds a closing pool waits for its processes and its threads; past that it is left to
+# end with this process (each child follows its owner), so a stop never hangs on it.
+CLOSE_S = 5.0
 
 
 class AnalysisPool:
@@ -114,7 +119,7 @@ class AnalysisPool:
             broken, self._pool = self._pool, self._new_pool()
             self._started = self._launch = None
             broken.stop()
-            await asyncio.to_thread(broken.join)
+            await stopped(broken, CLOSE_S)
             await self.start()
 
     async def close(self) -> None:
@@ -122,9 +127,34 @@ class AnalysisPool:
         if self._started is not None:
             self._started.cancel()
         if self._launch is not None:  # a launch under way ends first, or its processes stay
-            await asyncio.gather(self._launch, return_exceptions=True)
+            launched = asyncio.gather(self._launch, return_exceptions=True)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(launched, CLOSE_S)
         self._pool.stop()
-        await asyncio.to_thread(self._pool.join)
+        await stopped(self._pool, CLOSE_S)
+
+
+async def stopped(pool: pebble.ProcessPool, within_s: float) -> None:
+    """Wait for a stopped pool to join, at most `within_s`. pebble's join of a stopped pool
+    takes no timeout, and in the default executor a join that never ends would hold the
+    process at exit; here it runs in a daemon thread, and one too slow is said, then left."""
+    loop = asyncio.get_running_loop()
+    joined = loop.create_future()
+
+    def done() -> None:
+        if not joined.done():  # not given up on already
+            joined.set_result(None)
+
+    def join() -> None:
+        pool.join()
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+            loop.call_soon_threadsafe(done)
+
+    threading.Thread(target=join, name="analysis-pool-join", daemon=True).start()
+    try:
+        await asyncio.wait_for(joined, within_s)
+    except TimeoutError:
+        log.error("analysis processes did not stop in time: left to end", within_s=within_s)
 
 
 def fork_server(preload: Sequence[str] = PRELOAD) -> ForkServerContext:

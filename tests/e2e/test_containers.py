@@ -71,12 +71,14 @@ class Stack:
     docker_host: str
     env: dict[str, str]
     replicas: dict[str, int]
+    restart_policy: Path
     timings: dict[str, float] = field(default_factory=dict)
 
     def compose(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         """docker-compose on this project; fails the test with its output when it fails."""
         argv = ["docker-compose", "--compatibility", "-p", self.project]
         argv += ["--env-file", str(self.env_file), "-f", str(COMPOSE), "-f", str(OVERRIDE)]
+        argv += ["-f", str(self.restart_policy)]
         done = subprocess.run(
             [*argv, *args],
             cwd=ROOT,
@@ -140,6 +142,31 @@ def _last_words(container: str, lines: int = 80, timestamps: bool = False) -> st
         timeout=120,
     )
     return done.stdout
+
+
+def _events(container: str, since: float) -> str:
+    """The engine's events for a container since `since` (a start, a death and its exit
+    code, a restart), one per line: what the container's own log cannot say."""
+    done = subprocess.run(
+        [
+            *("podman", "events", "--stream=false", "--since", str(int(since) - 1)),
+            *("--filter", f"container={container}", "--filter", "type=container"),
+            *("--format", "{{.Time}} {{.Status}} exit={{.ContainerExitCode}}"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return (done.stdout + done.stderr).strip()
+
+
+def _app_containers(stack: Stack) -> list[dict[str, Any]]:
+    """The containers of the application services (not the brokers, the database, the jobs)."""
+    return [
+        c
+        for c in stack.containers()
+        if c["Config"]["Labels"]["com.docker.compose.service"] in stack.replicas
+    ]
 
 
 def _finished_at(container: dict[str, Any]) -> float:
@@ -223,6 +250,22 @@ def _replicas() -> dict[str, int]:
         for name, spec in services.items()
         if "deploy" in spec
     }
+
+
+def _restart_on_failure(folder: Path, services: dict[str, int]) -> Path:
+    """An override giving every application service `restart: on-failure`.
+
+    compose.yaml says `unless-stopped`. Podman 4.3 (Debian 12's) can start such a container
+    again when its process exits during `podman stop`, because the stop marks the container
+    stopped by the user only after the restart policy has looked (containers/podman#17069,
+    fixed in 4.4): the restarted process then stops with 137, which is the engine's race,
+    not ours. With `on-failure` a process that exits 0 on SIGTERM is never restarted, and a
+    crash (the kill test's SIGKILL) still is; a restart during the stop now means a process
+    did not exit 0, and the stop test says so."""
+    path = folder / "restart-policy.yaml"
+    policy = {"services": {name: {"restart": "on-failure"} for name in services}}
+    path.write_text(yaml.safe_dump(policy))
+    return path
 
 
 class HealthProbes:
@@ -325,7 +368,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config)
     env_file.chmod(0o600)
     _remove_abandoned(docker_host)
     project = f"{PROJECT}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-    stack = Stack(project, env_file, docker_host, env, _replicas())
+    replicas = _replicas()
+    stack = Stack(
+        project, env_file, docker_host, env, replicas, _restart_on_failure(folder, replicas)
+    )
     stack.timings["prepare_s"] = prepared_s
     try:
         with HealthProbes(stack):
@@ -515,14 +561,11 @@ def test_compose_stop_exits_0_everywhere_and_a_second_up_finds_topology_and_sche
     just before the stop reach their verdicts after it."""
     _wait_all_healthy(stack)  # every process past its start (the restarted worker too)
     submitted = _submit(stack, 12)
+    restarts = {c["Name"]: c["RestartCount"] for c in _app_containers(stack)}
     stopping = time.time()
     stack.compose("stop", timeout=600)
     stack.timings["stop_s"] = time.time() - stopping
-    app = [
-        c
-        for c in stack.containers()
-        if c["Config"]["Labels"]["com.docker.compose.service"] in stack.replicas
-    ]
+    app = _app_containers(stack)
     # When each app container exited, counted from the start of `compose stop` (which stops
     # a container after those that depend on it: a figure, not the container's own grace).
     took = {c["Name"]: _finished_at(c) - stopping for c in app}
@@ -530,16 +573,20 @@ def test_compose_stop_exits_0_everywhere_and_a_second_up_finds_topology_and_sche
         last = max(took, key=took.__getitem__)
         stack.timings[f"last_app_exit_s ({last})"] = took[last]
     exits = {c["Name"]: (c["State"]["Status"], c["State"]["ExitCode"]) for c in app}
+    # Restarted during the stop: a process that exited non-zero (restart: on-failure).
+    restarted = [c for c in app if c["RestartCount"] != restarts.get(c["Name"])]
     unclean = [c for c in app if (c["State"]["Status"], c["State"]["ExitCode"]) != ("exited", 0)]
-    if not exits or unclean:
+    if not exits or unclean or restarted:
         # What an unclean one wrote last, with times (a process still stopping logs its
-        # stacks), whole: the stack is removed with the test.
+        # stacks), and the engine's events of its stop, whole: the stack is removed with
+        # the test.
         said = "".join(
-            f"\n--- {c['Name']}, {took[c['Name']]:.1f} s after the stop began ---\n"
-            f"{_last_words(c['Id'], timestamps=True)}"
-            for c in unclean
+            f"\n--- {c['Name']}, {took[c['Name']]:.1f} s after the stop began, restarts "
+            f"{restarts.get(c['Name'])} -> {c['RestartCount']} ---\n"
+            f"{_events(c['Id'], stopping)}\n{_last_words(c['Id'], timestamps=True)}"
+            for c in {c["Name"]: c for c in unclean + restarted}.values()
         )
-        pytest.fail(f"not every app container exited 0: {exits}{said}", pytrace=False)
+        pytest.fail(f"not every app container exited 0 once: {exits}{said}", pytrace=False)
 
     stack.compose("up", "-d", "--no-recreate", "rabbitmq", "postgres")
     _wait(lambda: stack.management("/queues/verdict"), 120, "the management API back")

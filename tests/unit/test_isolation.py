@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import threading
 import time
 from collections.abc import AsyncIterator
 
@@ -19,7 +20,7 @@ from shared.errors import (
 )
 from tests.hostile import backtrack, buggy, die, refuse
 from workers.analysis.errors import UnreadableMedia
-from workers.isolation import AnalysisPool
+from workers.isolation import AnalysisPool, stopped
 
 
 def alive(pid: int) -> bool:
@@ -144,3 +145,40 @@ async def test_a_pool_whose_idle_child_died_is_replaced(pool):
             assert await pool.run(os.getpid, timeout_s=5) != child
             break
         assert time.monotonic() < deadline
+
+
+class _JoinThatHangs:
+    """A stopped pool whose join never returns (pebble's join of a stopped pool takes no
+    timeout): the thread that calls it stays blocked until the test releases it."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def join(self) -> None:
+        self.release.wait(30)
+
+
+async def test_closing_never_waits_without_bound_on_a_pool_that_will_not_join():
+    pool = _JoinThatHangs()
+    start = time.monotonic()
+    await stopped(pool, 0.3)  # type: ignore[arg-type]
+    assert time.monotonic() - start < 2
+    pool.release.set()  # the daemon thread then ends; its late answer goes nowhere
+    await asyncio.sleep(0.05)
+
+
+async def test_a_closed_pool_has_no_process_left():
+    pool = AnalysisPool(2)
+    await pool.start()
+    children = {p.pid for p in pool._pool._pool_manager.worker_manager.workers.values()}
+    await pool.close()
+    for pid in children:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            pytest.fail(f"analysis process {pid} still alive after close")
