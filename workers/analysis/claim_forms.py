@@ -148,11 +148,12 @@ _CAPS = "A-ZĂÂÎȘȚŞŢ"
 _SHOUTING = re.compile(
     rf"(?<!\w)[{_CAPS}]{{7,}}+(?!\w)|(?<!\w)[{_CAPS}]{{3,}}+\s{{1,3}}+[{_CAPS}]{{3,}}+(?!\w)"
 )
-# A quotation: „…”, “…”, "…", or '…' opened after a non-letter (not an apostrophe), at
+# A quotation: „…”, “…”, "…", «…», ‘…’, or '…' opened after a non-letter (not an apostrophe), at
 # most 300 characters, no nesting (an opening mark inside ends the attempt, so a flood of
 # them is read once); its inside is reported speech, not the writer's.
 _QUOTED = re.compile(
     r"„[^„”“\"]{0,300}+[”“\"]|“[^“”]{0,300}+”|\"[^\"]{0,300}+\"|(?<!\w)'[^']{0,300}+'"
+    r"|«[^«»]{0,300}+»|‘[^‘’]{0,300}+’"
 )
 # Register heard in the sentences around a claim (this many before and after) as well as
 # in its own: "Wake up!" two sentences on still frames the claim.
@@ -386,6 +387,23 @@ def _lexical_forms(has: Mapping[str, bool], sentence: str, folded: str, own: str
     return [form for form, there in present.items() if there]
 
 
+# "Is it true they're scrapping …?", "E adevărat că de la anul taie …?": a question that
+# passes a rumour on (near the sentence's start, ending in a question mark).
+_RUMOUR_QUESTION = re.compile(
+    r"^\W*+(?:\w++\W++){0,3}?(?:is it true|(?:e|este|i|mai e) adevarat)\b[^?.!]{10,300}\?"
+)
+
+
+def _within(folded: str, inner: str, outer: str) -> bool:
+    """Whether every match of register `inner` lies inside a match of register `outer`."""
+    register = _patterns().register
+    spans = [m.span() for m in register[outer].finditer(folded)]
+    return all(
+        any(a <= m.start() and m.end() <= b for a, b in spans)
+        for m in register[inner].finditer(folded)
+    )
+
+
 def sentence_register(sentence: str) -> list[Register]:
     """How the sentence itself puts what it says (viral, conspiratorial, sourced, hedged,
     emotive...), quotations left out."""
@@ -395,6 +413,12 @@ def sentence_register(sentence: str) -> list[Register]:
         # "Reporters analysed thousands of posts": the posts are what was studied, not
         # where the sentence got its claim.
         found.remove("viral_sources")
+    if "debunked" in found and "unsourced" in found and _within(folded, "debunked", "unsourced"):
+        # "He offered no evidence for the claim": the claimant's want of support, whose
+        # "no evidence" is no rebuttal.
+        found.remove("debunked")
+    if "viral_sources" not in found and _RUMOUR_QUESTION.search(folded):
+        found.append("viral_sources")  # a rumour asked about is a rumour passed on
     if "emotive" not in found and ("!" in sentence or _SHOUTING.search(sentence)):
         found.append("emotive")
     return found
@@ -474,6 +498,33 @@ def left_unsupported(own: Iterable[str], heard: Iterable[str]) -> bool:
     the new site, but offered no figures"), with nothing around it that answers it. Not a
     third party's silence in another sentence ("The company did not respond"). Pure."""
     return {"reported_claim", "unsourced"} <= set(own) and not _ANSWERED & set(heard)
+
+
+# A sentence that gives someone's word: a speaking verb, in either language.
+_REPORTS_WORD = re.compile(
+    r"\b(?:claim(?:s|ed)?|said|says|told|insist(?:s|ed)?|argu(?:es|ed)|declared|alleg(?:es|ed)"
+    r"|a (?:declarat|spus|afirmat|sustinut|pretins|anuntat)|au (?:declarat|spus|afirmat|sustinut)"
+    r"|sustine|afirma|pretinde)\b"
+)
+# How the next sentence names the same speaker again: a pronoun, else a word of the first.
+_SPEAKER_AGAIN = frozenset({"he", "she", "they", "el", "ea", "ei", "dansul", "dansa", "acesta"})
+_STEM = 6
+
+
+def unsupported_next(sentence: str, following: str, following_own: Iterable[str]) -> bool:
+    """Whether `sentence` gives someone's word and the next sentence says that the same
+    speaker gave nothing to support it ("The councillor claimed the scheme doubled response
+    times. He did not say where the figure came from."; "Un consilier a declarat că … .
+    Consilierul nu a prezentat date."). The speaker is named again by a pronoun or by a word
+    of the first sentence opening the second; a third party's silence in the second ("The
+    trust had not responded") is not the speaker's. Pure."""
+    if "unsourced" not in following_own or not _REPORTS_WORD.search(fold(sentence)):
+        return False
+    opening = re.findall(r"[^\W\d_]+", fold(following))[:2]
+    if opening[:1] and opening[0] in _SPEAKER_AGAIN:
+        return True
+    stems = {w[:_STEM] for w in re.findall(r"[^\W\d_]{5,}", fold(sentence))}
+    return any(len(w) >= 5 and w[:_STEM] in stems for w in opening)
 
 
 def rumoured(forms: list[Form], register: tuple[str, ...]) -> bool:

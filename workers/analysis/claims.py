@@ -26,6 +26,7 @@ from workers.analysis.claim_forms import (
     sentence_register,
     states_statistic,
     text_registers,
+    unsupported_next,
     unverified_risk,
 )
 from workers.analysis.findings import combine_probabilities, evidence_quote
@@ -92,10 +93,11 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
     found = sentences(clean.text)[:MAX_SENTENCES]
     registers = text_registers([s.text for s in found])
     attributed = any(ATTRIBUTING & set(r) for r in registers)
+    own = [sentence_register(s.text) for s in found]
     claims = [
         c
-        for s, r in zip(found, registers, strict=True)
-        if (c := _as_claim(s, r, clean, attributed))
+        for i, (s, r) in enumerate(zip(found, registers, strict=True))
+        if (c := _as_claim(s, r, clean, attributed, _unsupported_after(found, own, i)))
     ]
     rule = claim_policy().risk
     # A text that rebuts a claim it reports is worded like the claim it quotes: the model
@@ -209,13 +211,26 @@ def _with_register(claim: Claim, register: str) -> Claim:
     return dataclasses.replace(claim, register=(*claim.register, register))
 
 
+def _unsupported_after(found: Sequence[Sentence], own: Sequence[Sequence[str]], i: int) -> bool:
+    """Whether sentence i gives someone's word that the next sentence leaves unsupported."""
+    return i + 1 < len(found) and unsupported_next(found[i].text, found[i + 1].text, own[i + 1])
+
+
 def _as_claim(
-    sentence: Sentence, register: tuple[str, ...], clean: NormalisedText, attributed: bool
+    sentence: Sentence,
+    register: tuple[str, ...],
+    clean: NormalisedText,
+    attributed: bool,
+    unsupported_after: bool = False,
 ) -> Claim | None:
     forms = sentence_forms(sentence.text)
-    if not is_claim(forms) and (
-        rumoured(forms, register) or left_unsupported(sentence_register(sentence.text), register)
-    ):
+    own = sentence_register(sentence.text)
+    if unsupported_after:  # the speaker's want of support, told in the next sentence
+        own = [*own, "reported_claim", "unsourced"]
+        if left_unsupported(own, register):
+            added = (r for r in ("reported_claim", "unsourced") if r not in register)
+            register = (*register, *added)
+    if not is_claim(forms) and (rumoured(forms, register) or left_unsupported(own, register)):
         forms = [*forms, "rumour"]
     if not is_claim(forms):
         return None

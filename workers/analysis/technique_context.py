@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from workers.analysis.satire import credited_to_satire
 
 # Quoted passages: „…” and "…" (Romanian and English), «…», “…”, ‘…’ and '…' between
-# non-letters. Bounded and possessive: each opening mark scans at most 400 characters.
+# non-letters, whose inside may hold a word's apostrophe ('If this wasn't you, call…').
+# Bounded and possessive: each opening mark scans at most 400 characters.
 _QUOTED = re.compile(
     r"„[^”“\"\n]{1,400}+[”“\"]|«[^»\n]{1,400}+»|“[^”\n]{1,400}+”|\"[^\"\n]{1,400}+\""
-    r"|‘[^’\n]{1,400}+’|(?<!\w)'[^'\n]{1,400}+'(?!\w)"
+    r"|‘[^’\n]{1,400}+’|(?<!\w)'(?:[^'\n]|(?<=\w)'(?=\w)){1,400}+'(?!\w)"
 )
 # Sentence ends; a quote's inner "." also ends one, which only makes sentences shorter.
 # A point between digits ("1.45 GBP", "2.000 de lei") is part of a number, not an end.
