@@ -71,9 +71,14 @@ def test_romanian_without_diacritics_matches_the_same_terms() -> None:
 
 
 def test_repeating_one_word_counts_less_than_using_many_techniques() -> None:
-    """Repeats of a technique diminish, so one word said five times is not five techniques."""
-    repeated = assess_techniques("trădători, trădători, trădători, trădători, trădători")
-    varied = assess_techniques("trădători! nu vor să știți! copiii noștri! distribuiți! ȘOC TOTAL")
+    """Repeats of a technique diminish, so one word said five times is not five techniques
+    (the lexicon alone: the learned model's cue is a reading of its own, retrained often)."""
+    repeated = assess_techniques(
+        "trădători, trădători, trădători, trădători, trădători", learned=False
+    )
+    varied = assess_techniques(
+        "trădători! nu vor să știți! copiii noștri! distribuiți! ȘOC TOTAL", learned=False
+    )
     assert repeated.score < varied.score
     assert repeated.score <= saturating_score(2 * 0.26)  # twice one name-calling finding
 

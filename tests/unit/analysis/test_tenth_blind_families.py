@@ -1,6 +1,7 @@
-"""Families grown in the tenth round of issue 19, after two more sets written blind (ids
-`*-r-*`, workplace, school and public-service voices, and `*-s-*`, long-form and broadcast
-voices, held out). Each is checked on sentences written for this test (none is in the
+"""Families grown in the tenth round of issue 19, after four more sets written blind (ids
+`*-r-*`, workplace, school and public-service voices; `*-s-*`, long-form and broadcast
+voices, held out; `*-t-*`, health, parenting and food voices; `*-u-*`, political, civic and
+public-safety voices, held out). Each is checked on sentences written for this test (none is in the
 evaluation set), in Romanian and English, beside texts sharing their words that must stay
 low: a school's lice notice, a bank's warning quoting a scam, a fact-check column, a
 teacher's complaint, an HR expenses note."""
@@ -55,6 +56,39 @@ def domain_risk(host: str) -> float:
         # the remedy's promise
         ("Colloidal silver drops do the same job with zero side effects.", "miracle_cure"),
         ("Argintul coloidal vindecă totul, zero efecte secundare.", "miracle_cure"),
+        # sets T and U: a child taken from the family or kept from care
+        ("Unvaccinated children will be taken away from their parents next month.", "fear_appeal"),
+        ("Copiii nevaccinați vor fi luați din familie de luna viitoare.", "fear_appeal"),
+        ("Nu le mai dați copiilor vitamina D de la farmacie.", "fear_appeal"),
+        # sons sent to the front, pensions cut
+        ("If we lose, your sons will be drafted by spring.", "fear_appeal"),
+        ("Băieții voștri primesc ordin de încorporare din ianuarie.", "fear_appeal"),
+        ("Pensiile se taie la jumătate din ianuarie.", "fear_appeal"),
+        # a law passed in secret; a war staged; paid per prescription; a plan to replace "us"
+        ("Legea a trecut deja, pe ascuns, noaptea.", "conspiracy"),
+        ("The war is theatre and the rubble is a rented set.", "conspiracy"),
+        (
+            "Hospitals get paid more for every C-section, so of course they find a problem.",
+            "conspiracy",
+        ),
+        ("Medicii de familie primesc bonus pe fiecare rețetă.", "conspiracy"),
+        ("E un plan vechi: să golească satele de români.", "conspiracy"),
+        ("Criza la curent e fabricată de la un capăt la altul.", "conspiracy"),
+        # leading questions
+        ("Ever notice how the guidelines change right after a new drug launches?", "insinuation"),
+        ("Credeți că e întâmplător că se întâmplă exact acum?", "insinuation"),
+        ("Puneți cap la cap și o să vedeți.", "insinuation"),
+        # the accuser's own record
+        ("Where was all this outrage when they sold the playing fields?", "whataboutism"),
+        ("Unde erau ei când s-au închis spitalele?", "whataboutism"),
+        # an army occupying the cities
+        ("Sunt o armată care ne ocupă orașele.", "dehumanisation"),
+        # loyalty points about to expire, a hamper won
+        ("Your reward points (1,250) expire today.", "pressure"),
+        ("Punctele tale de fidelitate (1.250) expiră astăzi.", "pressure"),
+        ("You've won this month's hamper!", "pressure"),
+        # a deadline pressed: no time left
+        ("Sunați-vă părinții, azi, nu mâine.", "urgency"),
     ],
 )
 def test_the_new_cues_find_their_shapes(text: str, family: str) -> None:
@@ -82,6 +116,18 @@ def test_the_new_cues_find_their_shapes(text: str, family: str) -> None:
         # places at a venue, a passport photo at the post office
         "Only 12 places are available on the course, so book early.",
         "Bring a passport photo and a copy of your birth certificate to the office.",
+        # a team's score is no prize; a meeting missed is no payment refused
+        "Echipa a câștigat sâmbătă, scor 29-26, meciul din deplasare.",
+        "We won 3-1 on Saturday and moved up to fifth.",
+        "If you can't make it to the meeting, file the form by the same day.",
+        "We'll always ask before replacing anything over $20.",
+        # "să" is no "sau"; a father home from hospital today
+        "Le folosim ca să clasificăm copiii, nu ca să vedem unde îi pierdem.",
+        "Tata a ieșit azi din spital și trebuie să-și facă analizele săptămânal.",
+        # a school's vaccine schedule, a pension rise, a war reported
+        "Copiii vor fi vaccinați la cabinetul școlii, cu acordul părinților.",
+        "Pensiile cresc cu 5% din ianuarie, a anunțat ministerul.",
+        "The war entered its third year; aid convoys reached the city on Monday.",
     ],
 )
 def test_the_same_words_in_honest_texts_stay_low(text: str) -> None:
@@ -166,6 +212,34 @@ def test_a_fact_check_and_a_quoted_accusation_are_not_claims_of_the_text(text: s
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "Poliția avertizează asupra unor mesaje care susțin că «farmaciile rămân fără insulină». "
+        "Ministerul a precizat că nu există nicio problemă de aprovizionare.",
+        "Un clip viral susține că «ceaiul de usturoi vindecă hepatita». Am verificat afirmația "
+        "cu doi medici: nu există niciun studiu care să arate așa ceva.",
+        "A column explains why people still share the post: there is no route by which oil "
+        "rubbed into the navel reaches the liver. Castor oil is not a treatment.",
+        "Știri pe care nu le-ați citit nicăieri (pentru că le-am inventat noi): un bebeluș a "
+        "dormit opt ore la rând.",
+    ],
+)
+def test_a_report_that_checked_what_it_quotes_is_no_claim(text: str) -> None:
+    assert claims_score(text) < FLAGGED
+
+
+def test_offering_no_evidence_is_the_claimant_s_want_not_a_rebuttal() -> None:
+    text = "He offered no evidence for the claim."
+    assert "unsourced" in sentence_register(text)
+    assert "debunked" not in sentence_register(text)
+    assert "debunked" in sentence_register("Doctors say there is no evidence for the claim.")
+
+
+def test_a_figure_the_reader_is_sent_to_look_up_is_unsourced() -> None:
+    assert "unsourced" in sentence_register("That's not me, that's a stat, look it up.")
+
+
+@pytest.mark.parametrize(
     ("host", "risky"),
     [
         ("amazon-careers-onboarding.net", True),
@@ -176,6 +250,15 @@ def test_a_fact_check_and_a_quoted_accusation_are_not_claims_of_the_text(text: s
         ("admitere.edu.ro", False),
         ("edu-consult.ro", False),
         ("careers.ro", False),
+        # health brands: pharmacies, clinics, insurers
+        ("catena-puncte.ro-client.top", True),
+        ("cnas-card-sanatate.com", True),
+        ("reglna-maria-programari.net", True),
+        ("nhs-booster-uk.com", True),
+        ("mothercare-uk-giveaway.xyz", True),
+        ("programari.reginamaria.ro", False),
+        ("www.nhs.uk", False),
+        ("uk-health-news.com", False),
     ],
 )
 def test_jobs_payroll_and_grant_words_lure_beside_a_protected_name(host: str, risky: bool) -> None:
