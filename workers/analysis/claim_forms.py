@@ -394,6 +394,26 @@ _RUMOUR_QUESTION = re.compile(
 )
 
 
+# What a rumour asked about puts at stake: something cut, banned, fined, lost or closed for
+# good ("Is it true they're scrapping …?"), not a school closing early on Friday.
+_STAKE = re.compile(
+    r"\b(?:scrap\w*|cut\w*|ban(?:s|ned|ning)?|fine[sd]?|fining|tax(?:ed|es)?|los(?:e|es|ing)"
+    r"|cancel\w*|abolish\w*|confiscat\w*|seiz\w*|ration\w*|everyone|all|any"
+    r"|taie|tai|taiat\w*|interzi\w*|amend\w*|pierd\w*|anul\w*|desfiint\w*|confisc\w*"
+    r"|scumpe?\w*|dubl\w*|tuturor|toti|toate|nimeni)\b"
+)
+# A source named in the sentence: "by Eurostat", "according to", "potrivit Institutului".
+_NAMED_SOURCE = re.compile(
+    r"\b(?:according to|potrivit|conform|by (?:the )?[A-Z]\w+|reported|published by"
+    r"|realizat de|realizat pentru [A-Z]|de (?:către )?[A-Z]\w+ a|a anunțat|au anunțat)"
+)
+# The claimant's own want of support, which a named source does not undo.
+_WANT = re.compile(
+    r"\b(?:no evidence|did not|didn't|without|offered no|gave no|provided no|look it up"
+    r"|nothing official|nu a|n-a|fara|nicio dovada)\b"
+)
+
+
 def _within(folded: str, inner: str, outer: str) -> bool:
     """Whether every match of register `inner` lies inside a match of register `outer`."""
     register = _patterns().register
@@ -417,8 +437,11 @@ def sentence_register(sentence: str) -> list[Register]:
         # "He offered no evidence for the claim": the claimant's want of support, whose
         # "no evidence" is no rebuttal.
         found.remove("debunked")
-    if "viral_sources" not in found and _RUMOUR_QUESTION.search(folded):
-        found.append("viral_sources")  # a rumour asked about is a rumour passed on
+    if "viral_sources" not in found and _RUMOUR_QUESTION.search(folded) and _STAKE.search(folded):
+        found.append("viral_sources")  # a rumour of a loss asked about is one passed on
+    if "unsourced" in found and _NAMED_SOURCE.search(sentence) and not _WANT.search(folded):
+        # "A recent survey by Eurostat found …", "… potrivit Institutului": named after all
+        found.remove("unsourced")
     if "emotive" not in found and ("!" in sentence or _SHOUTING.search(sentence)):
         found.append("emotive")
     return found
@@ -511,6 +534,14 @@ _SPEAKER_AGAIN = frozenset({"he", "she", "they", "el", "ea", "ei", "dansul", "da
 _STEM = 6
 
 
+# The next sentence names missing evidence: figures, data, a source, where it came from.
+_NO_EVIDENCE = re.compile(
+    r"\b(?:no|not|n't|never|nu|n-a|fara|without|refuz\w*)\W+(?:\w+\W+){0,5}?"
+    r"(?:figures?|data|evidence|sources?|proof|where|numbers|studies|study"
+    r"|cifr\w*|date(?:le)?|dovez\w*|dovada|surs\w*|de unde|studii|studiu)\b"
+)
+
+
 def unsupported_next(sentence: str, following: str, following_own: Iterable[str]) -> bool:
     """Whether `sentence` gives someone's word and the next sentence says that the same
     speaker gave nothing to support it ("The councillor claimed the scheme doubled response
@@ -519,6 +550,8 @@ def unsupported_next(sentence: str, following: str, following_own: Iterable[str]
     of the first sentence opening the second; a third party's silence in the second ("The
     trust had not responded") is not the speaker's. Pure."""
     if "unsourced" not in following_own or not _REPORTS_WORD.search(fold(sentence)):
+        return False
+    if not _NO_EVIDENCE.search(fold(following)):  # "He did not present the line-up"
         return False
     opening = re.findall(r"[^\W\d_]+", fold(following))[:2]
     if opening[:1] and opening[0] in _SPEAKER_AGAIN:

@@ -32,11 +32,11 @@ def domain_risk(host: str) -> float:
     ("text", "family"),
     [
         # a cover story; kept quiet; pushed out quietly
-        ("The roadworks are just a cover for the new masts.", "conspiracy"),
+        ("The roadworks are cover for the new masts.", "conspiracy"),
         ("Those 'fire drills' are cover for something else.", "conspiracy"),
         ("The hospital is keeping it quiet until after the vote.", "conspiracy"),
         ("Every nurse who complained was quietly sacked.", "conspiracy"),
-        ("Renovarea e doar o acoperire pentru antenele noi.", "conspiracy"),
+        ("Renovarea e doar un paravan pentru antenele noi.", "conspiracy"),
         ("Conducerea ține totul secret până după alegeri.", "conspiracy"),
         # suspicion raised without a claim
         ("Why else would they announce it on a Friday night?", "insinuation"),
@@ -44,7 +44,6 @@ def domain_risk(host: str) -> float:
         ("Call me paranoid, but the timing is strange.", "insinuation"),
         ("De ce altfel ar anunța asta vineri seara?", "insinuation"),
         ("A mai observat cineva că amenzile au început imediat după alegeri?", "insinuation"),
-        ("Nu vreau să fiu paranoic, dar e ciudat.", "insinuation"),
         # a warning to pass to everyone one knows; scarcity
         ("Screenshot this and send it to every parent you know.", "urgency"),
         ("Trimiteți mesajul tuturor celor pe care îi cunoașteți.", "urgency"),
@@ -59,11 +58,11 @@ def domain_risk(host: str) -> float:
         # sets T and U: a child taken from the family or kept from care
         ("Unvaccinated children will be taken away from their parents next month.", "fear_appeal"),
         ("Copiii nevaccinați vor fi luați din familie de luna viitoare.", "fear_appeal"),
-        ("Nu le mai dați copiilor vitamina D de la farmacie.", "fear_appeal"),
+        ("Nu mai duceți copiii la dispensar până se clarifică.", "fear_appeal"),
         # sons sent to the front, pensions cut
         ("If we lose, your sons will be drafted by spring.", "fear_appeal"),
         ("Băieții voștri primesc ordin de încorporare din ianuarie.", "fear_appeal"),
-        ("Pensiile se taie la jumătate din ianuarie.", "fear_appeal"),
+        ("Pensiile voastre se taie la jumătate din ianuarie.", "fear_appeal"),
         # a law passed in secret; a war staged; paid per prescription; a plan to replace "us"
         ("Legea a trecut deja, pe ascuns, noaptea.", "conspiracy"),
         ("The war is theatre and the rubble is a rented set.", "conspiracy"),
@@ -128,6 +127,27 @@ def test_the_new_cues_find_their_shapes(text: str, family: str) -> None:
         "Copiii vor fi vaccinați la cabinetul școlii, cu acordul părinților.",
         "Pensiile cresc cu 5% din ianuarie, a anunțat ministerul.",
         "The war entered its third year; aid convoys reached the city on Monday.",
+        # a review of the round: honest sentences sharing the new cues' words
+        "The tarpaulin is just a cover for the sandpit when it rains.",
+        "Please keep it quiet until Friday, the surprise party for Dan is at 7.",
+        "Vă rugăm să păstrați secret cadoul pentru doamna învățătoare.",
+        "The bill went through overnight after a marathon session, 312 votes to 210.",
+        "Hospitals receive more funding for every patient treated within four hours.",
+        "The council's plan to replace the workers' canteen with a gym was rejected.",
+        "I'm not paranoid, but I do lock the car twice before bed.",
+        "Ever wondered how sourdough gets its tang?",
+        "Ne-am întâlnit unde era cafeneaua veche, când eram studenți.",
+        "There are only 12 spots left in the car park after 9am.",
+        "Trimiteți invitația tuturor colegilor pe care îi știți din anul trei.",
+        "Don't worry about the washing up, we'll do it ourselves.",
+        "Armata română ocupă locul 3 în clasament.",
+        "Babies are taken from their mothers to the neonatal unit only if they need oxygen.",
+        "După 7 zile de tratament, nu mai dați pastilele, chiar dacă a mai rămas în cutie.",
+        "The children sat in the front row at the school concert.",
+        "I cut my savings goal this month because the car needed new tyres.",
+        "Reminder: your points expire after 12 months without a purchase.",
+        "You won 2-1 against a strong side.",
+        "If you can't make this Thursday's meeting, send your apologies.",
     ],
 )
 def test_the_same_words_in_honest_texts_stay_low(text: str) -> None:
@@ -201,6 +221,33 @@ def test_a_study_or_survey_no_one_is_named_for_is_unsourced(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
+        "A recent survey by Eurostat found that 62% of Romanians own their homes.",
+        "Studiile au arătat că vaccinul reduce spitalizările cu 80%, potrivit Institutului.",
+    ],
+)
+def test_a_study_named_in_its_own_sentence_is_sourced(text: str) -> None:
+    assert "unsourced" not in sentence_register(text)
+
+
+def test_a_question_is_a_rumour_only_when_something_is_at_stake() -> None:
+    asked = "Is it true that the school will close early on Friday for the training day?"
+    assert "viral_sources" not in sentence_register(asked)
+
+
+def test_the_next_sentence_must_say_evidence_is_missing() -> None:
+    said = "The coach said the squad is fit for Saturday."
+    later = "He did not present the line-up until an hour before kick-off."
+    assert not unsupported_next(said, later, ["unsourced"])
+
+
+def test_a_denied_invention_is_no_satire() -> None:
+    text = "Cifrele astea nu le-am inventat noi: pensiile se taie cu 40%, distribuiți!"
+    assert "satire" not in sentence_register(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "Verificare: Nu, compania nu a anunțat că închide toate oficiile. Postarea care "
         "circulă pe Facebook pornește de la o știre veche.",
         "La miting, un vorbitor a strigat că «profesorii sunt trădători plătiți». Sindicatul "
@@ -243,7 +290,8 @@ def test_a_figure_the_reader_is_sent_to_look_up_is_unsourced() -> None:
     ("host", "risky"),
     [
         ("amazon-careers-onboarding.net", True),
-        ("edu-ro-bursa.online", True),
+        ("minedu-bursa.ro", True),
+        ("edu-online.ro", False),
         ("hr-portal-office365-ro.com", True),
         ("amazon.jobs", False),
         ("hiring.amazon.com", False),
@@ -251,7 +299,9 @@ def test_a_figure_the_reader_is_sent_to_look_up_is_unsourced() -> None:
         ("edu-consult.ro", False),
         ("careers.ro", False),
         # health brands: pharmacies, clinics, insurers
-        ("catena-puncte.ro-client.top", True),
+        ("drmax-fidelitate.ro", True),
+        ("drmax.cz", False),
+        ("catena.se", False),
         ("cnas-card-sanatate.com", True),
         ("reglna-maria-programari.net", True),
         ("nhs-booster-uk.com", True),
