@@ -13,6 +13,7 @@ from workers.analysis.claims import (
     MAX_SENTENCES,
     UNVERIFIABLE,
     Verification,
+    claim_policy,
     extract_claims,
     match_locally,
     report_data,
@@ -212,21 +213,23 @@ def test_the_learned_model_supports_claims_the_forms_found() -> None:
     assert score_claims([high], [UNVERIFIABLE]) >= 50 > score_claims([low], [UNVERIFIABLE])
 
 
-def test_from_p_0_5_the_model_makes_its_most_claim_like_sentence_a_risky_claim() -> None:
+def test_from_learned_alone_the_model_makes_its_most_claim_like_sentence_a_risky_claim() -> None:
     """Where the forms found no risky claim, the model's most claim-like sentence (the first
-    of equals) becomes a `learned_claim` claim, risky on its own; at p < 0.5 nothing."""
+    of equals) becomes a `learned_claim` claim, risky on its own, from the probability
+    `learned_alone` of claims.yaml; below it nothing."""
+    alone = claim_policy().risk.learned_alone
     text = "We went for a walk in the park with Maria. We had tea after."
-    assert extract_claims(text, learned=_model(0.45)) == []
-    [made] = extract_claims(text, learned=_model(0.55))
+    assert extract_claims(text, learned=_model(alone - 0.05)) == []
+    [made] = extract_claims(text, learned=_model(alone + 0.05))
     assert made.text == "We went for a walk in the park with Maria."
     assert "learned_claim" in made.register
     assert score_claims([made], [UNVERIFIABLE]) >= 50
 
 
 def test_the_learned_claim_joins_a_claim_the_forms_made_of_the_same_sentence() -> None:
-    text = "The lake in the park was frozen this morning."
+    text = "The lake in Brad had 300 ducks in 2019."
     [by_forms] = extract_claims(text, learned=_model(0.01))
-    [learned] = extract_claims(text, learned=_model(0.55))
+    [learned] = extract_claims(text, learned=_model(claim_policy().risk.learned_alone + 0.05))
     assert learned.text == by_forms.text and learned.cues == by_forms.cues
     assert "learned_claim" not in by_forms.register and "learned_claim" in learned.register
     assert score_claims([learned], [UNVERIFIABLE]) >= 50 > score_claims([by_forms], [UNVERIFIABLE])
@@ -271,7 +274,8 @@ def test_calm_claims_beyond_the_limit_do_not_cut_the_learned_claim() -> None:
     calm = " ".join(
         f"In {2000 + i} the town of Brad had {1000 + 37 * i} residents." for i in range(30)
     )
-    claims = extract_claims("We went for a walk in the park. " + calm, learned=_model(0.55))
+    above = _model(claim_policy().risk.learned_alone + 0.05)
+    claims = extract_claims("We went for a walk in the park. " + calm, learned=above)
     assert len(claims) == MAX_CLAIMS
     assert any("learned_claim" in c.register for c in claims)
     assert score_claims(claims, [UNVERIFIABLE] * len(claims)) >= 50
