@@ -88,6 +88,12 @@ def domain_risk(host: str) -> float:
         ("You've won this month's hamper!", "pressure"),
         # a deadline pressed: no time left
         ("Sunați-vă părinții, azi, nu mâine.", "urgency"),
+        # the review's own variants of the round's families
+        ("Unde a fost toată revolta voastră când ai voștri furau?", "whataboutism"),
+        ("The whole war is a show put on for TV cameras.", "conspiracy"),
+        ("Paramedics are told to keep quiet about the ambulance delays.", "conspiracy"),
+        ("They're coming for unvaccinated kids next, they'll put them in care.", "fear_appeal"),
+        ("Dacă nu vă vaccinați copilul, statul vi-l ia și îl dă în plasament.", "fear_appeal"),
     ],
 )
 def test_the_new_cues_find_their_shapes(text: str, family: str) -> None:
@@ -148,6 +154,8 @@ def test_the_new_cues_find_their_shapes(text: str, family: str) -> None:
         "Reminder: your points expire after 12 months without a purchase.",
         "You won 2-1 against a strong side.",
         "If you can't make this Thursday's meeting, send your apologies.",
+        "The foster care agency placed two children with a new family on Monday.",
+        "Cei trei copii au fost dați în plasament la bunici, a precizat DGASPC.",
     ],
 )
 def test_the_same_words_in_honest_texts_stay_low(text: str) -> None:
@@ -284,6 +292,13 @@ def test_offering_no_evidence_is_the_claimant_s_want_not_a_rebuttal() -> None:
 
 def test_a_figure_the_reader_is_sent_to_look_up_is_unsourced() -> None:
     assert "unsourced" in sentence_register("That's not me, that's a stat, look it up.")
+    insisted = "The councillor insisted it doubled, offering nothing to back it up."
+    assert "unsourced" in sentence_register(insisted)
+
+
+def test_a_relative_at_the_ministry_is_hearsay() -> None:
+    heard = "My brother-in-law works at the ministry and says petrol will be rationed."
+    assert "viral_sources" in sentence_register(heard)
 
 
 @pytest.mark.parametrize(
