@@ -536,7 +536,7 @@ _STEM = 6
 
 # The next sentence names missing evidence: figures, data, a source, where it came from.
 _NO_EVIDENCE = re.compile(
-    r"\b(?:no|not|n't|never|nu|n-a|fara|without|refuz\w*)\W+(?:\w+\W+){0,5}?"
+    r"\b(?:no|not|n't|never|nu|n-a|fara|without|refuz\w*+)\W++(?:\w++\W++){0,5}?"
     r"(?:figures?|data|evidence|sources?|proof|where|numbers|studies|study"
     r"|cifr\w*|date(?:le)?|dovez\w*|dovada|surs\w*|de unde|studii|studiu)\b"
 )
