@@ -62,6 +62,13 @@ TEXTS = (
 FIRST_PROBE_S = 5.0
 
 
+# Podman 4.3 reads /proc/PID/cgroup of a container process and fails the whole API call with
+# ESRCH when that process has just exited (a one-shot job container, say); 4.4 treats it as
+# gone (containers/podman#16504). The compose command is then simply run again.
+ENGINE_RACE = re.compile(r"read /proc/\d+/cgroup: no such process")
+ENGINE_RETRIES = 2
+
+
 @dataclass
 class Stack:
     """One compose project of compose.yaml under test, and how to reach it."""
@@ -75,18 +82,26 @@ class Stack:
     timings: dict[str, float] = field(default_factory=dict)
 
     def compose(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        """docker-compose on this project; fails the test with its output when it fails."""
+        """docker-compose on this project; fails the test with its output when it fails.
+        Run again (it is idempotent) when podman 4.3 lost its race with a process that had
+        just exited (ENGINE_RACE), at most ENGINE_RETRIES times."""
         argv = ["docker-compose", "--compatibility", "-p", self.project]
         argv += ["--env-file", str(self.env_file), "-f", str(COMPOSE), "-f", str(OVERRIDE)]
         argv += ["-f", str(self.restart_policy)]
-        done = subprocess.run(
-            [*argv, *args],
-            cwd=ROOT,
-            env={**os.environ, "DOCKER_HOST": self.docker_host},
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        for _ in range(ENGINE_RETRIES + 1):
+            done = subprocess.run(
+                [*argv, *args],
+                cwd=ROOT,
+                env={**os.environ, "DOCKER_HOST": self.docker_host},
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
+            if done.returncode == 0 or not ENGINE_RACE.search(done.stderr):
+                break
+            self.timings[f"engine_race_retries ({args[0]})"] = (
+                self.timings.get(f"engine_race_retries ({args[0]})", 0) + 1
+            )
         assert done.returncode == 0, f"docker-compose {' '.join(args)}:\n{done.stderr}"
         return done
 
