@@ -99,9 +99,8 @@ class Stack:
             )
             if done.returncode == 0 or not ENGINE_RACE.search(done.stderr):
                 break
-            self.timings[f"engine_race_retries ({args[0]})"] = (
-                self.timings.get(f"engine_race_retries ({args[0]})", 0) + 1
-            )
+            retried = f"engine_race_retries ({args[0]})"
+            self.timings[retried] = self.timings.get(retried, 0) + 1
         assert done.returncode == 0, f"docker-compose {' '.join(args)}:\n{done.stderr}"
         return done
 

@@ -97,7 +97,7 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
     claims = [
         c
         for i, (s, r) in enumerate(zip(found, registers, strict=True))
-        if (c := _as_claim(s, r, clean, attributed, _unsupported_after(found, own, i)))
+        if (c := _as_claim(s, r, own[i], clean, attributed, _unsupported_after(found, own, i)))
     ]
     rule = claim_policy().risk
     # A text that rebuts a claim it reports is worded like the claim it quotes: the model
@@ -219,12 +219,14 @@ def _unsupported_after(found: Sequence[Sentence], own: Sequence[Sequence[str]], 
 def _as_claim(
     sentence: Sentence,
     register: tuple[str, ...],
+    own: Sequence[str],
     clean: NormalisedText,
     attributed: bool,
     unsupported_after: bool = False,
 ) -> Claim | None:
+    """The claim the sentence makes, if any: `register` is what it hears around it, `own` its
+    own register (sentence_register)."""
     forms = sentence_forms(sentence.text)
-    own = sentence_register(sentence.text)
     if unsupported_after:  # the speaker's want of support, told in the next sentence
         own = [*own, "reported_claim", "unsourced"]
         if left_unsupported(own, register):

@@ -5,17 +5,10 @@ and English, beside neutral texts sharing their words that must stay low."""
 
 import pytest
 
+from tests.unit.analysis.probes import FLAGGED, claims_score
 from workers.analysis import claims, domains
 from workers.analysis.claim_forms import rumoured, sentence_register, text_registers
 from workers.analysis.wording_model import WordingModel
-
-FLAGGED = 50
-
-
-def claims_score(text: str, learned: WordingModel | None = None) -> float:
-    found = claims.extract_claims(text, learned=learned)
-    return claims.score_claims(found, [claims.UNVERIFIABLE] * len(found))
-
 
 # A learned claims model that reads every text at 0.01: what the forms alone make of a text.
 FORMS_ONLY = WordingModel(buckets=8, bias=-4.595, weights=[0.0] * 8)

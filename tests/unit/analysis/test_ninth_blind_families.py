@@ -6,21 +6,11 @@ donation appeal, a pharmacist's advice, a school notice."""
 
 import pytest
 
+from tests.unit.analysis.probes import FLAGGED, claims_score, kinds
 from workers.analysis import claims, techniques
 from workers.analysis.claim_forms import left_unsupported, sentence_register
 from workers.analysis.datafiles import load
 from workers.analysis.wording_model import WordingModel
-
-FLAGGED = 50
-
-
-def claims_score(text: str) -> float:
-    found = claims.extract_claims(text)
-    return claims.score_claims(found, [claims.UNVERIFIABLE] * len(found))
-
-
-def kinds(text: str) -> set[str]:
-    return {f.kind for f in techniques.assess_techniques(text, learned=False).findings}
 
 
 @pytest.mark.parametrize(

@@ -6,20 +6,14 @@ words that must stay flagged."""
 
 import pytest
 
-from workers.analysis import claims, domains, techniques
+from tests.unit.analysis.probes import FLAGGED, claims_score
+from workers.analysis import domains, techniques
 from workers.analysis.claim_forms import sentence_register, text_registers
 from workers.analysis.lookalikes import lure_stem
 from workers.analysis.wording_model import WordingModel
 
-FLAGGED = 50
-
 # A learned claims model that reads every text at 0.01: what the forms alone make of a text.
 FORMS_ONLY = WordingModel(buckets=8, bias=-4.595, weights=[0.0] * 8)
-
-
-def claims_score(text: str, learned: WordingModel | None = None) -> float:
-    found = claims.extract_claims(text, learned=learned)
-    return claims.score_claims(found, [claims.UNVERIFIABLE] * len(found))
 
 
 @pytest.mark.parametrize(

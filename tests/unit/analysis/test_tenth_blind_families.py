@@ -8,20 +8,10 @@ teacher's complaint, an HR expenses note."""
 
 import pytest
 
-from workers.analysis import claims, domains, techniques
+from tests.unit.analysis.probes import FLAGGED, claims_score, kinds
+from workers.analysis import domains, techniques
 from workers.analysis.claim_forms import sentence_register, unsupported_next
 from workers.analysis.technique_context import quotes
-
-FLAGGED = 50
-
-
-def claims_score(text: str) -> float:
-    found = claims.extract_claims(text)
-    return claims.score_claims(found, [claims.UNVERIFIABLE] * len(found))
-
-
-def kinds(text: str) -> set[str]:
-    return {f.kind for f in techniques.assess_techniques(text, learned=False).findings}
 
 
 def domain_risk(host: str) -> float:
