@@ -144,7 +144,7 @@ async def test_a_session_is_visible_only_to_its_tenant(pool):
 
 async def test_one_batch_settles_several_sessions_and_sets_aside_unknown_ones(pool):
     """A prefetched batch: a session completed within it, another half done, a duplicate inside
-    the batch and a result of an unknown session, all in one transaction."""
+    the batch and a result of an unknown session, all in one call."""
     from aggregator.fanin import record_results
 
     done, half = await new_session(pool), await new_session(pool)
@@ -162,3 +162,30 @@ async def test_one_batch_settles_several_sessions_and_sets_aside_unknown_ones(po
     assert by_id[half].verdict is None and by_id[half].progress["progress"] == 50
     explained = (await sessions.load(pool, done)).verdict["explanation"]["en"]
     assert explained.startswith("critical_risk")
+
+
+async def test_results_recorded_by_separate_batches_at_once_finalize_each_session_once(pool):
+    """Each batch commits its results on its own, so the one that records a session's last
+    result reads every result and finalizes it: 12 sessions whose 48 results arrive as
+    concurrent single-result batches all end final, each with exactly one verdict."""
+    sids = [await new_session(pool) for _ in range(12)]
+    singles = [result(sid, c, 30) for c in COMPONENTS for sid in sids]
+    recorded = await asyncio.gather(*(record_result(pool, r, WEIGHTS, explain) for r in singles))
+    finalizers = [r.session_id for r in recorded if r.verdict is not None]
+    assert sorted(finalizers) == sorted(sids)
+    for sid in sids:
+        assert (await sessions.load(pool, sid)).status == "completed"
+
+
+async def test_a_session_recorded_but_not_finalized_is_finalized_by_a_redelivered_result(pool):
+    """An aggregator that died between recording a session's last result and finalizing it
+    left the result unacked: its redelivery finds the session complete and finalizes it."""
+    from aggregator.fanin import _record
+
+    sid = await new_session(pool)
+    async with pool.acquire() as conn:  # the first statement only, as a crash would leave it
+        await _record(conn, [uuid.UUID(sid)], [result(sid, c, 60) for c in COMPONENTS])
+    assert (await sessions.load(pool, sid)).status == "processing"
+    again = await record_result(pool, result(sid, "domain", 60), WEIGHTS, explain)
+    assert again.duplicate and again.verdict is not None
+    assert (await sessions.load(pool, sid)).status == "completed"
