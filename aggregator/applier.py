@@ -23,6 +23,7 @@ from shared.deadletters import DeadLetterKind
 from shared.messages import Result
 from shared.names import Names
 from shared.partitions import make_ahead
+from shared.redis_batches import RedisBatches
 from shared.sessions import store_explanation
 from shared.settings import Settings
 from shared.urgency import UrgentGate, UrgentSignals
@@ -70,7 +71,9 @@ class Applier:
         self._gate = gate
         self._explain = explain
         self._parking_key = parking_key  # marks what it parks (shared.signing)
-        self._signals = UrgentSignals(storage.redis, settings.key_prefix)
+        # Live states and urgent ends of concurrent batches go to Redis together.
+        self._batches = RedisBatches(storage.redis)
+        self._signals = UrgentSignals(storage.redis, settings.key_prefix, self._batches)
         self._background: set[asyncio.Task[None]] = set()  # explanations being rewritten
         self._ending: set[asyncio.Task[None]] = set()  # urgent-session ends being announced
 
@@ -180,7 +183,7 @@ class Applier:
         """Live state for pollers; Postgres already holds the truth, so Redis may fail."""
         try:
             await live.publish_states(
-                self.storage.redis, self.settings.key_prefix, live_states(sessions)
+                self._batches, self.settings.key_prefix, live_states(sessions)
             )
         except Exception as exc:
             log.warning("live state not updated", error=repr(exc))

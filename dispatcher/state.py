@@ -26,6 +26,7 @@ from shared.background import in_background
 from shared.broker import Publisher, connect
 from shared.errors import BrokerUnavailable
 from shared.names import Names
+from shared.redis_batches import RedisBatches
 from shared.resources import Resources
 from shared.settings import Settings
 from shared.signing import task_signer
@@ -50,6 +51,8 @@ class AppState:
     # Event streams subscribe here: a pool of their own, bounded (API_MAX_EVENT_STREAMS).
     events_redis: Redis
     quotas: Quotas = field(init=False)
+    # Redis commands of concurrent requests sent together (live states, urgent signals).
+    batches: RedisBatches = field(init=False)
     publisher: Publisher | None = None
     connection: AbstractRobustConnection | None = None
     tenants: SessionTenants = field(init=False)
@@ -82,6 +85,7 @@ class AppState:
         # Every task the API publishes is signed (shared/signing.py); no key, no start.
         self.task_signer = task_signer(self.settings)
         self.events_key = token_key(self.settings)
+        self.batches = RedisBatches(self.redis)
         self.tenant_settings = TenantSettingsCache(self.pool, self.settings.tenant_settings_ttl_s)
         self.quotas = Quotas(self.settings, self.redis, self.pool, self.tenant_settings)
         self.tenants = SessionTenants(self.pool, self.settings.api_tenant_cache_size)

@@ -157,7 +157,7 @@ async def _forget(state: AppState, session_id: str) -> None:
 async def _announce(state: AppState, session: NewSession) -> None:
     try:
         initial = {**progress_of("processing", session.components, {}), "tenant": session.tenant}
-        await live.publish_state(state.redis, state.settings.key_prefix, session.id, initial)
+        await live.publish_state(state.batches, state.settings.key_prefix, session.id, initial)
     except Exception as exc:  # Redis is a cache of Postgres: a miss falls back to the record
         log.warning("live state not written", session_id=session.id, error=repr(exc))
 
@@ -168,7 +168,7 @@ def _is_urgent(state: AppState, session: NewSession) -> bool:
 
 
 async def _signal_urgent(state: AppState, session_id: str, begin: bool) -> None:
-    signals = UrgentSignals(state.redis, state.settings.key_prefix)
+    signals = UrgentSignals(state.redis, state.settings.key_prefix, state.batches)
     try:
         await (signals.begin(session_id) if begin else signals.end([session_id]))
     except Exception as exc:  # precedence is an optimisation: the session goes on without it

@@ -7,8 +7,6 @@ Best effort: an attempt not written (Redis away) is only missing from a timeline
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -18,6 +16,7 @@ from redis.asyncio import Redis
 
 from shared.constants import LIVE_STATE_TTL_S
 from shared.keys import Keys
+from shared.redis_batches import Command, RedisBatches, send_all
 
 # How an attempt ended: its result reported (`ok`, `failed`), nothing to do (`skipped`: the
 # session was final or the result recorded), a retry scheduled, or a dead letter.
@@ -41,48 +40,30 @@ class Attempt:
 
 async def record(redis: Redis, keys: Keys, session_id: str, component: str, a: Attempt) -> None:
     """Append an attempt to the component's list; the list lives LIVE_STATE_TTL_S seconds."""
-    await record_many(redis, keys, [(session_id, component, a)])
+    await send_all(redis, writes_of(keys, session_id, component, a))
 
 
-async def record_many(
-    redis: Redis, keys: Keys, entries: Sequence[tuple[str, str, Attempt]]
-) -> None:
-    """`record` for many attempts (session, component, attempt) in one round trip."""
-    async with redis.pipeline(transaction=False) as pipe:
-        for session_id, component, a in entries:
-            key = keys.attempts(session_id, component)
-            pipe.rpush(key, json.dumps(asdict(a)))
-            pipe.ltrim(key, -MAX_KEPT, -1)
-            pipe.pexpire(key, LIVE_STATE_TTL_S * 1000)
-        await pipe.execute()
+def writes_of(keys: Keys, session_id: str, component: str, a: Attempt) -> list[Command]:
+    """The Redis writes that append one attempt (newest MAX_KEPT kept, the TTL renewed)."""
+    key = keys.attempts(session_id, component)
+    return [
+        ("RPUSH", key, json.dumps(asdict(a))),
+        ("LTRIM", key, -MAX_KEPT, -1),
+        ("PEXPIRE", key, LIVE_STATE_TTL_S * 1000),
+    ]
 
 
 class AttemptLog:
-    """Writes attempts off the tasks' path: whatever was added while a write was on its way
-    goes in the next one, so a busy worker writes many attempts per round trip and a task
-    never waits for its own entry. Best effort, like the record itself."""
+    """Writes attempts off the tasks' path (shared.redis_batches): a task never waits for
+    its own entry, and a busy worker writes many entries per round trip. Best effort, like
+    the record itself."""
 
-    def __init__(self, redis: Redis, keys: Keys) -> None:
-        self._redis = redis
+    def __init__(self, batches: RedisBatches, keys: Keys) -> None:
+        self._batches = batches
         self._keys = keys
-        self._pending: list[tuple[str, str, Attempt]] = []
-        self._writing: asyncio.Future[None] | None = None
 
     def add(self, session_id: str, component: str, attempt: Attempt) -> None:
-        self._pending.append((session_id, component, attempt))
-        if self._writing is None or self._writing.done():
-            self._writing = asyncio.ensure_future(self._write())
-
-    async def _write(self) -> None:
-        while self._pending:
-            batch, self._pending = self._pending, []
-            with contextlib.suppress(Exception):  # Redis away: only a timeline entry missing
-                await record_many(self._redis, self._keys, batch)
-
-    async def flush(self) -> None:
-        """Return once everything added so far is written (or given up)."""
-        if self._writing is not None:
-            await asyncio.shield(self._writing)
+        self._batches.add(*writes_of(self._keys, session_id, component, attempt))
 
 
 async def read(

@@ -9,7 +9,7 @@ from redis.asyncio import Redis
 
 from shared.constants import LIVE_STATE_TTL_S
 from shared.keys import Keys
-from shared.lua import evalsha_many
+from shared.redis_batches import RedisBatches, Scripted, send
 
 
 def state_key(prefix: str, session_id: str) -> str:
@@ -35,29 +35,31 @@ return 1
 """
 
 
-async def publish_state(redis: Redis, prefix: str, session_id: str, state: dict[str, Any]) -> None:
+async def publish_state(
+    redis: Redis | RedisBatches, prefix: str, session_id: str, state: dict[str, Any]
+) -> None:
     """Store the live state (24 h TTL) and announce it, unless a newer state is already there."""
     await publish_states(redis, prefix, [(session_id, state)])
 
 
 async def publish_states(
-    redis: Redis, prefix: str, states: list[tuple[str, dict[str, Any]]]
+    redis: Redis | RedisBatches, prefix: str, states: list[tuple[str, dict[str, Any]]]
 ) -> None:
     """`publish_state` for many sessions in one round trip."""
     if not states:
         return
-    await evalsha_many(
+    await send(
         redis,
-        _NEWER_WINS,
         [
-            (
-                [state_key(prefix, session_id), events_channel(prefix, session_id)],
-                [
+            Scripted(
+                _NEWER_WINS,
+                (state_key(prefix, session_id), events_channel(prefix, session_id)),
+                (
                     json.dumps(state, default=str),
                     state["status"],
                     state["progress"],
                     LIVE_STATE_TTL_S,
-                ],
+                ),
             )
             for session_id, state in states
         ],

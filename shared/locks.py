@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 from shared.background import in_background, raise_if_cancelled
 from shared.keys import Keys
 from shared.lua import script
+from shared.redis_batches import RedisBatches, Scripted
 
 # Extend only while we still own the lock: the token is the fence.
 _RENEW = """
@@ -44,8 +45,13 @@ def lock_key(prefix: str, session_id: str, component: str) -> str:
 class ComponentLock:
     """One worker's claim on one (session, component); lost when another worker could take it."""
 
-    def __init__(self, redis: Redis, key: str, ttl_ms: int) -> None:
+    def __init__(
+        self, redis: Redis, key: str, ttl_ms: int, batches: RedisBatches | None = None
+    ) -> None:
+        """`batches`: acquire and finish with the process's other Redis commands (one round
+        trip for many under load), the finish off the task's path (see `finish`)."""
         self._redis = redis
+        self._batches = batches
         self.key = key
         self.ttl_ms = ttl_ms
         self.token = secrets.token_hex(16)
@@ -53,6 +59,9 @@ class ComponentLock:
         self._finished = False
 
     async def acquire(self) -> bool:
+        if self._batches is not None:
+            taken = ("SET", self.key, self.token, "NX", "PX", self.ttl_ms)
+            return bool(await self._batches.call(taken))
         return bool(await self._redis.set(self.key, self.token, nx=True, px=self.ttl_ms))
 
     async def renew(self) -> bool:
@@ -64,9 +73,16 @@ class ComponentLock:
         return (await self._redis.get(self.key)) == self.token.encode()
 
     async def finish(self) -> None:
-        """Mark the task done: the key stays for one TTL so duplicates wait, then expires."""
-        await script(self._redis, _FINISH)(keys=[self.key], args=[self.token, self.ttl_ms])
+        """Mark the task done: the key stays for one TTL so duplicates wait, then expires.
+
+        With batches the marker goes with the next of them and this returns at once:
+        until it lands the key still holds this lock's token, which duplicates wait on just
+        the same, and a marker never written leaves the token to expire by the same TTL."""
         self._finished = True
+        if self._batches is not None:
+            self._batches.add(Scripted(_FINISH, (self.key,), (self.token, self.ttl_ms)))
+            return
+        await script(self._redis, _FINISH)(keys=[self.key], args=[self.token, self.ttl_ms])
 
     async def release(self) -> None:
         """Give the lock up at once (nothing to do once finished: the key is no longer ours)."""

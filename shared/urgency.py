@@ -29,6 +29,7 @@ from shared.background import in_background, raise_if_cancelled, stop_if_cancell
 from shared.constants import MAX_PRIORITY
 from shared.cpu import CpuLoad
 from shared.keys import Keys
+from shared.redis_batches import RedisBatches, send
 from shared.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -168,18 +169,18 @@ def decode_signal(data: bytes | str) -> tuple[bool, str] | None:
 class UrgentSignals:
     """Urgent sessions in flight, announced to every worker and aggregator over Redis."""
 
-    def __init__(self, redis: Redis, key_prefix: str) -> None:
+    def __init__(self, redis: Redis, key_prefix: str, batches: RedisBatches | None = None) -> None:
+        """`batches`: send signals with the process's other Redis commands."""
         self.redis = redis
         self.channel = Keys(key_prefix).urgent
+        self._sender: Redis | RedisBatches = batches or redis
 
     async def begin(self, session_id: str) -> None:
-        await self.redis.publish(self.channel, encode_signal(True, session_id))
+        await send(self._sender, [("PUBLISH", self.channel, encode_signal(True, session_id))])
 
     async def end(self, session_ids: Iterable[str]) -> None:
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for session_id in session_ids:
-                pipe.publish(self.channel, encode_signal(False, session_id))
-            await pipe.execute()
+        ended = [("PUBLISH", self.channel, encode_signal(False, sid)) for sid in session_ids]
+        await send(self._sender, ended)
 
     async def follow(self, gate: UrgentGate) -> None:
         """Feed the gate with begins and ends until cancelled; Redis outages only pause it

@@ -20,6 +20,7 @@ from shared.constants import MEDIA_PREPROCESS, PLANS
 from shared.heartbeat import Announce, Heartbeat, worker_id
 from shared.keys import Keys
 from shared.names import Names
+from shared.redis_batches import RedisBatches
 from shared.resources import Resources
 from shared.settings import Settings
 from shared.signing import media_signer, result_key, task_keys
@@ -116,11 +117,11 @@ class Worker:
             context = ExecutorContext(
                 settings, redis, pool, http, publisher.task, opts.worker_id, analysis=analysis
             )
-            locks = redis_locks(redis, settings.key_prefix, settings.lock_ttl_ms)
-            # Closed before Redis is: the attempts still on their way are written first.
-            attempt_log = opened.closes(
-                AttemptLog(redis, Keys(settings.key_prefix)), AttemptLog.flush
-            )
+            # Locks and attempts share batches of Redis commands; closed before Redis is, so
+            # what is still on its way is written first.
+            batches = opened.closes(RedisBatches(redis), RedisBatches.flush)
+            locks = redis_locks(redis, settings.key_prefix, settings.lock_ttl_ms, batches)
+            attempt_log = AttemptLog(batches, Keys(settings.key_prefix))
             steps = steps_for(
                 settings,
                 opts.component,

@@ -9,6 +9,7 @@ from redis.asyncio import Redis
 from shared import attempts
 from shared.attempts import Attempt, AttemptLog
 from shared.keys import Keys
+from shared.redis_batches import RedisBatches
 
 
 def tried(n: int) -> Attempt:
@@ -22,11 +23,12 @@ async def test_attempts_added_while_a_write_is_on_its_way_are_all_written_in_ord
     component's in the order added, and flush returns once they are."""
     keys = Keys(f"t{uuid.uuid4().hex[:8]}")
     sid = str(uuid.uuid4())
-    log = AttemptLog(redis, keys)
+    batches = RedisBatches(redis)
+    log = AttemptLog(batches, keys)
     for n in range(1, 8):
         log.add(sid, "claims", tried(n))
         log.add(sid, "domain", tried(n))
-    await log.flush()
+    await batches.flush()
     recorded = await attempts.read(redis, keys, sid, ["claims", "domain"])
     assert recorded == {c: [tried(n) for n in range(1, 8)] for c in ("claims", "domain")}
 
@@ -35,8 +37,8 @@ async def test_an_attempt_redis_cannot_take_is_dropped_without_failing_anything(
     """Best effort: with Redis away the entry is given up, and flush still returns."""
     unreachable = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
     try:
-        log = AttemptLog(unreachable, Keys("t"))
-        log.add(str(uuid.uuid4()), "claims", tried(1))
-        await log.flush()
+        batches = RedisBatches(unreachable)
+        AttemptLog(batches, Keys("t")).add(str(uuid.uuid4()), "claims", tried(1))
+        await batches.flush()
     finally:
         await unreachable.aclose()

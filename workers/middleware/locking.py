@@ -14,17 +14,21 @@ from shared import metrics
 from shared.errors import Retry
 from shared.locks import ComponentLock, lock_key
 from shared.messages import Task
+from shared.redis_batches import RedisBatches
 from workers.middleware.chain import Job, Lock, Next
 
 log = structlog.get_logger(__name__)
 
 
-def redis_locks(redis: Redis, key_prefix: str, ttl_ms: int) -> Callable[[Task], Lock]:
-    """The lock of a task's (session, component) in Redis (shared.locks)."""
+def redis_locks(
+    redis: Redis, key_prefix: str, ttl_ms: int, batches: RedisBatches | None = None
+) -> Callable[[Task], Lock]:
+    """The lock of a task's (session, component) in Redis (shared.locks), taken and finished
+    through `batches` when given."""
 
     def lock_of(task: Task) -> Lock:
         key = lock_key(key_prefix, task.session_id, task.component)
-        return ComponentLock(redis, key, ttl_ms)
+        return ComponentLock(redis, key, ttl_ms, batches)
 
     return lock_of
 
