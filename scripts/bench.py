@@ -9,7 +9,10 @@ All on the loopback services, no-op executors everywhere, one after the other:
       python -m ops.cli api                                  (1 process)
       python -m ops.cli aggregator                           (--aggregators, default 2)
       python scripts/bench_worker.py COMPONENT --concurrency 8 --prefetch 10
-                                                             (one per analysis component)
+                                                             (one per analysis component;
+                                                             --workers grouped: one process
+                                                             for all four, as
+                                                             `verdict worker --components`)
     throughput: --sessions POSTs over HTTP, --in-flight at a time (httpx's pool costs the
     client ~6 ms of CPU per request at 64 in flight against ~1 ms at 8, CPU the pipeline
     then lacks on a 2-core machine), until every session is final: first POST sent to the
@@ -79,13 +82,15 @@ IDLE_GAP_S = 0.02
 # --- (a) this pipeline --------------------------------------------------------------------
 
 
-async def ours(sessions: int, idle: int, in_flight: int, aggregators: int) -> dict[str, Any]:
+async def ours(
+    sessions: int, idle: int, in_flight: int, aggregators: int, worker_shape: str = "apart"
+) -> dict[str, Any]:
     world = lib.new_world("bench")
     await lib.create_world(world)
     try:
         with lib.ProcessGroup() as group:
             lib.start_api_and_aggregators(world, group, aggregators)
-            lib.start_workers(world, group, lib.NOOP_WORKERS)
+            lib.start_workers(world, group, lib.WORKER_SHAPES[worker_shape])
             await lib.wait_until_ready(world, group)
             pool = await asyncpg.create_pool(world.database_url, min_size=1, max_size=2)
             try:
@@ -98,6 +103,7 @@ async def ours(sessions: int, idle: int, in_flight: int, aggregators: int) -> di
             finally:
                 await pool.close()
         return {
+            "processes": {"aggregators": aggregators, "workers": worker_shape},
             "throughput": throughput,
             "idle": latency,
             "idle_polled": polled,
@@ -336,6 +342,7 @@ def report(s: dict[str, Any]) -> str:
 @click.option("--idle", default=200, show_default=True, help="idle-latency sessions (ours)")
 @click.option("--in-flight", default=8, show_default=True, help="concurrent POSTs")
 @click.option("--aggregators", default=2, show_default=True, help="as in compose.yaml")
+@lib.worker_shape_option
 @click.option("--chord-sessions", default=2000, show_default=True, help="drive.py N")
 @click.option("--chord-idle", default=200, show_default=True, help="latency.py N")
 @click.option("--raw-sessions", default=4000, show_default=True, help="raw_limit.py N")
@@ -348,6 +355,7 @@ def main(
     idle: int,
     in_flight: int,
     aggregators: int,
+    worker_shape: str,
     chord_sessions: int,
     chord_idle: int,
     raw_sessions: int,
@@ -359,7 +367,7 @@ def main(
     with lib.terminate_on_signals():
         signal.alarm(timeout_s)
         try:
-            us = asyncio.run(ours(sessions, idle, in_flight, aggregators))
+            us = asyncio.run(ours(sessions, idle, in_flight, aggregators, worker_shape))
             peer = asyncio.run(chord(chord_sessions, chord_idle))
             group = asyncio.run(dramatiq_group(chord_sessions, chord_idle))
             ceiling = asyncio.run(raw(raw_sessions))

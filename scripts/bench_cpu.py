@@ -3,8 +3,9 @@
     flock /tmp/verdict-heavy.lock python scripts/bench_cpu.py [--sessions 3000] [--plan 6]
 
 The pipeline as in `bench.py` (API, --aggregators, one no-op worker per analysis component
-at concurrency 8, prefetch 10) in a fresh world on the loopback services. After a warm-up,
---sessions sessions of --plan are POSTed --in-flight at a time until every one is final.
+at concurrency 8, prefetch 10, or --workers grouped: one process for all four) in a fresh
+world on the loopback services. After a warm-up, --sessions sessions of --plan are POSTed
+--in-flight at a time until every one is final.
 Each process's user + system CPU time is read from /proc before and after, grouped by
 kind: the pipeline's own processes by their command line, RabbitMQ, Postgres and Redis by
 name (all of their processes on the machine: run it on a quiet machine), and this client.
@@ -239,13 +240,15 @@ async def wait_all_final_counted(pool: asyncpg.Pool, timeout_s: float) -> int:
         await asyncio.sleep(0.1)
 
 
-async def run(sessions: int, plan: int, in_flight: int, aggregators: int) -> dict[str, Any]:
+async def run(
+    sessions: int, plan: int, in_flight: int, aggregators: int, worker_shape: str = "apart"
+) -> dict[str, Any]:
     world = lib.new_world("cpu")
     await lib.create_world(world)
     try:
         with lib.ProcessGroup() as group:
             lib.start_api_and_aggregators(world, group, aggregators)
-            lib.start_workers(world, group, lib.NOOP_WORKERS)
+            lib.start_workers(world, group, lib.WORKER_SHAPES[worker_shape])
             await lib.wait_until_ready(world, group)
             pool = await asyncpg.create_pool(world.database_url, min_size=1, max_size=2)
             admin = await asyncpg.connect(world.admin_url)
@@ -301,13 +304,16 @@ async def run(sessions: int, plan: int, in_flight: int, aggregators: int) -> dic
 @click.option("--plan", default=6, show_default=True, help="plan of every session (6: urgent)")
 @click.option("--in-flight", default=8, show_default=True, help="concurrent POSTs")
 @click.option("--aggregators", default=2, show_default=True, help="as in compose.yaml")
+@lib.worker_shape_option
 @click.option("--timeout", "timeout_s", default=900, show_default=True, help="hard limit, s")
-def main(sessions: int, plan: int, in_flight: int, aggregators: int, timeout_s: int) -> None:
+def main(
+    sessions: int, plan: int, in_flight: int, aggregators: int, worker_shape: str, timeout_s: int
+) -> None:
     """CPU time per session of the API, workers, aggregators, RabbitMQ, Postgres and Redis."""
     with lib.terminate_on_signals():
         signal.alarm(timeout_s)
         try:
-            result = asyncio.run(run(sessions, plan, in_flight, aggregators))
+            result = asyncio.run(run(sessions, plan, in_flight, aggregators, worker_shape))
         finally:
             signal.alarm(0)
     rows = [[k, v["cpu_s"], v["ms_per_session"]] for k, v in result["cpu"].items()]

@@ -1,6 +1,9 @@
 """A real worker process with a no-op executor, for benchmarks: pipeline overhead only.
 
-    python scripts/bench_worker.py COMPONENT [--concurrency N] [--prefetch N] [--work-ms MS]
+    python scripts/bench_worker.py COMPONENTS [--concurrency N] [--prefetch N] [--work-ms MS]
+
+COMPONENTS: one component, or several separated by commas served by one process (a
+WorkerGroup, as `verdict worker --components a,b` runs them).
 
 Settings come from the environment like `verdict worker` (AMQP_URL, SCHEDULER_ENABLED, …).
 --work-ms (or BENCH_WORK_MS; default 0) makes every task sleep that long to emulate work.
@@ -19,12 +22,12 @@ import click
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ops.cli import run_until_signalled
-from shared.constants import QUEUE_COMPONENTS, WORKER_DEFAULTS
 from shared.logging import configure
 from shared.messages import Task
 from shared.settings import load_settings
 from workers.executor import Analysis, Executor, ExecutorContext
-from workers.runtime import Worker, WorkerOptions
+from workers.group import WorkerGroup, components_asked, worker_options
+from workers.runtime import Worker
 
 
 def noop_executor(work_s: float) -> Executor:
@@ -39,19 +42,21 @@ def noop_executor(work_s: float) -> Executor:
 
 
 @click.command()
-@click.argument("component", type=click.Choice(QUEUE_COMPONENTS))
-@click.option("--concurrency", type=int, default=None, help="tasks run at once")
+@click.argument("components")
+@click.option("--concurrency", type=int, default=None, help="tasks run at once, per component")
 @click.option("--prefetch", type=int, default=None, help="unacked deliveries per plan queue")
 @click.option("--work-ms", type=float, default=0, envvar="BENCH_WORK_MS", help="sleep per task")
-def main(component: str, concurrency: int | None, prefetch: int | None, work_ms: float) -> None:
-    """Consume the six plan queues of COMPONENT with a no-op executor."""
+def main(components: str, concurrency: int | None, prefetch: int | None, work_ms: float) -> None:
+    """Consume the six plan queues of each of COMPONENTS with a no-op executor."""
     settings = load_settings()
     configure(settings.log_level, settings.log_json)
-    default_concurrency, default_prefetch = WORKER_DEFAULTS[component]
-    options = WorkerOptions(
-        component, concurrency or default_concurrency, prefetch or default_prefetch
-    )
-    run_until_signalled(Worker(settings, options, executor=noop_executor(work_ms / 1000)).run)
+    names = components_asked(None, components)
+    options = worker_options(names, concurrency, prefetch)
+    noop = noop_executor(work_ms / 1000)
+    if len(options) == 1:
+        run_until_signalled(Worker(settings, options[0], executor=noop).run)
+    else:
+        run_until_signalled(WorkerGroup(settings, options, {c: noop for c in names}).run)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
+import click
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,6 +54,18 @@ PROCESSING = b'"status": "processing"'
 STOP_TIMEOUT_S = 15.0
 # One no-op worker per analysis component: (component, concurrency, prefetch per plan queue).
 NOOP_WORKERS = [(c, 8, 10) for c in ("techniques", "ai_tampered", "claims", "domain")]
+# The same four components served by one process (`verdict worker --components …`).
+NOOP_WORKERS_GROUPED = [(",".join(c for c, _, _ in NOOP_WORKERS), 8, 10)]
+WORKER_SHAPES = {"apart": NOOP_WORKERS, "grouped": NOOP_WORKERS_GROUPED}
+# The benchmarks' choice between them.
+worker_shape_option = click.option(
+    "--workers",
+    "worker_shape",
+    type=click.Choice(sorted(WORKER_SHAPES)),
+    default="apart",
+    show_default=True,
+    help="a process per component (as in compose.yaml), or one process for all four",
+)
 
 
 # --- pure helpers -------------------------------------------------------------------------
@@ -335,13 +348,14 @@ def start_workers(
     worker_args: Sequence[tuple[str, int, int]],
     env: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """Start no-op workers; their names, to stop them later."""
+    """Start no-op workers, one process per entry (`component` may name several, separated by
+    commas: one process serves them all); their names, to stop them later."""
     environment = world.env(**(env or {}))
     launcher = str(ROOT / "scripts" / "bench_worker.py")
     names = []
     for i, (component, concurrency, prefetch) in enumerate(worker_args):
         argv = python(launcher, component, "--concurrency", str(concurrency))
-        name = f"worker-{component}-{i}"
+        name = f"worker-{component.replace(',', '+')}-{i}"
         group.start(name, [*argv, "--prefetch", str(prefetch)], environment)
         names.append(name)
     return names
