@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 
 from shared.constants import LIVE_STATE_TTL_S
 from shared.keys import Keys
-from shared.redis_batches import Command, RedisBatches, send_all
+from shared.redis_batches import Command, RedisBatches, send
 
 # How an attempt ended: its result reported (`ok`, `failed`), nothing to do (`skipped`: the
 # session was final or the result recorded), a retry scheduled, or a dead letter.
@@ -40,7 +40,7 @@ class Attempt:
 
 async def record(redis: Redis, keys: Keys, session_id: str, component: str, a: Attempt) -> None:
     """Append an attempt to the component's list; the list lives LIVE_STATE_TTL_S seconds."""
-    await send_all(redis, writes_of(keys, session_id, component, a))
+    await send(redis, writes_of(keys, session_id, component, a))
 
 
 def writes_of(keys: Keys, session_id: str, component: str, a: Attempt) -> list[Command]:
