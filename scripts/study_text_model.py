@@ -12,7 +12,11 @@ regression over [rule score, model logit] fitted on the other held-out batches.
 
 scikit-learn and a git checkout are needed (development only); never reads the test part.
 
-    python scripts/study_text_model.py [--component techniques] [--json]
+For ai_tampered the model reads every word whole and joins the rules as one more signal
+of machine_text.py's logistic combination ("rules + learned style signal").
+
+    python scripts/study_text_model.py [--component techniques|claims|ai_tampered] [--json]
+    python scripts/study_text_model.py --every-batch [--component ...]
 """
 
 from __future__ import annotations
@@ -33,11 +37,12 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scripts.train_text_model import BUCKETS, SEED, read_dev
+from scripts.train_text_model import BUCKETS, SEED, read_dev, words_for
 from workers.analysis.findings import saturating_score
+from workers.analysis.machine_text import LEARNED_FROM, WEIGHTS
 from workers.analysis.normalise import normalise
 from workers.analysis.technique_context import labelled_satire
-from workers.analysis.techniques import context_words, default_lexicon
+from workers.analysis.techniques import default_lexicon
 from workers.analysis.text import fold
 from workers.analysis.text_features import features
 from workers.analysis.wording_model import CUE_FROM, CUE_WEIGHT
@@ -69,7 +74,8 @@ sys.path[:0] = ['.', 'scripts']
 import evaluate
 items = [json.loads(l) for l in open(sys.argv[1], encoding='utf-8') if l.strip()]
 run = evaluate.analysers()
-print(json.dumps({i['id']: {c: run[c](i)[0] for c in ('techniques', 'claims')} for i in items}))
+print(json.dumps({i['id']: {c: run[c](i)[0] for c in ('techniques', 'claims', 'ai_tampered')}
+                  for i in items}))
 """
 
 
@@ -79,7 +85,8 @@ def batch_of(item_id: str) -> str:
 
 
 def rule_scores_at(commit: str) -> dict[str, dict[str, float]]:
-    """Every dev text's techniques and claims scores under the rules of `commit`."""
+    """Every dev text's techniques, claims and ai_tampered scores under the rules of
+    `commit`."""
     archive = subprocess.run(
         ["git", "-C", str(ROOT), "archive", commit], check=True, capture_output=True
     ).stdout
@@ -163,6 +170,14 @@ def cue_score(rule: float, probability: float, weight: float, start: float, gate
     return saturating_score(total + (0.0 if gated and rule <= 0 else cue))
 
 
+def _style_score(rule: float, probability: float) -> float:
+    """ai_tampered's score with the learned style among its signals (as machine_text.py:
+    the model's strength from LEARNED_FROM, times its weight, added to the log-odds)."""
+    strength = min(max((probability - LEARNED_FROM) / (1 - LEARNED_FROM), 0.0), 1.0)
+    z = _logit(rule / 100) + WEIGHTS["learned_style"] * strength
+    return 100 / (1 + math.exp(-z))
+
+
 def _satire(text: str) -> bool:
     return labelled_satire(fold(normalise(text).text), default_lexicon().context.satire)
 
@@ -202,9 +217,10 @@ def study(component: str, before: Mapping[str, Mapping[str, Mapping[str, float]]
     items = read_dev()
     groups = [batch_of(i["id"]) for i in items]
     labels = [i["expected"][component] == "high" for i in items]
+    read = words_for(component)
     rows, cols, values = [], [], []
     for r, item in enumerate(items):
-        for c, v in features(context_words(item["text"]), BUCKETS).items():
+        for c, v in features(read(item["text"]), BUCKETS).items():
             rows.append(r)
             cols.append(c)
             values.append(v)
@@ -216,7 +232,12 @@ def study(component: str, before: Mapping[str, Mapping[str, Mapping[str, float]]
         ids = [i["id"] for i, g in zip(items, groups, strict=True) if g == held]
         ys = [y for y, g in zip(labels, groups, strict=True) if g == held]
         rules = [before[held][i][component] for i in ids]
-        satire = [_satire(i["text"]) for i, g in zip(items, groups, strict=True) if g == held]
+        # Satire silences the wording cue; how a text is written does not change with it.
+        satire = [
+            component != "ai_tampered" and _satire(i["text"])
+            for i, g in zip(items, groups, strict=True)
+            if g == held
+        ]
         probabilities = [0.0 if s else p for p, s in zip(probabilities, satire, strict=True)]
         pairs[held] = list(zip(ys, rules, probabilities, strict=True))
     table: dict[str, dict[str, tuple[float, float]]] = {}
@@ -236,6 +257,9 @@ def study(component: str, before: Mapping[str, Mapping[str, Mapping[str, float]]
             ways[f"cue beside lexicon only, {CUE_WEIGHT}/{CUE_FROM} (shipped)"] = _cue_way(
                 (CUE_WEIGHT, CUE_FROM), True
             )
+        if component == "ai_tampered":
+            shipped = f"rules + learned style signal, {WEIGHTS['learned_style']}/{LEARNED_FROM}"
+            ways[f"{shipped} (shipped)"] = lambda s, p: _style_score(s, p) >= FLAG
         ys = [y for y, _, _ in own]
         table[held] = {
             name: precision_recall(ys, [way(s, p) for _, s, p in own]) for name, way in ways.items()
@@ -261,11 +285,58 @@ def render(result: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def letter_of(item_id: str) -> str:
+    """Any dev batch's letter (`ro-t-012` → T), or O for the original batch."""
+    mark = item_id.split("-")[1]
+    return mark.upper() if len(mark) == 1 else "O"
+
+
+def model_by_batch(component: str) -> list[str]:
+    """The model alone, p >= 0.5, on each batch of dev left out in turn (every batch,
+    the later ones too; trained on all the others with the shipped setting, C of
+    train_text_model): a Markdown table of precision/recall per batch and over all."""
+    from sklearn.linear_model import LogisticRegression
+
+    from scripts.train_text_model import C, design_matrix
+
+    items = read_dev()
+    read = words_for(component)
+    x = design_matrix([i["text"] for i in items], read=read)
+    labels = [i["expected"][component] == "high" for i in items]
+    groups = [letter_of(i["id"]) for i in items]
+    flags = [False] * len(items)
+    for held in sorted(set(groups)):
+        train = [g != held for g in groups]
+        lr = LogisticRegression(
+            C=C, class_weight="balanced", solver="lbfgs", max_iter=5000, random_state=SEED
+        ).fit(_rows(x, train), [y for y, t in zip(labels, train, strict=True) if t])
+        at = [k for k, t in enumerate(train) if not t]
+        for k, p in zip(at, lr.predict_proba(_rows(x, [not t for t in train]))[:, 1], strict=True):
+            flags[k] = p >= 0.5
+    lines = [f"| {component}: model alone, held out | P/R | positives |", "|---|---|---|"]
+    for held in [*sorted(set(groups)), "all"]:
+        at = [k for k, g in enumerate(groups) if held in ("all", g)]
+        p, r = precision_recall([labels[k] for k in at], [flags[k] for k in at])
+        lines.append(f"| {held} | {p:.2f}/{r:.2f} | {sum(labels[k] for k in at)} |")
+    return lines
+
+
 @click.command()
-@click.option("--component", type=click.Choice(["techniques", "claims"]), multiple=True)
+@click.option(
+    "--component", type=click.Choice(["techniques", "claims", "ai_tampered"]), multiple=True
+)
 @click.option("--json", "as_json", is_flag=True)
-def main(component: tuple[str, ...], as_json: bool) -> None:
+@click.option(
+    "--every-batch",
+    is_flag=True,
+    help="only the model alone, on every batch left out in turn (no rules before tuning)",
+)
+def main(component: tuple[str, ...], as_json: bool, every_batch: bool) -> None:
     """Leave-one-batch-out table of rules, model and combinations."""
+    if every_batch:
+        for name in component or ("techniques", "claims", "ai_tampered"):
+            click.echo("\n".join([*model_by_batch(name), ""]))
+        return
     before = {held: rule_scores_at(commit) for held, commit in RULES_BEFORE.items()}
     results = [study(c, before) for c in component or ("techniques", "claims")]
     if as_json:

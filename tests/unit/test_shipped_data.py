@@ -31,6 +31,8 @@ def clear_caches() -> None:
         wording_model.shipped_model,
         wording_model.shipped_claims_model_file,
         wording_model.shipped_claims_model,
+        wording_model.shipped_machine_text_model_file,
+        wording_model.shipped_machine_text_model,
     ):
         cached.cache_clear()
 
@@ -70,6 +72,7 @@ def test_a_misspelt_field_stops_the_worker_before_it_connects(data_copy):
         "brands.yaml",
         "wording_model.json",
         "claims_model.json",
+        "machine_text_model.json",
     ],
 )
 def test_every_other_data_file_is_checked_too(data_copy, name):

@@ -13,6 +13,7 @@ def check_shipped_data() -> None:
     techniques.default_lexicon()
     wording_model.shipped_model()
     wording_model.shipped_claims_model()
+    wording_model.shipped_machine_text_model()
     claim_forms.claims_spec()
     machine_text.ai_markers()
     domains.shipped_lists()

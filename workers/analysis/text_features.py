@@ -49,6 +49,12 @@ def words_of(folded: str) -> Iterator[tuple[str, int, int]]:
                 return
 
 
+def whole_words(folded: str) -> list[SharedWord]:
+    """Every word of a folded text counted fully (at most MAX_WORDS): how a text is written
+    does not change inside a quotation, as what it urges does."""
+    return [(word, 1.0) for word, _, _ in words_of(folded)]
+
+
 def bucket(name: str, buckets: int) -> int:
     """The slot of one feature name: crc32 of its UTF-8 bytes, modulo `buckets`."""
     return zlib.crc32(name.encode("utf-8")) % buckets

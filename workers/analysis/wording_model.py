@@ -20,6 +20,7 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,6 +33,8 @@ MODEL_FILE = "wording_model.json"
 # The same kind of model with the claims component's label: texts that assert a false,
 # dubious or unverified claim (claims.py uses it beside the claim forms).
 CLAIMS_MODEL_FILE = "claims_model.json"
+# And with ai_tampered's: texts written by a machine (machine_text.py), read as whole words.
+MACHINE_TEXT_MODEL_FILE = "machine_text_model.json"
 # The cue's weight among the techniques findings grows from nothing at probability
 # CUE_FROM to CUE_WEIGHT at 1 (one strong lexicon finding weighs about 0.3), and it counts
 # only beside lexicon evidence (techniques.py): alone, the model also flags one-sentence
@@ -64,6 +67,9 @@ class WordingModelFile(BaseModel):
     bias: float
     scale: float = Field(gt=0)
     weights: str  # base64 of `buckets` little-endian int16, times `scale`
+    # The words the model reads: as their context leaves them (techniques.context_words) or
+    # every word whole (text_features.whole_words).
+    words: Literal["context", "whole"] = "context"
     reference: list[ReferenceText]
 
 
@@ -144,3 +150,14 @@ def shipped_claims_model_file() -> WordingModelFile:
 def shipped_claims_model() -> WordingModel:
     """The shipped claims model, read and validated once per process."""
     return from_file(shipped_claims_model_file(), CLAIMS_MODEL_FILE)
+
+
+@cache
+def shipped_machine_text_model_file() -> WordingModelFile:
+    return load_validated(MACHINE_TEXT_MODEL_FILE, WordingModelFile)
+
+
+@cache
+def shipped_machine_text_model() -> WordingModel:
+    """The shipped model of machine-written texts, read and validated once per process."""
+    return from_file(shipped_machine_text_model_file(), MACHINE_TEXT_MODEL_FILE)

@@ -93,6 +93,7 @@ def test_report_data_shows_every_signal() -> None:
         "generic",
         "repetition",
         "low_lexical_diversity",
+        "learned_style",
         "human_voice",
     }
     assert data["statistics_used"] is True
@@ -226,11 +227,21 @@ def test_features_stay_quiet_where_the_text_lacks_them(text: str, signal: str) -
 
 def test_the_human_voice_weighs_against_generation() -> None:
     """The same assistant prose ending in a first-person, slangy aside reads as less
-    generated than ending in a neutral sentence of the same length."""
+    generated than ending in a neutral sentence of the same length (the learned style
+    still finds the assistant's paragraph: the aside lowers the score, it does not clear
+    it), and a human voice alone over plain prose keeps a text low."""
     neutral = " The local gym is closed on Sundays anyway."
     human = " honestly my gym is closed lol, I'm gutted!!"
-    assert assess_machine_text(GENERIC_EN + neutral).score >= 50
-    assert assess_machine_text(GENERIC_EN + human).score < 25
+    with_aside = assess_machine_text(GENERIC_EN + human)
+    voice = next(s for s in with_aside.signals if s.name == "human_voice")
+    assert voice.strength >= 0.9
+    assert assess_machine_text(GENERIC_EN + neutral).score - with_aside.score >= 5
+    chat = (
+        "honestly the gym near me is closed on sundays lol and I'm gutted!! went there at 9, "
+        "nobody around, the guard said come back monday. so I ran by the river instead, "
+        "3 km in the rain, my shoes are still wet haha"
+    )
+    assert assess_machine_text(chat).score < 25
 
 
 def test_a_short_text_is_not_judged_and_scores_low() -> None:
@@ -291,3 +302,74 @@ def test_an_assistant_letter_in_the_first_person_still_reads_as_generated(text: 
     report = assess_machine_text(text)
     assert not report.phrases
     assert report.score >= 50
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Certainly! Here's a friendly reminder you can share with the parents of Year 4: the "
+        "school trip to the science museum leaves at 8:30 on Friday, so please make sure the "
+        "children bring a packed lunch, a raincoat and their signed permission slip.",
+        "Sure thing, Ana! Below you'll find a short note for your landlord about the heating, "
+        "which has not been working in the flat for a week, asking him politely to send "
+        "someone to look at the boiler as soon as possible.",
+        "Great question! Choosing a neighbourhood to live in depends on your commute, your "
+        "budget and the schools nearby, and it pays to visit at different times of day before "
+        "you sign a lease anywhere.",
+        "Desigur! Iată un mesaj pe care îl puteți trimite vecinilor din bloc despre curățenia "
+        "de primăvară: sâmbătă la ora 10 ne întâlnim în fața scării, aducem saci și mănuși, "
+        "iar asociația asigură măturile și containerul.",
+        "Bună întrebare! Alegerea unei grădinițe depinde de distanța față de casă, de programul "
+        "părinților și de mărimea grupelor, iar o vizită în timpul programului spune mai mult "
+        "decât orice broșură.",
+    ],
+)
+def test_an_assistant_reply_opening_a_text_is_strong_evidence(text: str) -> None:
+    """Assent and then what is presented to the reader ("Certainly! Here's …", "Desigur!
+    Iată …"), or praise of the question, opening a text long enough to judge: an assistant's
+    reply pasted as it came, found as a phrase and scored as a self-reference is."""
+    report = assess_machine_text(text)
+    assert report.score >= 80
+    assert report.phrases[0].kind == "assistant_preamble"
+    assert report.phrases[0].start <= 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Too short to judge: a chat reply may open this way.
+        "Sure! Here's the address: Strada Lungă 5, second floor.",
+        "Sigur! Iată numărul lui: 0722 000 000.",
+        # Assent, then more than a few words before "here is".
+        "Sure, I'll be there at five. Here is what we still need for Saturday: crisps, "
+        "lemonade, two cakes, paper plates, cups and a few candles for the table, so bring "
+        "whatever you have at home.",
+        # The formula quoted inside a text, not opening it.
+        "My brother asked a chatbot for a birthday poem and it began with 'Certainly! Here "
+        "is a poem for your sister', which made us all laugh at the table last night, but "
+        "the poem itself was not bad at all, honestly.",
+    ],
+)
+def test_the_same_words_elsewhere_or_in_a_short_line_are_no_preamble(text: str) -> None:
+    """The opening counts only at the start of a text long enough to judge, and only when
+    what is presented follows the assent within a few words."""
+    report = assess_machine_text(text)
+    assert all(f.kind != "assistant_preamble" for f in report.phrases)
+
+
+def test_the_learned_style_is_a_signal_that_reads_every_word(monkeypatch) -> None:
+    """The learned model joins the logistic as `learned_style`: it raises generated prose
+    above what the rules alone give, barely moves human reporting, and is not computed for
+    a text too short to judge."""
+    import workers.analysis.machine_text as machine_text
+
+    def style(text: str) -> float:
+        found = [s for s in assess_machine_text(text).signals if s.name == "learned_style"]
+        return found[0].value if found else -1.0
+
+    generated, human = style(GENERIC_EN), style(HUMAN_NEWS)
+    assert generated >= 0.5 > 0.1 >= human
+    assert style("Furthermore, it is important to note this.") == -1.0
+    with_model = assess_machine_text(GENERIC_EN).probability
+    monkeypatch.setitem(machine_text.WEIGHTS, "learned_style", 0.0)
+    assert assess_machine_text(GENERIC_EN).probability < with_model

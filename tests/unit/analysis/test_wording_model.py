@@ -9,8 +9,10 @@ import pytest
 
 from shared.errors import DataFileError
 from workers.analysis.datafiles import data_path
+from workers.analysis.normalise import normalise
 from workers.analysis.techniques import LEARNED, assess_techniques, context_words, report_data
-from workers.analysis.text_features import MAX_WORDS, bucket, features, words_of
+from workers.analysis.text import fold
+from workers.analysis.text_features import MAX_WORDS, bucket, features, whole_words, words_of
 from workers.analysis.wording_model import (
     CUE_FROM,
     CUE_WEIGHT,
@@ -21,6 +23,8 @@ from workers.analysis.wording_model import (
     from_file,
     shipped_claims_model,
     shipped_claims_model_file,
+    shipped_machine_text_model,
+    shipped_machine_text_model_file,
     shipped_model,
     shipped_model_file,
 )
@@ -59,20 +63,25 @@ NEUTRAL = [
     [
         (shipped_model_file, shipped_model),
         (shipped_claims_model_file, shipped_claims_model),
+        (shipped_machine_text_model_file, shipped_machine_text_model),
     ],
-    ids=["techniques", "claims"],
+    ids=["techniques", "claims", "ai_tampered"],
 )
 def test_runtime_inference_gives_the_probabilities_the_training_run_recorded(
     spec_of, model_of
 ) -> None:
-    """The worker's pure-Python model, fed the same context words, reproduces the fitted
-    scikit-learn model's probabilities on the reference texts written into the data file."""
+    """The worker's pure-Python model, fed the words as the file says it reads them (in
+    their context, or whole), reproduces the fitted scikit-learn model's probabilities on
+    the reference texts written into the data file."""
     spec = spec_of()
     assert len(spec.reference) >= 4
     assert {r.probability >= 0.5 for r in spec.reference} == {True, False}
     model = model_of()
     for reference in spec.reference:
-        words = context_words(reference.text)
+        if spec.words == "whole":
+            words = whole_words(fold(normalise(reference.text).text))
+        else:
+            words = context_words(reference.text)
         assert model.probability(words) == pytest.approx(reference.probability, abs=1e-4)
 
 
