@@ -47,14 +47,11 @@ import subprocess
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import asyncpg
 import benchlib as lib
 import click
 import httpx
-
-from topology.broker import management_url
 
 
 def peer_dir() -> Path:
@@ -214,16 +211,12 @@ async def chord(n: int, latency_n: int) -> dict[str, Any]:
 
 async def _wait_for_consumer(group: lib.ProcessGroup, queue: str, timeout_s: float = 60) -> None:
     """Ready once the peer's queue has a consumer."""
-    base, vhost, auth = management_url(lib.LOOPBACK["AMQP_URL"], None)
-    url = f"{base}/api/queues/{quote(vhost, safe='')}/{queue}"
     deadline = time.monotonic() + timeout_s
-    async with httpx.AsyncClient(auth=auth, timeout=5) as http:
-        while time.monotonic() < deadline:
-            group.check_alive()
-            response = await http.get(url)
-            if response.status_code == 200 and response.json().get("consumers", 0) > 0:
-                return
-            await asyncio.sleep(0.5)
+    while time.monotonic() < deadline:
+        group.check_alive()
+        if await lib.consumer_count(lib.LOOPBACK["AMQP_URL"], queue) > 0:
+            return
+        await asyncio.sleep(0.5)
     raise RuntimeError(f"no consumer on {queue!r} within {timeout_s}s")
 
 

@@ -498,6 +498,23 @@ async def queue_depths(world: World, names: Sequence[str]) -> dict[str, int]:
         await connection.close()
 
 
+async def consumer_count(amqp_url: str, name: str) -> int:
+    """Consumers of queue `name` (a passive declare: no management plugin needed); 0 while
+    the queue does not exist yet."""
+    import aiormq
+
+    connection = await connect(amqp_url, "bench-consumers")
+    try:
+        channel = await connection.channel()
+        try:
+            declared = await channel.declare_queue(name, passive=True)
+        except aiormq.exceptions.ChannelNotFoundEntity:
+            return 0
+        return declared.declaration_result.consumer_count or 0
+    finally:
+        await connection.close()
+
+
 class FinalEvents:
     """When each session's final state was announced on Redis (the live-state channel).
 
