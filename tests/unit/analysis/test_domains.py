@@ -83,7 +83,10 @@ def test_unicode_homoglyph_in_text_is_caught() -> None:
         ("http://203.0.113.7/news", "raw IP address", 50, 60),
         ("https://bit.ly/abc", "link shortener", 30, 40),
         ("https://goo.gl/abc", "link shortener", 30, 40),  # a brand's shortener too
-        ("https://news-today.xyz/a", "top-level domain .xyz", 30, 40),
+        ("https://pixel-garden.xyz/a", "top-level domain .xyz", 30, 40),
+        # a news site that needs no outlet to borrow, on a cheap TLD
+        ("https://news-today.xyz/a", "a name made of bait words", 65, 75),
+        ("https://stiri-adevarate-azi.top/a", "a name made of bait words", 65, 75),
         ("https://some-blog.example.com/a", "not in the source list", 10, 20),
     ],
 )
@@ -392,3 +395,27 @@ def test_bait_words_run_together_count_at_a_token_edge_on_a_cheap_tld_only() -> 
     assert assess_host("truthjabfiles.com").risk < 50
     for host in ("premium.xyz", "designing.live", "promotion.shop", "secretary.top"):
         assert assess_host(host).risk < 50, host
+
+
+@pytest.mark.parametrize(
+    ("host", "flagged"),
+    [
+        # pensions, consulates and benefits: a lure names the portal and what it promises
+        ("https://cnpp-recalculare.info/plata", True),
+        ("https://econsulat-ro.com/reprogramare", True),
+        ("https://medicare-benefits-card.com/apply", True),
+        ("https://dwp-pension-payment.com", True),
+        # the portals themselves and their subdomains
+        ("https://www.cnpp.ro/pensii", False),
+        ("https://www.econsulat.ro/", False),
+        ("https://www.medicare.gov/basics", False),
+        ("https://www.gov.uk/government/organisations/department-for-work-pensions", False),
+        # a pension word alone on an honest host is nothing
+        ("https://pensii-calculator.ro", False),
+    ],
+)
+def test_pension_consular_and_benefit_portals_are_protected(host: str, flagged: bool) -> None:
+    """The portals the elderly and the diaspora use (CNPP, e-Consulat, DWP, Medicare) are
+    brands: their names beside a lure word or on another domain are look-alikes, their own
+    domains are not."""
+    assert (assess_domains(host).score >= 50) is flagged
