@@ -372,3 +372,36 @@ def test_the_learned_model_reads_a_bounded_prefix_with_its_200_words() -> None:
     assert len(prefix) <= MODEL_TEXT_CHARS and long.startswith(prefix) and prefix[-1] != " "
     assert len(context_words(prefix)) == MAX_WORDS
     assert _model_prefix("Short text.") == "Short text."
+
+
+def _claims_score(text: str) -> float:
+    claims = extract_claims(text)
+    return score_claims(claims, [UNVERIFIABLE] * len(claims))
+
+
+@pytest.mark.parametrize(
+    ("warning", "asserted"),
+    [
+        (
+            "The Food Standards Agency has warned about adverts on Instagram that promise "
+            "'this tea cures type 2 diabetes in two weeks, guaranteed'. The products are not "
+            "licensed and several buyers have reported side effects.",
+            "This tea cures type 2 diabetes in two weeks, guaranteed. My doctor couldn't "
+            "believe my results and the pharma companies will never admit it.",
+        ),
+        (
+            "Autoritatea Națională pentru Protecția Consumatorilor atrage atenția asupra unor "
+            "reclame care promit „ceaiul care vindecă diabetul în două săptămâni”. Produsele nu "
+            "sunt autorizate, iar mai mulți cumpărători au reclamat reacții adverse.",
+            "Ceaiul ăsta vindecă diabetul în două săptămâni, garantat. Medicul meu nu-și "
+            "credea ochilor, iar firmele de medicamente nu vor recunoaște niciodată.",
+        ),
+    ],
+)
+def test_a_warning_about_a_circulating_promise_does_not_assert_it(
+    warning: str, asserted: str
+) -> None:
+    """A regulator warning about adverts or messages it quotes ("warned about adverts that
+    promise …", "atrage atenția asupra unor reclame care promit …") reports the promise and
+    rebuts it, as a debunk does; the same promise made by the writer is a risky claim."""
+    assert _claims_score(warning) < 50 <= _claims_score(asserted)
