@@ -373,3 +373,30 @@ def test_the_learned_style_is_a_signal_that_reads_every_word(monkeypatch) -> Non
     with_model = assess_machine_text(GENERIC_EN).probability
     monkeypatch.setitem(machine_text.WEIGHTS, "learned_style", 0.0)
     assert assess_machine_text(GENERIC_EN).probability < with_model
+
+
+def test_the_announcement_post_s_stock_phrases_are_found_and_a_person_s_own_stays_low() -> None:
+    """The announcement post an assistant writes ("I'm thrilled to share … Here are my
+    three key takeaways … deeply grateful") has a first person and emoji, which weigh as a
+    human voice: its stock phrases count against that (here it reads 0.46, against 0.07
+    without them; the learned style decides the rest). A person's own short news with
+    two of the same phrases, names and a joke stays low."""
+    generated = (
+        "I'm thrilled to share that I've just completed the Advanced Data Analytics "
+        "certificate! 🎓 It was an incredible journey of growth, learning and collaboration. "
+        "Here are my three key takeaways:\n1️⃣ Curiosity fuels progress.\n2️⃣ Data tells a "
+        "story.\n3️⃣ Teamwork makes the dream work.\nI'm deeply grateful to my mentors and "
+        "peers for their unwavering support. Onwards and upwards! #Learning #Growth"
+    )
+    own = (
+        "I'm thrilled to share that after six years at the council I'm starting a new job at "
+        "the county archive next month. I'm deeply grateful to Sue, Raj and everyone in "
+        "planning for putting up with my terrible coffee. See you all at the leaving drinks "
+        "on Friday!"
+    )
+    report = assess_machine_text(generated)
+    found = {f.text.lower() for f in report.phrases}
+    assert {"thrilled to share", "key takeaways", "deeply grateful"} <= found
+    assert report.signals[0].name == "stock_phrases" and report.signals[0].strength == 1.0
+    assert report.score >= 40
+    assert assess_machine_text(own).score < 50
