@@ -45,7 +45,13 @@ from workers.analysis.technique_context import labelled_satire
 from workers.analysis.techniques import default_lexicon
 from workers.analysis.text import fold
 from workers.analysis.text_features import features
-from workers.analysis.wording_model import CUE_FROM, CUE_WEIGHT
+from workers.analysis.wording_model import (
+    CUE_FROM,
+    CUE_WEIGHT,
+    LONE_FROM,
+    LONE_MIN_WORDS,
+    stands_alone,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 BATCHES = {"N": "-n-", "B": "-b-", "C": "-c-", "D": "-d-", "E": "-e-", "F": "-f-", "G": "-g-"}
@@ -226,6 +232,7 @@ def study(component: str, before: Mapping[str, Mapping[str, Mapping[str, float]]
             values.append(v)
     x = csr_matrix((values, (rows, cols)), shape=(len(items), BUCKETS))
     pairs: dict[str, list[tuple[bool, float, float]]] = {}
+    lengths: dict[str, list[int]] = {}  # words the model reads, per held-out text
     chosen = {}
     for held in BATCHES:
         probabilities, chosen[held] = held_out_probabilities(x, labels, groups, held)
@@ -240,6 +247,9 @@ def study(component: str, before: Mapping[str, Mapping[str, Mapping[str, float]]
         ]
         probabilities = [0.0 if s else p for p, s in zip(probabilities, satire, strict=True)]
         pairs[held] = list(zip(ys, rules, probabilities, strict=True))
+        lengths[held] = [
+            len(read(i["text"])) for i, g in zip(items, groups, strict=True) if g == held
+        ]
     table: dict[str, dict[str, tuple[float, float]]] = {}
     for held, own in pairs.items():
         others = [p for h, ps in pairs.items() if h != held for p in ps]
@@ -254,8 +264,8 @@ def study(component: str, before: Mapping[str, Mapping[str, Mapping[str, float]]
             "stack (fit on other batches)": stack,
         }
         if component == "techniques":  # the only component that ships the cue
-            ways[f"cue beside lexicon only, {CUE_WEIGHT}/{CUE_FROM} (shipped)"] = _cue_way(
-                (CUE_WEIGHT, CUE_FROM), True
+            ways[f"cue beside lexicon only, {CUE_WEIGHT}/{CUE_FROM} (shipped to round 10)"] = (
+                _cue_way((CUE_WEIGHT, CUE_FROM), True)
             )
         if component == "ai_tampered":
             shipped = f"rules + learned style signal, {WEIGHTS['learned_style']}/{LEARNED_FROM}"
@@ -264,6 +274,13 @@ def study(component: str, before: Mapping[str, Mapping[str, Mapping[str, float]]
         table[held] = {
             name: precision_recall(ys, [way(s, p) for _, s, p in own]) for name, way in ways.items()
         }
+        if component == "techniques":
+            shipped = f"cue beside lexicon, alone from p {LONE_FROM} in {LONE_MIN_WORDS}+ words"
+            flags = [
+                cue_score(s, p, CUE_WEIGHT, CUE_FROM, gated=not stands_alone(p, n)) >= FLAG
+                for (_, s, p), n in zip(own, lengths[held], strict=True)
+            ]
+            table[held][f"{shipped} (shipped)"] = precision_recall(ys, flags)
     return {"component": component, "models": chosen, "table": table}
 
 

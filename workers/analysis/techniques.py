@@ -44,7 +44,7 @@ from workers.analysis.technique_lexicon import (
 )
 from workers.analysis.text import clip, fold
 from workers.analysis.text_features import SharedWord, words_of
-from workers.analysis.wording_model import WordingModel, cue_weight, shipped_model
+from workers.analysis.wording_model import WordingModel, cue_weight, shipped_model, stands_alone
 
 __all__ = [
     "Lexicon",
@@ -360,9 +360,12 @@ def assess_techniques(
     lexicon = lexicon or default_lexicon()
     reading = _read(text, lexicon)
     findings = _findings(text, reading, lexicon)
-    # The model's cue supports lexicon evidence; it never stands alone (wording_model.py).
+    # The model's cue supports lexicon evidence, and stands alone only when it is sure of a
+    # text long enough to judge (wording_model.stands_alone).
     cue = (
-        _learned_finding(text, reading, model or shipped_model()) if learned and findings else None
+        _learned_finding(text, reading, model or shipped_model(), alone=not findings)
+        if learned
+        else None
     )
     if cue is not None:
         findings = sorted([*findings, cue], key=lambda f: (f.start, f.kind))
@@ -370,15 +373,20 @@ def assess_techniques(
     return TechniqueReport(score, tuple(findings), totals)
 
 
-def _learned_finding(text: str, reading: _Reading, model: WordingModel) -> Finding | None:
+def _learned_finding(
+    text: str, reading: _Reading, model: WordingModel, alone: bool
+) -> Finding | None:
     """The model's cue as a finding: its weight from the model's probability on the words
     as their context leaves them, its span and quote the first occurrence of the word that
     weighs most. None in labelled satire: satire borrows the very wording the model knows,
-    and says so."""
+    and says so; None `alone` (no lexicon evidence) unless it stands alone."""
     if reading.context.satire:
         return None
     words = _context_words(reading)
-    weight = cue_weight(model.probability(words))
+    probability = model.probability(words)
+    if alone and not stands_alone(probability, len(words)):
+        return None
+    weight = cue_weight(probability)
     strongest = model.strongest_words(words, limit=1) if weight > 0 else []
     if not strongest:
         return None

@@ -37,12 +37,24 @@ CLAIMS_MODEL_FILE = "claims_model.json"
 MACHINE_TEXT_MODEL_FILE = "machine_text_model.json"
 # The cue's weight among the techniques findings grows from nothing at probability
 # CUE_FROM to CUE_WEIGHT at 1 (one strong lexicon finding weighs about 0.3), and it counts
-# only beside lexicon evidence (techniques.py): alone, the model also flags one-sentence
-# neutral texts that share a family's words ("Your card expires in March", 0.84). Chosen
+# beside lexicon evidence (techniques.py), alone only as `stands_alone` says: alone, the
+# model also flags one-sentence neutral texts that share a family's words ("Your card
+# expires in March", 0.84). Chosen
 # leave-one-batch-out (docs/analysis.md, "Learned wording"): the most recall on the batch
 # left out, at precision >= 0.9, with every neutral text of the unit tests staying low.
 CUE_FROM = 0.5
 CUE_WEIGHT = 1.2
+# Where the lexicon found nothing, the cue counts only from LONE_FROM (a score of 66: the
+# model alone flags the text) in a text of LONE_MIN_WORDS words or more: the one- and
+# two-sentence neutral texts that share a family's words ("Your card expires in March",
+# 0.84; "Doctors won't tell you the results until the lab confirms them", 16 words, 1.00)
+# stay low. Leave-one-batch-out on dev, every batch against the rules before it was tuned
+# on (docs/analysis.md, "Learned wording"): techniques 0.97/0.87 (mean of seven batches)
+# with the cue beside lexicon evidence only, 0.97/0.91 with it standing alone so,
+# precision >= 0.93 on every batch. (From 15 words more, but six neutral texts of the unit
+# tests were flagged.)
+LONE_FROM = 0.8
+LONE_MIN_WORDS = 25
 # Shorter words ("it", "are") weigh too, but say nothing to a reader of the finding.
 DISPLAY_MIN_LETTERS = 4
 # Distinct words whose weight a process remembers (a few MB at most).
@@ -109,6 +121,11 @@ class WordingModel:
             if len(self._push) < PUSH_MEMO_LIMIT:
                 self._push[word] = found
         return found
+
+
+def stands_alone(probability: float, word_count: int) -> bool:
+    """Whether the cue counts in a text where the lexicon found nothing. Pure."""
+    return probability >= LONE_FROM and word_count >= LONE_MIN_WORDS
 
 
 def cue_weight(probability: float) -> float:

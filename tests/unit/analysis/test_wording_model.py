@@ -1,5 +1,6 @@
 """The learned wording model: pure-Python inference that matches training, and a cue in the
-techniques score that supports lexicon evidence without standing alone."""
+techniques score that supports lexicon evidence and stands alone only when it is sure of a
+text long enough to judge."""
 
 import base64
 import json
@@ -16,6 +17,8 @@ from workers.analysis.text_features import MAX_WORDS, bucket, features, whole_wo
 from workers.analysis.wording_model import (
     CUE_FROM,
     CUE_WEIGHT,
+    LONE_FROM,
+    LONE_MIN_WORDS,
     MODEL_FILE,
     WordingModel,
     WordingModelFile,
@@ -27,6 +30,7 @@ from workers.analysis.wording_model import (
     shipped_machine_text_model_file,
     shipped_model,
     shipped_model_file,
+    stands_alone,
 )
 
 FLAGGED = 50
@@ -146,15 +150,38 @@ def test_the_cue_joins_lexicon_evidence_with_a_readable_finding(post: str) -> No
     assert any(s.startswith("wording typical of manipulative texts") for s in summary)
 
 
-def test_the_cue_never_stands_alone() -> None:
+def test_the_cue_does_not_stand_alone_in_a_short_text() -> None:
     """A sentence a model reads as manipulative (here one that reads everything at 0.99)
-    but the lexicon finds nothing in scores nothing: the model supports evidence, it is
-    not evidence by itself."""
+    but the lexicon finds nothing in scores nothing: under LONE_MIN_WORDS words the model
+    supports evidence, it is not evidence by itself."""
     text = "Your card expires in March; the new one is sent by post."
     certain = WordingModel(buckets=8, bias=4.6, weights=[0.0] * 8)
     assert certain.probability(context_words(text)) > 0.99
     report = assess_techniques(text, model=certain)
     assert report.score == 0 and not report.findings
+
+
+def test_a_sure_model_stands_alone_in_a_text_long_enough_to_judge() -> None:
+    """From LONE_MIN_WORDS words the cue counts without lexicon evidence once the model is
+    sure (LONE_FROM or more): the text is flagged, with the learned finding its only one;
+    an unsure model still adds nothing."""
+    text = (
+        "The library opens at nine on weekdays and at ten on Saturdays. Members can borrow "
+        "up to twelve books for three weeks, and renewals are made at the desk or by phone."
+    )
+    assert len(context_words(text)) >= LONE_MIN_WORDS
+    sure = WordingModel(buckets=8, bias=2.0, weights=[0.01] * 8)  # p ≈ 0.88
+    unsure = WordingModel(buckets=8, bias=0.4, weights=[0.01] * 8)  # p ≈ 0.60
+    report = assess_techniques(text, model=sure)
+    assert [f.kind for f in report.findings] == [LEARNED] and report.score >= FLAGGED
+    assert not assess_techniques(text, model=unsure).findings
+
+
+def test_when_the_cue_stands_alone_is_a_pure_rule() -> None:
+    """Both bounds hold: sure enough, and long enough."""
+    assert stands_alone(LONE_FROM, LONE_MIN_WORDS)
+    assert not stands_alone(LONE_FROM - 0.01, 200)
+    assert not stands_alone(1.0, LONE_MIN_WORDS - 1)
 
 
 @pytest.mark.parametrize("text", NEUTRAL)
