@@ -36,6 +36,8 @@ def test_a_fact_kept_from_the_reader_is_cover_up_framing(sentence: str) -> None:
     [
         "One in three teenagers in the UK is now addicted to vaping, all down to the flavours.",
         "Unul din trei copii nu mai citește, iar cauza sunt telefoanele.",
+        # a cause named outright ("the cause is"), the same claim in English
+        "One in three children no longer reads a single book, and the cause is phones.",
         "Kids who drink oat milk are twice as likely to hit puberty early, and the industry "
         "paid scientists to hide it.",
         "Ce ne-au ascuns: barajul Vidra a fost golit în 2019. Distribuiți până nu ne șterg!",
