@@ -7,7 +7,9 @@ features and a dot product give the probability that a text is worded like the t
 labelled as using manipulation techniques. Leave-one-batch-out, the model alone found
 0.89-0.93 of the texts using techniques by writers it never saw (precision 0.91-0.98),
 where the phrase rules, before they were tuned on those writers, found 0.51-0.67
-(docs/analysis.md, "Learned wording").
+(docs/analysis.md, "Learned wording"). Models of the same kind learn the claims label
+(`claims_model.json`) and the ai_tampered label (`machine_text_model.json`, read as whole
+words: docs/analysis.md, "Learned style").
 """
 
 from __future__ import annotations
@@ -39,9 +41,9 @@ MACHINE_TEXT_MODEL_FILE = "machine_text_model.json"
 # CUE_FROM to CUE_WEIGHT at 1 (one strong lexicon finding weighs about 0.3), and it counts
 # beside lexicon evidence (techniques.py), alone only as `stands_alone` says: alone, the
 # model also flags one-sentence neutral texts that share a family's words ("Your card
-# expires in March", 0.84). Chosen
-# leave-one-batch-out (docs/analysis.md, "Learned wording"): the most recall on the batch
-# left out, at precision >= 0.9, with every neutral text of the unit tests staying low.
+# expires in March", 0.84). Chosen leave-one-batch-out (docs/analysis.md, "Learned
+# wording"): the most recall on the batch left out, at precision >= 0.9, with every
+# neutral text of the unit tests staying low.
 CUE_FROM = 0.5
 CUE_WEIGHT = 1.2
 # Where the lexicon found nothing, the cue counts only from LONE_FROM (a score of 66: the
