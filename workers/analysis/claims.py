@@ -33,6 +33,7 @@ from workers.analysis.findings import combine_probabilities, evidence_quote
 from workers.analysis.normalise import NormalisedText, normalise
 from workers.analysis.techniques import context_words
 from workers.analysis.text import Sentence, clip, comparison_form, fold, sentences
+from workers.analysis.text import words as word_tokens
 from workers.analysis.wording_model import WordingModel, shipped_claims_model
 
 MAX_CLAIMS = 10
@@ -111,7 +112,10 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
     if not rebutted and not any("satire" in r for r in registers):
         model = learned or shipped_claims_model()
         # The prefix of the normalised text: invisible padding cannot push the words out.
-        words = context_words(_model_prefix(clean.text))
+        # And only the sentences the forms read: a claim past them is not this text's to
+        # report, nor to lend its weight to the sentences before it ("Da. Da. … Vaccines
+        # cause autism." made "Da." a claim).
+        words = context_words(_model_prefix(clean.text[: _read_end(found)]))
         probability = model.probability(words)
         if probability >= rule.learned_from:
             claims = [
@@ -148,6 +152,14 @@ MAX_LEARNED_SENTENCES = 40
 # ... in a text of this many words at least: on "Toxic!" or "Cancer!" its reading is a guess
 # (dev's texts have 9 words or more, so this changes nothing measured there).
 MIN_LEARNED_WORDS = 6
+# The sentence it makes a claim of has this many words at least: "Da." or "Wow!" asserts
+# nothing, however claim-like the text around it reads ("Vaccines cause autism" has three).
+MIN_LEARNED_CLAIM_WORDS = 3
+
+
+def _read_end(found: Sequence[Sentence]) -> int:
+    """Where the last sentence read ends in the normalised text (0 when none)."""
+    return found[-1].start + len(found[-1].text) if found else 0
 
 
 def _model_prefix(text: str) -> str:
@@ -176,7 +188,9 @@ def _with_learned_claim(
     readable = [
         i
         for i, (s, r) in enumerate(zip(found, registers, strict=True))
-        if s.start < MODEL_TEXT_CHARS and not ATTRIBUTING & set(r)
+        if s.start < MODEL_TEXT_CHARS
+        and not ATTRIBUTING & set(r)
+        and len(word_tokens(s.text)) >= MIN_LEARNED_CLAIM_WORDS
     ][:MAX_LEARNED_SENTENCES]
     candidates = [(model.probability(context_words(found[i].text)), i) for i in readable]
     if not candidates:

@@ -405,3 +405,14 @@ def test_a_warning_about_a_circulating_promise_does_not_assert_it(
     promise …", "atrage atenția asupra unor reclame care promit …") reports the promise and
     rebuts it, as a debunk does; the same promise made by the writer is a risky claim."""
     assert _claims_score(warning) < 50 <= _claims_score(asserted)
+
+
+def test_the_model_makes_no_claim_of_a_sentence_of_a_word_or_two() -> None:
+    """However claim-like the model reads a text, "Wow!" or "Da." asserts nothing: the
+    sentence it makes a claim of has MIN_LEARNED_CLAIM_WORDS words or more."""
+    text = "Wow! No way! Da! Serios? Incredibil! Uau, frate!"
+    assert all(
+        "learned_claim" not in c.register for c in extract_claims(text, learned=_model(0.99))
+    )
+    longer = "Wow! No way! They put poison in the water again!"
+    assert any("learned_claim" in c.register for c in extract_claims(longer, learned=_model(0.99)))
