@@ -178,7 +178,10 @@ def cue_score(rule: float, probability: float, weight: float, start: float, gate
 
 def _style_score(rule: float, probability: float) -> float:
     """ai_tampered's score with the learned style among its signals (as machine_text.py:
-    the model's strength from LEARNED_FROM, times its weight, added to the log-odds)."""
+    the model's strength from LEARNED_FROM, times its weight, added to the log-odds). An
+    approximation: it adds the signal to every text, short ones included (which the
+    analyser caps at 10 %), and after a self-reference's combination, not before, so its
+    row is slightly optimistic."""
     strength = min(max((probability - LEARNED_FROM) / (1 - LEARNED_FROM), 0.0), 1.0)
     z = _logit(rule / 100) + WEIGHTS["learned_style"] * strength
     return 100 / (1 + math.exp(-z))

@@ -112,10 +112,7 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
     if not rebutted and not any("satire" in r for r in registers):
         model = learned or shipped_claims_model()
         # The prefix of the normalised text: invisible padding cannot push the words out.
-        # And only the sentences the forms read: a claim past them is not this text's to
-        # report, nor to lend its weight to the sentences before it ("Da. Da. … Vaccines
-        # cause autism." made "Da." a claim).
-        words = context_words(_model_prefix(clean.text[: _read_end(found)]))
+        words = context_words(_model_prefix(clean.text))
         probability = model.probability(words)
         if probability >= rule.learned_from:
             claims = [
@@ -155,11 +152,6 @@ MIN_LEARNED_WORDS = 6
 # The sentence it makes a claim of has this many words at least: "Da." or "Wow!" asserts
 # nothing, however claim-like the text around it reads ("Vaccines cause autism" has three).
 MIN_LEARNED_CLAIM_WORDS = 3
-
-
-def _read_end(found: Sequence[Sentence]) -> int:
-    """Where the last sentence read ends in the normalised text (0 when none)."""
-    return found[-1].start + len(found[-1].text) if found else 0
 
 
 def _model_prefix(text: str) -> str:

@@ -66,6 +66,7 @@ WEIGHTS: Mapping[str, float] = {
     "repetition": 1.0,
     "low_lexical_diversity": 1.0,
     "learned_style": 4.0,
+    "assistant_preamble": 2.0,
     "human_voice": -2.5,
 }
 # The learned model's probability counts from LEARNED_FROM up (full strength at 1): at 0.5
@@ -188,14 +189,13 @@ def _alternation(terms: Terms) -> re.Pattern[str]:
 
 def _preamble(spec: Preamble) -> re.Pattern[str]:
     """The opening of an assistant's reply, matched at the start of the folded text: after
-    at most a few quotes or dashes, praise of the question and a `!` or `.`, or assent, its
-    punctuation and at most three words ("Sure thing, Ana!") before what it presents."""
+    at most a few quotes or dashes, praise of the question and a `!`, or assent, a `!` or a
+    comma and at once what it presents ("Certainly! Here is", "Desigur! Iată")."""
     assent = _alternation(spec.assent).pattern
     presents = _alternation(spec.presents).pattern
     praise = _alternation(spec.praise).pattern
     return re.compile(
-        rf"\W{{0,8}}+(?P<opening>{praise}\s{{0,3}}+[!.]|{assent}\s{{0,3}}+[!,.]\W{{0,4}}+"
-        rf"(?:\w++\W{{1,4}}+){{0,3}}?{presents})"
+        rf"\W{{0,8}}+(?P<opening>{praise}\s{{0,3}}+!|{assent}\s{{0,3}}+[!,]\s{{0,4}}+{presents})"
     )
 
 
@@ -330,9 +330,14 @@ def assess_machine_text(text: str) -> MachineTextReport:
     stock_strength = _clamp(len({f.text.lower() for f in stock}) / 2)
     signals = [Signal("stock_phrases", float(len(stock)), stock_strength, WEIGHTS["stock_phrases"])]
     applicable = len(tokens) >= MIN_WORDS_TO_JUDGE
+    opening: list[Finding] = []
     if applicable:
+        opening = _opening(clean, folded)
+        strength = 1.0 if opening else 0.0
+        signals.append(
+            Signal("assistant_preamble", strength, strength, WEIGHTS["assistant_preamble"])
+        )
         signals += _statistical_signals(_measure(clean.text, folded, tokens))
-        own_words += _opening(clean, folded)
     z = BIAS + sum(s.strength * s.weight for s in signals)
     probability = 1.0 / (1.0 + math.exp(-z))
     if not applicable:
@@ -342,7 +347,7 @@ def assess_machine_text(text: str) -> MachineTextReport:
     return MachineTextReport(
         round(probability, 3),
         tuple(signals),
-        (*own_words, *stock),
+        (*own_words, *opening, *stock),
         len(tokens),
         applicable or bool(own_words),
     )
@@ -355,7 +360,7 @@ def _opening(clean: NormalisedText, folded: str) -> list[Finding]:
         return []
     start, end = clean.span(*found.span("opening"))
     quote = evidence_quote(clean.original, start, end)
-    return [Finding("assistant_preamble", start, end, quote, SELF_REFERENCE_PROBABILITY)]
+    return [Finding("assistant_preamble", start, end, quote, 0.5)]
 
 
 def _find(

@@ -94,6 +94,7 @@ def test_report_data_shows_every_signal() -> None:
         "repetition",
         "low_lexical_diversity",
         "learned_style",
+        "assistant_preamble",
         "human_voice",
     }
     assert data["statistics_used"] is True
@@ -310,9 +311,6 @@ def test_an_assistant_letter_in_the_first_person_still_reads_as_generated(text: 
         "Certainly! Here's a friendly reminder you can share with the parents of Year 4: the "
         "school trip to the science museum leaves at 8:30 on Friday, so please make sure the "
         "children bring a packed lunch, a raincoat and their signed permission slip.",
-        "Sure thing, Ana! Below you'll find a short note for your landlord about the heating, "
-        "which has not been working in the flat for a week, asking him politely to send "
-        "someone to look at the boiler as soon as possible.",
         "Great question! Choosing a neighbourhood to live in depends on your commute, your "
         "budget and the schools nearby, and it pays to visit at different times of day before "
         "you sign a lease anywhere.",
@@ -324,14 +322,20 @@ def test_an_assistant_letter_in_the_first_person_still_reads_as_generated(text: 
         "decât orice broșură.",
     ],
 )
-def test_an_assistant_reply_opening_a_text_is_strong_evidence(text: str) -> None:
-    """Assent and then what is presented to the reader ("Certainly! Here's …", "Desigur!
-    Iată …"), or praise of the question, opening a text long enough to judge: an assistant's
-    reply pasted as it came, found as a phrase and scored as a self-reference is."""
+def test_an_assistant_reply_opening_a_text_is_a_signal(text: str, monkeypatch) -> None:
+    """Assent and at once what is presented to the reader ("Certainly! Here's …", "Desigur!
+    Iată …"), or praise of the question, opening a text long enough to judge: found as a
+    phrase at the start, and a weighted signal that raises the probability (people open so
+    too, so it is not an override)."""
+    import workers.analysis.machine_text as machine_text
+
     report = assess_machine_text(text)
-    assert report.score >= 80
     assert report.phrases[0].kind == "assistant_preamble"
     assert report.phrases[0].start <= 2
+    signal = next(s for s in report.signals if s.name == "assistant_preamble")
+    assert signal.strength == 1.0
+    monkeypatch.setitem(machine_text.WEIGHTS, "assistant_preamble", 0.0)
+    assert assess_machine_text(text).probability < report.probability
 
 
 @pytest.mark.parametrize(
@@ -340,10 +344,17 @@ def test_an_assistant_reply_opening_a_text_is_strong_evidence(text: str) -> None
         # Too short to judge: a chat reply may open this way.
         "Sure! Here's the address: Strada Lungă 5, second floor.",
         "Sigur! Iată numărul lui: 0722 000 000.",
-        # Assent, then more than a few words before "here is".
+        # Assent, then other words before "here is".
         "Sure, I'll be there at five. Here is what we still need for Saturday: crisps, "
         "lemonade, two cakes, paper plates, cups and a few candles for the table, so bring "
         "whatever you have at home.",
+        "Of course, the problem here is that the council never published the figures it "
+        "promised in March, and nobody on the committee has asked for them since then.",
+        "Absolutely. The reason here is simple: the bus company lost two drivers in May and "
+        "has not hired anyone since, so the 7:40 is cancelled most mornings this month.",
+        # Praise ending in a full stop: a person answering in a thread.
+        "Good question. I asked the council the same thing last week and they said the bins "
+        "go back to Tuesdays from the first of the month, after the bank holiday.",
         # The formula quoted inside a text, not opening it.
         "My brother asked a chatbot for a birthday poem and it began with 'Certainly! Here "
         "is a poem for your sister', which made us all laugh at the table last night, but "
@@ -352,9 +363,25 @@ def test_an_assistant_reply_opening_a_text_is_strong_evidence(text: str) -> None
 )
 def test_the_same_words_elsewhere_or_in_a_short_line_are_no_preamble(text: str) -> None:
     """The opening counts only at the start of a text long enough to judge, and only when
-    what is presented follows the assent within a few words."""
+    what is presented follows the assent at once."""
     report = assess_machine_text(text)
     assert all(f.kind != "assistant_preamble" for f in report.phrases)
+    assert report.score < 50
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No problem, here's the address again: 14 Mill Lane, the blue door next to the "
+        "bakery, and the buzzer for flat 3 does not work so just knock loudly, I'll be in.",
+        "Great question! I wondered the same when we moved here, lol. Turns out the bins "
+        "go on Tuesday and the recycling every other Friday, the council site has the map.",
+    ],
+)
+def test_a_person_opening_like_an_assistant_still_reads_human(text: str) -> None:
+    """The opening is one signal among the others: a person's chatty reply that opens like
+    an assistant's stays low."""
+    assert assess_machine_text(text).score < 50
 
 
 def test_the_learned_style_is_a_signal_that_reads_every_word(monkeypatch) -> None:
@@ -369,18 +396,24 @@ def test_the_learned_style_is_a_signal_that_reads_every_word(monkeypatch) -> Non
 
     generated, human = style(GENERIC_EN), style(HUMAN_NEWS)
     assert generated >= 0.5 > 0.1 >= human
+    # Whole words: a paragraph quoted after a speaking verb reads as it does unquoted.
+    quoted = f'The minister said: "{GENERIC_EN}"'
+    assert style(quoted) == style(quoted.replace('"', ""))
     assert style("Furthermore, it is important to note this.") == -1.0
     with_model = assess_machine_text(GENERIC_EN).probability
     monkeypatch.setitem(machine_text.WEIGHTS, "learned_style", 0.0)
     assert assess_machine_text(GENERIC_EN).probability < with_model
 
 
-def test_the_announcement_post_s_stock_phrases_are_found_and_a_person_s_own_stays_low() -> None:
-    """The announcement post an assistant writes ("I'm thrilled to share … Here are my
-    three key takeaways … deeply grateful") has a first person and emoji, which weigh as a
-    human voice: its stock phrases count against that (here it reads 0.46, against 0.07
-    without them; the learned style decides the rest). A person's own short news with
-    two of the same phrases, names and a joke stays low."""
+def test_the_announcement_post_s_stock_phrases_are_found_and_a_person_s_own_stays_low(
+    monkeypatch,
+) -> None:
+    """The announcement post an assistant writes ("I'm thrilled to share … my three key
+    takeaways … Onwards and upwards!") has a first person and emoji, which weigh as a human
+    voice: its stock phrases count against that. A person's own news in the phrases people
+    use of it ("excited to announce", "deeply grateful") stays low."""
+    import workers.analysis.machine_text as machine_text
+
     generated = (
         "I'm thrilled to share that I've just completed the Advanced Data Analytics "
         "certificate! 🎓 It was an incredible journey of growth, learning and collaboration. "
@@ -388,15 +421,20 @@ def test_the_announcement_post_s_stock_phrases_are_found_and_a_person_s_own_stay
         "story.\n3️⃣ Teamwork makes the dream work.\nI'm deeply grateful to my mentors and "
         "peers for their unwavering support. Onwards and upwards! #Learning #Growth"
     )
-    own = (
+    report = assess_machine_text(generated)
+    found = {f.text.lower() for f in report.phrases}
+    assert {"thrilled to share", "key takeaways", "onwards and upwards"} <= found
+    assert report.signals[0].name == "stock_phrases" and report.signals[0].strength == 1.0
+    monkeypatch.setitem(machine_text.WEIGHTS, "stock_phrases", 0.0)
+    assert assess_machine_text(generated).probability < report.probability
+    monkeypatch.undo()
+    for own in (
         "I'm thrilled to share that after six years at the council I'm starting a new job at "
         "the county archive next month. I'm deeply grateful to Sue, Raj and everyone in "
         "planning for putting up with my terrible coffee. See you all at the leaving drinks "
-        "on Friday!"
-    )
-    report = assess_machine_text(generated)
-    found = {f.text.lower() for f in report.phrases}
-    assert {"thrilled to share", "key takeaways", "deeply grateful"} <= found
-    assert report.signals[0].name == "stock_phrases" and report.signals[0].strength == 1.0
-    assert report.score >= 40
-    assert assess_machine_text(own).score < 50
+        "on Friday!",
+        "We're excited to announce that the Green Street bakery reopens on 3 May after the "
+        "fire. Deeply grateful to the fire brigade, to Tom and Ana who cleaned for weeks, and "
+        "to every neighbour who sent a card. First loaf is on us!",
+    ):
+        assert assess_machine_text(own).score < 50

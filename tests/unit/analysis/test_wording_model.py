@@ -196,3 +196,13 @@ def test_labelled_satire_gets_no_cue() -> None:
     report = assess_techniques(f"SATIRE: {POST_EN}")
     assert LEARNED not in report.totals
     assert report.score < FLAGGED
+
+
+def test_a_model_file_that_reads_words_otherwise_is_refused() -> None:
+    """A model trained on whole words fed words in their context (or the other way round)
+    gives wrong probabilities: the file says how it reads, and loading checks it."""
+    spec = shipped_model_file()
+    assert from_file(spec, MODEL_FILE, reads="context")
+    with pytest.raises(DataFileError, match="reads 'context' words, not 'whole'"):
+        from_file(spec, MODEL_FILE, reads="whole")
+    assert shipped_machine_text_model_file().words == "whole"
