@@ -33,10 +33,9 @@ import click
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workers.analysis.datafiles import data_path
-from workers.analysis.normalise import normalise
+from workers.analysis.machine_text import style_words
 from workers.analysis.techniques import context_words
-from workers.analysis.text import fold
-from workers.analysis.text_features import SharedWord, features, whole_words
+from workers.analysis.text_features import SharedWord, features
 from workers.analysis.wording_model import (
     CLAIMS_MODEL_FILE,
     MACHINE_TEXT_MODEL_FILE,
@@ -69,12 +68,15 @@ Reader = Callable[[str], list[SharedWord]]
 MACHINE_REFERENCE_IDS = ("ro-news-1", "en-n-prop-3", "ro-ai-1", "en-ai-5", "ro-b-040", "en-c-027")
 
 
+# How each component's model reads a text (the `words` its file records): ai_tampered's
+# every word whole, the others' as their context leaves them.
+READS = {"techniques": "context", "claims": "context", "ai_tampered": "whole"}
+READERS: dict[str, Reader] = {"context": context_words, "whole": style_words}
+
+
 def words_for(component: str) -> Reader:
-    """How the component's model reads a text: ai_tampered's every word whole, the
-    others' as their context leaves them."""
-    if component == "ai_tampered":
-        return lambda text: whole_words(fold(normalise(text).text))
-    return context_words
+    """How the component's model reads a text."""
+    return READERS[READS[component]]
 
 
 def read_dev() -> list[dict[str, Any]]:
@@ -120,7 +122,7 @@ def model_file(
     if sys.byteorder != "little":
         quantised.byteswap()
     by_id = {item["id"]: item["text"] for item in items}
-    whole = component == "ai_tampered"
+    whole = READS[component] == "whole"
     texts = [by_id[i] for i in (MACHINE_REFERENCE_IDS if whole else REFERENCE_IDS)]
     fitted = model.predict_proba(design_matrix(texts, read=words_for(component)))[:, 1]
     view = (
@@ -138,7 +140,7 @@ def model_file(
         bias=round(float(model.intercept_[0]), 6),
         scale=scale,
         weights=base64.b64encode(quantised.tobytes()).decode("ascii"),
-        words="whole" if whole else "context",
+        words=READS[component],
         reference=[
             {"text": t, "probability": round(float(p), 6)}
             for t, p in zip(texts, fitted, strict=True)

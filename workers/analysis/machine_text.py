@@ -41,7 +41,7 @@ from workers.analysis.stylometry import (
 )
 from workers.analysis.techniques import term_pattern
 from workers.analysis.text import clip, fold, sentences, word_count, words
-from workers.analysis.text_features import whole_words
+from workers.analysis.text_features import SharedWord, whole_words
 from workers.analysis.wording_model import shipped_machine_text_model
 
 # Below this many words a text is too short to judge by how it is written: the
@@ -300,8 +300,15 @@ _SIGNALS: Mapping[str, tuple[Callable[[_Measured], float], Callable[[float], flo
 }
 
 
+def style_words(text: str) -> list[SharedWord]:
+    """The words the learned style reads in `text`: every word of it normalised and folded,
+    whole (the training script reads them so too)."""
+    return whole_words(fold(normalise(text).text))
+
+
 def learned_style(folded: str) -> Signal:
-    """The learned model's probability that a text of these words was machine-written."""
+    """The learned model's probability that a text of these words (normalised and folded)
+    was machine-written."""
     p = shipped_machine_text_model().probability(whole_words(folded))
     strength = _clamp((p - LEARNED_FROM) / (1.0 - LEARNED_FROM))
     return Signal("learned_style", round(p, 3), round(strength, 3), WEIGHTS["learned_style"])

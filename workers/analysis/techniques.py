@@ -44,7 +44,13 @@ from workers.analysis.technique_lexicon import (
 )
 from workers.analysis.text import clip, fold
 from workers.analysis.text_features import SharedWord, words_of
-from workers.analysis.wording_model import WordingModel, cue_weight, shipped_model, stands_alone
+from workers.analysis.wording_model import (
+    LONE_MIN_WORDS,
+    WordingModel,
+    cue_weight,
+    shipped_model,
+    stands_alone,
+)
 
 __all__ = [
     "Lexicon",
@@ -383,6 +389,8 @@ def _learned_finding(
     if reading.context.satire:
         return None
     words = _context_words(reading)
+    if alone and len(words) < LONE_MIN_WORDS:
+        return None  # too short to stand alone, whatever the model says: not asked
     probability = model.probability(words)
     if alone and not stands_alone(probability, len(words)):
         return None

@@ -10,10 +10,9 @@ import pytest
 
 from shared.errors import DataFileError
 from workers.analysis.datafiles import data_path
-from workers.analysis.normalise import normalise
+from workers.analysis.machine_text import style_words
 from workers.analysis.techniques import LEARNED, assess_techniques, context_words, report_data
-from workers.analysis.text import fold
-from workers.analysis.text_features import MAX_WORDS, bucket, features, whole_words, words_of
+from workers.analysis.text_features import MAX_WORDS, bucket, features, words_of
 from workers.analysis.wording_model import (
     CUE_FROM,
     CUE_WEIGHT,
@@ -82,10 +81,8 @@ def test_runtime_inference_gives_the_probabilities_the_training_run_recorded(
     assert {r.probability >= 0.5 for r in spec.reference} == {True, False}
     model = model_of()
     for reference in spec.reference:
-        if spec.words == "whole":
-            words = whole_words(fold(normalise(reference.text).text))
-        else:
-            words = context_words(reference.text)
+        read = style_words if spec.words == "whole" else context_words
+        words = read(reference.text)
         assert model.probability(words) == pytest.approx(reference.probability, abs=1e-4)
 
 
