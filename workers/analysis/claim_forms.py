@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from workers.analysis.datafiles import load_validated
 from workers.analysis.satire import credited_to_satire
 from workers.analysis.techniques import term_pattern
+from workers.analysis.term_index import Starts, TermIndex
 from workers.analysis.text import fold
 
 Form = Literal[
@@ -284,9 +285,13 @@ def claims_spec() -> ClaimsSpec:
     return load_validated("claims.yaml", ClaimsSpec)
 
 
-def _alternation(terms: Terms | list[Terms]) -> re.Pattern[str]:
+def _terms(terms: Terms | list[Terms]) -> list[str]:
     groups = terms if isinstance(terms, list) else [terms]
-    found = {term_pattern(t) for g in groups for t in (*g.en, *g.ro)}
+    return [t for g in groups for t in (*g.en, *g.ro)]
+
+
+def _alternation(terms: Terms | list[Terms]) -> re.Pattern[str]:
+    found = {term_pattern(t) for t in _terms(terms)}
     # Longest first, so "cel mai mare nivel" wins over "cel mai".
     return re.compile(rf"(?<!\w)(?:{'|'.join(sorted(found, key=len, reverse=True))})(?!\w)")
 
@@ -296,31 +301,36 @@ class _Patterns:
     lexicons: Mapping[str, re.Pattern[str]]
     register: Mapping[str, re.Pattern[str]]
     not_names: frozenset[str]
+    # Where each lexicon (form or register, by name) can start in a sentence.
+    index: TermIndex
 
 
 @lru_cache(maxsize=1)
 def _patterns() -> _Patterns:
     spec = claims_spec()
     forms = spec.forms
+    terms = {
+        **{name: getattr(forms, name) for name in FormLexicons.model_fields},
+        **{name: getattr(spec.registers, name) for name in RegisterLexicons.model_fields},
+        # "Finally", "at last", "leaked": the words that make an admission a revelation.
+        "revelation": [forms.at_last, forms.secrecy],
+    }
     return _Patterns(
-        lexicons={name: _alternation(getattr(forms, name)) for name in FormLexicons.model_fields},
+        lexicons={name: _alternation(terms[name]) for name in FormLexicons.model_fields},
         register={
-            # "Finally", "at last", "leaked": the words that make an admission a revelation.
-            **{
-                name: _alternation(getattr(spec.registers, name))
-                for name in RegisterLexicons.model_fields
-            },
-            "revelation": _alternation([forms.at_last, forms.secrecy]),
+            name: _alternation(terms[name])
+            for name in (*RegisterLexicons.model_fields, "revelation")
         },
         not_names=frozenset(fold(w) for w in spec.not_names),
+        index=TermIndex.of({name: _terms(t) for name, t in terms.items()}),
     )
 
 
 def sentence_forms(sentence: str) -> list[Form]:
     """The forms of check-worthy claim present in one sentence."""
-    p = _patterns().lexicons
     folded = fold(sentence)
-    has = {name: bool(pattern.search(folded)) for name, pattern in p.items()}
+    starts = _patterns().index.starts(folded)
+    has = {name: starts.search(name, pattern) for name, pattern in _patterns().lexicons.items()}
     # The sums, deadlines and names of a quoted message are the message's ("a text reading
     # 'pay £1.45 within 12 hours'"), not figures the report asserts.
     own = _QUOTED.sub(lambda m: " " * len(m[0]), sentence)
@@ -332,28 +342,28 @@ def sentence_forms(sentence: str) -> list[Form]:
         or _worded_statistic(sentence)
     ):
         found.append("percentage")
-    if _NUMBER.search(_YEAR.sub("", own)) or _has_outside(p["quantity_words"], folded, own):
+    if _NUMBER.search(_YEAR.sub("", own)) or _has_outside(starts, "quantity_words", own):
         found.append("number")
     dated = (_YEAR, _NUMERIC_DATE, _DAY_OF_MAY)
-    if any(d.search(own) for d in dated) or _has_outside(p["months"], folded, own):
+    if any(d.search(own) for d in dated) or _has_outside(starts, "months", own):
         found.append("date")
     if any(fold(w) not in _patterns().not_names for w in names(own)):
         found.append("named_entity")
-    found += _lexical_forms(has, sentence, folded, own)
+    found += _lexical_forms(has, sentence, starts, own)
     return found
 
 
-def _has_outside(pattern: re.Pattern[str], folded: str, own: str) -> bool:
-    """Whether `pattern` matches the folded sentence outside its quotations (`own` is the
-    sentence with them blanked, same length)."""
-    return any(not own[m.start()].isspace() for m in pattern.finditer(folded))
+def _has_outside(starts: Starts, lexicon: str, own: str) -> bool:
+    """Whether form lexicon `lexicon` matches the folded sentence outside its quotations
+    (`own` is the sentence with them blanked, same length)."""
+    pattern = _patterns().lexicons[lexicon]
+    return any(not own[m.start()].isspace() for m in starts.finditer(lexicon, pattern))
 
 
-def _lexical_forms(has: Mapping[str, bool], sentence: str, folded: str, own: str) -> list[Form]:
+def _lexical_forms(has: Mapping[str, bool], sentence: str, starts: Starts, own: str) -> list[Form]:
     # An appeal to authority is an admission when an insider "admits" (or anyone "finally
     # admits", or experts "finally confirm") or a secret study "shows"; a plain "studies
     # show" is a weaker authority claim.
-    p = _patterns().lexicons
     absolute = has["absolutes"] or bool(_ALL_OF_IT.search(sentence))
     admission = (
         (has["admissions"] and (has["authorities"] or has["at_last"]))
@@ -381,8 +391,8 @@ def _lexical_forms(has: Mapping[str, bool], sentence: str, folded: str, own: str
         "absolute_causal": absolute and has["causal"],
         "harm": has["harm"],
         # A quoted accusation or inference is the speaker's slogan, not the report's.
-        "accusation": _has_outside(p["accusations"], folded, own),
-        "inference": _has_outside(p["inference"], folded, own),
+        "accusation": has["accusations"] and _has_outside(starts, "accusations", own),
+        "inference": has["inference"] and _has_outside(starts, "inference", own),
     }
     return [form for form, there in present.items() if there]
 
@@ -428,7 +438,9 @@ def sentence_register(sentence: str) -> list[Register]:
     """How the sentence itself puts what it says (viral, conspiratorial, sourced, hedged,
     emotive...), quotations left out."""
     folded = _QUOTED.sub(lambda m: " " * len(m[0]), fold(sentence))
-    found = [name for name in LEXICAL_REGISTERS if _patterns().register[name].search(folded)]
+    starts = _patterns().index.starts(folded)
+    register = _patterns().register
+    found = [name for name in LEXICAL_REGISTERS if starts.search(name, register[name])]
     if "studied" in found and "viral_sources" in found:
         # "Reporters analysed thousands of posts": the posts are what was studied, not
         # where the sentence got its claim.
@@ -447,11 +459,15 @@ def sentence_register(sentence: str) -> list[Register]:
     return found
 
 
-def text_registers(sentences: list[str]) -> list[tuple[Register, ...]]:
+def text_registers(
+    sentences: list[str], own: list[list[Register]] | None = None
+) -> list[tuple[Register, ...]]:
     """Each sentence's register with what it inherits: the context registers of its
     neighbours, satire from anywhere; a source it discredits itself no longer counts, and a
-    rebuttal counts only beside a claim reported as someone else's."""
-    own = [sentence_register(s) for s in sentences]
+    rebuttal counts only beside a claim reported as someone else's. `own` is each
+    sentence's `sentence_register`, where the caller has it already."""
+    if own is None:
+        own = [sentence_register(s) for s in sentences]
     outright = [rebuts_outright(s) for s in sentences]
     satire = any("satire" in r for r in own) or credited_to_satire(fold(" ".join(sentences)))
     found = []

@@ -92,9 +92,9 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
     """
     clean = normalise(text)
     found = sentences(clean.text)[:MAX_SENTENCES]
-    registers = text_registers([s.text for s in found])
-    attributed = any(ATTRIBUTING & set(r) for r in registers)
     own = [sentence_register(s.text) for s in found]
+    registers = text_registers([s.text for s in found], own)
+    attributed = any(ATTRIBUTING & set(r) for r in registers)
     claims = [
         c
         for i, (s, r) in enumerate(zip(found, registers, strict=True))

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from workers.analysis.datafiles import validate
 from workers.analysis.lemmas import LANGUAGES, NUMBER, Language, WordKeys, folded_inflections
+from workers.analysis.term_index import TermIndex
 from workers.analysis.text import fold
 
 Weight = float
@@ -184,6 +185,9 @@ class Rule:
     weight: float
     pattern: re.Pattern[str]
     case_sensitive: bool = False
+    # The technique's terms, when the pattern is their alternation (`terms_regex`): it is
+    # tried only where the lexicon's `term_index` says a term can start.
+    terms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -208,6 +212,8 @@ class Lexicon:
     context: ContextWords
     labels: Mapping[str, Mapping[str, str]]
     weights: Mapping[str, float]
+    # Where each technique's terms can start in a folded text (by technique).
+    term_index: TermIndex
 
     def label(self, technique: str, language: str) -> str:
         return self.labels.get(technique, {}).get(language, technique.replace("_", " "))
@@ -260,14 +266,16 @@ def compile_file(spec: TechniquesFile) -> Lexicon:
         context=context,
         labels={n: t.label.model_dump() for n, t in spec.techniques.items() if t.label},
         weights={n: t.weight for n, t in spec.techniques.items()},
+        term_index=TermIndex.of({r.technique: r.terms for r in rules if r.terms}),
     )
 
 
 def _rules(name: str, entry: Technique) -> list[Rule]:
     rules = []
-    terms = terms_regex([t for group in entry.terms.values() for t in group])
-    if terms:
-        rules.append(Rule(name, entry.weight, terms))
+    terms = [t for group in entry.terms.values() for t in group]
+    alternation = terms_regex(terms)
+    if alternation:
+        rules.append(Rule(name, entry.weight, alternation, terms=tuple(terms)))
     for p in entry.patterns:
         flags = 0 if p.case_sensitive else re.IGNORECASE
         weight = entry.weight if p.weight is None else p.weight

@@ -144,7 +144,7 @@ def find_techniques(text: str, lexicon: Lexicon | None = None) -> list[Finding]:
 
 def _findings(text: str, reading: _Reading, lexicon: Lexicon) -> list[Finding]:
     clean, context = reading.clean, reading.context
-    matches = _rule_matches(clean.text, reading.folded, lexicon.rules)
+    matches = _rule_matches(clean.text, reading.folded, lexicon)
     for lang, tokens in reading.words.items():
         matches += _cue_matches(tokens, lexicon, lang, context)
     found = []
@@ -177,11 +177,15 @@ def _context_words(reading: _Reading) -> list[SharedWord]:
     return found
 
 
-def _rule_matches(normalised: str, folded: str, rules: Iterable[Rule]) -> list[_Match]:
+def _rule_matches(normalised: str, folded: str, lexicon: Lexicon) -> list[_Match]:
     found = []
-    for rule in rules:
-        haystack = normalised if rule.case_sensitive else folded
-        for match in rule.pattern.finditer(haystack):
+    starts = lexicon.term_index.starts(folded)
+    for rule in lexicon.rules:
+        if rule.terms:
+            matches = starts.finditer(rule.technique, rule.pattern)
+        else:
+            matches = rule.pattern.finditer(normalised if rule.case_sensitive else folded)
+        for match in matches:
             if match.end() > match.start():
                 found.append(_Match(rule.technique, match.start(), match.end(), rule.weight))
     return found
