@@ -424,6 +424,23 @@ _WANT = re.compile(
 )
 
 
+# An authority's rebuttal in words the sentence quotes or with a gap the lexicon's terms
+# cannot span: "the council called the leaflet 'completely false'", "ASF a calificat mesajul
+# drept «fals»" (the quotation is the rebuttal's, not the claim's), and a warning about what
+# it goes on to quote: "Action Fraud has warned people selling online about buyers who …"
+# (not "I have warned you about them").
+_REBUTTAL_IN_QUOTES = re.compile(
+    r"\b(?:called|calls|described|dismissed|labell?ed|branded|termed"
+    r"|a (?:calificat|numit|catalogat|descris)|au (?:calificat|numit|catalogat|descris))\b"
+    r"[^.!?\n]{0,60}?[„“\"'‘«]\s*+(?:(?:completely|totally|entirely|utterly|simply|complet|total)\s++)?"
+    r"(?:false|fake|untrue|fabricated|baseless|misleading|nonsense|inaccurate|a hoax|a lie"
+    r"|fals[ae]?|neadevarat\w*+|o minciuna|o farsa|fabricat\w*+|inventat\w*+)\b"
+)
+_WARNED_ABOUT = re.compile(
+    r"(?<!\bi )(?<!\bwe )(?<!\byou )\b(?:has|have|had) warned\s++(?:[\w-]++\s++){1,6}?about\b"
+)
+
+
 def _within(folded: str, inner: str, outer: str) -> bool:
     """Whether every match of register `inner` lies inside a match of register `outer`."""
     register = _patterns().register
@@ -454,6 +471,10 @@ def sentence_register(sentence: str) -> list[Register]:
     if "unsourced" in found and _NAMED_SOURCE.search(sentence) and not _WANT.search(folded):
         # "A recent survey by Eurostat found …", "… potrivit Institutului": named after all
         found.remove("unsourced")
+    if "debunked" not in found and (
+        _REBUTTAL_IN_QUOTES.search(fold(sentence)) or _WARNED_ABOUT.search(folded)
+    ):
+        found.append("debunked")
     if "emotive" not in found and ("!" in sentence or _SHOUTING.search(sentence)):
         found.append("emotive")
     return found
