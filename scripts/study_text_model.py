@@ -73,6 +73,8 @@ GRID = [("lr", c) for c in (0.3, 1.0, 3.0, 10.0, 30.0)] + [
 CUE_GRID = [(w, p0) for w in (0.6, 0.8, 1.0, 1.2, 1.5) for p0 in (0.3, 0.4, 0.5, 0.6)]
 FLAG = 50.0
 TARGET_PRECISION = 0.9
+# The first batch's name (its ids carry a category, not a letter: `en-health-7`).
+ORIGINAL = "first"
 # Computes one commit's rule scores of every dev text, run inside that commit's tree.
 _OLD_RULES = """
 import json, sys
@@ -86,8 +88,9 @@ print(json.dumps({i['id']: {c: run[c](i)[0] for c in ('techniques', 'claims', 'a
 
 
 def batch_of(item_id: str) -> str:
-    """A batch letter (N, B to G) or O (the original batch) from a dev id."""
-    return next((b for b, mark in BATCHES.items() if mark in item_id), "O")
+    """A batch letter (N, B to G) from a dev id, or ORIGINAL (the first batch, and the
+    batches this study does not hold out)."""
+    return next((b for b, mark in BATCHES.items() if mark in item_id), ORIGINAL)
 
 
 def rule_scores_at(commit: str) -> dict[str, dict[str, float]]:
@@ -306,9 +309,10 @@ def render(result: Mapping[str, Any]) -> list[str]:
 
 
 def letter_of(item_id: str) -> str:
-    """Any dev batch's letter (`ro-t-012` → T), or O for the original batch."""
+    """Any dev batch's letter (`ro-t-012` → T, `ro-o-012` → O), or ORIGINAL for the first
+    batch (`ro-news-1`)."""
     mark = item_id.split("-")[1]
-    return mark.upper() if len(mark) == 1 else "O"
+    return mark.upper() if len(mark) == 1 else ORIGINAL
 
 
 def model_by_batch(component: str) -> list[str]:
