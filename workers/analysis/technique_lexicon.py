@@ -9,13 +9,20 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from workers.analysis.datafiles import validate
-from workers.analysis.lemmas import LANGUAGES, NUMBER, Language, WordKeys, folded_inflections
+from workers.analysis.lemmas import (
+    LANGUAGES,
+    MEMO_LIMIT,
+    NUMBER,
+    Language,
+    WordKeys,
+    folded_inflections,
+)
 from workers.analysis.term_index import TermIndex
 from workers.analysis.text import fold
 
@@ -150,7 +157,21 @@ class CueIndex:
     by_stem: Mapping[str, tuple[CompiledCue, ...]]
     stems: tuple[str, ...]
 
-    def starting_with(self, keys: frozenset[str]) -> list[CompiledCue]:
+    _memo: dict[frozenset[str], tuple[CompiledCue, ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def starting_with(self, keys: frozenset[str]) -> tuple[CompiledCue, ...]:
+        """The cues a word with these lemma keys can start, each once (remembered per set of
+        keys, up to MEMO_LIMIT of them: a word's keys are one object across texts)."""
+        found = self._memo.get(keys)
+        if found is None:
+            found = self._starting_with(keys)
+            if len(self._memo) < MEMO_LIMIT:
+                self._memo[keys] = found
+        return found
+
+    def _starting_with(self, keys: frozenset[str]) -> tuple[CompiledCue, ...]:
         found = [cue for k in keys for cue in self.by_key.get(k, ())]
         if self.stems and any(k.startswith(self.stems) for k in keys):
             found += [
@@ -159,7 +180,8 @@ class CueIndex:
                 if any(k.startswith(s) for k in keys)
                 for c in cs
             ]
-        return found
+        # A word with two keys of one slot ("are" → are, be) starts its cue once.
+        return tuple({id(cue): cue for cue in found}.values())
 
 
 def index_cues(cues: tuple[CompiledCue, ...]) -> CueIndex:

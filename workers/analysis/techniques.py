@@ -200,13 +200,9 @@ def _cue_matches(
     is_negation = lexicon.context.negation[lang]
     restrictive = lexicon.context.restrictive[lang]
     sentence = [context.sentence_of(t.start) for t in tokens]
-    starting: dict[frozenset[str], list[CompiledCue]] = {}
     found = []
     for i, token in enumerate(tokens):
-        cues = starting.get(token.keys)
-        if cues is None:
-            cues = starting[token.keys] = index.starting_with(token.keys)
-        for cue in cues:
+        for cue in index.starting_with(token.keys):
             others = _cue_words(cue, tokens, sentence, i, accepts)
             if others is None or not _gap_allowed(cue, tokens, [i, *others], accepts):
                 continue

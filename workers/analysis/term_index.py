@@ -18,6 +18,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from workers.analysis.text import fold
 
@@ -37,6 +38,8 @@ class TermIndex:
     beginning_lengths: tuple[int, ...]
     # Lexicons a term of which starts with something other than a word: searched whole.
     scanned: frozenset[str]
+    # The words of a text that start a term of some lexicon: one scan finds them all.
+    candidates: re.Pattern[str]
     _memo: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -59,14 +62,20 @@ class TermIndex:
             {b: frozenset(n) for b, n in by_beginning.items()},
             tuple(sorted({len(b) for b in by_beginning})),
             frozenset(scanned),
+            re.compile(rf"(?<!\w){_trie(by_word, by_beginning)}"),
         )
 
     def starts(self, folded: str) -> Starts:
         """Where each lexicon can match in `folded` (a folded text)."""
         found: dict[str, list[int]] = {}
-        for word in _WORD.finditer(folded):
+        memo = self._memo
+        for word in self.candidates.finditer(folded):
+            text = word.group()
+            names = memo.get(text)
+            if names is None:
+                names = self.lexicons_of(text)
             at = word.start()
-            for name in self.lexicons_of(word.group()):
+            for name in names:
                 found.setdefault(name, []).append(at)
         return Starts(folded, found, self.scanned)
 
@@ -85,6 +94,33 @@ class TermIndex:
             if len(self._memo) < MEMO_LIMIT:
                 self._memo[word] = names
         return names
+
+
+def _trie(words: Iterable[str], beginnings: Iterable[str]) -> str:
+    """A regex that matches, at a word's start, the whole word when it is one of `words` or
+    begins with one of `beginnings`; written as a trie, so a position is tried against the
+    words that share its first letters, not against every word."""
+    trie: dict[str, Any] = {}
+    for ending, keys in ((_WORD_END, words), (_BEGINNING_END, beginnings)):
+        for key in keys:
+            node = trie
+            for char in key:
+                node = node.setdefault(char, {})
+            node[ending] = True
+    return _node(trie) if trie else "(?!)"
+
+
+# Trie leaves (keys no single letter can be): a whole word ends here, or a beginning does.
+_WORD_END, _BEGINNING_END = "", "..."
+
+
+def _node(node: Mapping[str, Any]) -> str:
+    branches = [re.escape(c) + _node(child) for c, child in sorted(node.items()) if len(c) == 1]
+    if _BEGINNING_END in node:
+        branches.append(r"\w*+")  # possessive: the match always takes the whole word
+    elif _WORD_END in node:
+        branches.append(r"(?!\w)")
+    return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
 
 
 @dataclass(frozen=True)
