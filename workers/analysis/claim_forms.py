@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from workers.analysis.datafiles import load_validated
 from workers.analysis.satire import credited_to_satire
+from workers.analysis.technique_lexicon import checked_terms
 from workers.analysis.techniques import term_pattern
 from workers.analysis.term_index import Starts, TermIndex
 from workers.analysis.text import fold
@@ -177,6 +178,11 @@ class Terms(BaseModel):
 
     en: list[str] = Field(min_length=1)
     ro: list[str] = Field(min_length=1)
+
+    @field_validator("en", "ro")
+    @classmethod
+    def _wildcards_end_words(cls, terms: list[str]) -> list[str]:
+        return checked_terms(terms)
 
 
 class Checkworthiness(BaseModel):
@@ -424,21 +430,62 @@ _WANT = re.compile(
 )
 
 
-# An authority's rebuttal in words the sentence quotes or with a gap the lexicon's terms
-# cannot span: "the council called the leaflet 'completely false'", "ASF a calificat mesajul
-# drept «fals»" (the quotation is the rebuttal's, not the claim's), and a warning about what
-# it goes on to quote: "Action Fraud has warned people selling online about buyers who …"
-# (not "I have warned you about them").
+# An authority's rebuttal in forms the lexicon's terms cannot hold (round 12), each narrow,
+# because conspiracy posts use the same words against the authority ("they called it 'fake
+# news', but …", "doctors have warned us for years about …"): a verdict in quoted words that
+# end the clause ("the council called the leaflet 'completely false'", "ASF a calificat
+# mesajul drept «fals»"); a warning to a third party about a message or a scam ("Action
+# Fraud has warned people selling online about buyers who …"); a denial of plans in an
+# authority's reported words ("the council said it had no plans to …", "ministerul a
+# transmis că nu există niciun proiect"). None counts beside a contrast in its sentence
+# ("but", "yet", "for years", "dar") or before a rejection opening the next (`rejected`).
 _REBUTTAL_IN_QUOTES = re.compile(
-    r"\b(?:called|calls|described|dismissed|labell?ed|branded|termed"
+    r"(?<!so-)\b(?:called|calls|described|dismissed|labell?ed|branded|termed"
     r"|a (?:calificat|numit|catalogat|descris)|au (?:calificat|numit|catalogat|descris))\b"
-    r"[^.!?\n]{0,60}?[„“\"'‘«]\s*+(?:(?:completely|totally|entirely|utterly|simply|complet|total)\s++)?"
+    r"[^.!?:\n]{0,60}?(?<!\w)[„“\"'‘«]\s*+"
+    r"(?:(?:completely|totally|entirely|utterly|simply|complet|total)\s++)?"
     r"(?:false|fake|untrue|fabricated|baseless|misleading|nonsense|inaccurate|a hoax|a lie"
-    r"|fals[ae]?|neadevarat\w*+|o minciuna|o farsa|fabricat\w*+|inventat\w*+)\b"
+    r"|fals[ae]?|neadevarat\w*+|o minciuna|o farsa|fabricat\w*+|inventat\w*+)"
+    r"\s*+[”\"'’»]\s*+(?:$|[.,;!?—–-]|and\b|si\b)"
 )
 _WARNED_ABOUT = re.compile(
-    r"(?<!\bi )(?<!\bwe )(?<!\byou )\b(?:has|have|had) warned\s++(?:[\w-]++\s++){1,6}?about\b"
+    r"(?<!\bi )(?<!\bwe )(?<!\byou )(?<!\bus )(?<!\ball )\b(?:has|have|had) warned\s++"
+    r"(?:(?!(?:us|you|me|for|repeatedly)\b)[\w-]++\s++){1,6}?about\s++(?:\w++\s++){0,2}?"
+    r"(?:messages?|texts?|calls?|e-?mails?|ads?|adverts?|adverti[sz]ements?|posts?|scams?"
+    r"|fraud\w*+|fake|bogus|buyers?|sellers?|callers?)\b"
 )
+_DENIED_PLAN = re.compile(
+    r"\b(?:said|says|stated|confirmed|told|a (?:transmis|precizat|anuntat|declarat)"
+    r"|au (?:transmis|precizat|anuntat|declarat))\b[^.!?]{0,40}?"
+    r"(?:no plans to|no plan to|nu exista (?:niciun proiect|nicio intentie|nicio propunere))"
+)
+_CONTRAST = re.compile(
+    r"\b(?:for (?:\w+ )?(?:years|decades|months)|de ani|ani de zile|but|yet|however|though"
+    r"|until now|don't believe|do not believe|lies|dar|insa|totusi|nu-i credeti|minciun\w*)\b"
+)
+_REJECTION = re.compile(
+    r"^\W*(?:now|but|yet|lies|liars|nonsense|don'?t believe|do not believe|don'?t be fooled"
+    r"|wake up|acum|dar|minciun\w*|nu-i credeti|nu va lasati)\b"
+)
+
+
+def authority_rebuttal(sentence: str) -> bool:
+    """Whether the sentence rebuts what it reports in one of the forms above (its own words,
+    with no contrast in them). Pure."""
+    whole = fold(sentence)
+    own = _QUOTED.sub(lambda m: " " * len(m[0]), whole)
+    rebuts = (
+        _REBUTTAL_IN_QUOTES.search(whole) or _WARNED_ABOUT.search(own) or _DENIED_PLAN.search(own)
+    )
+    return bool(rebuts) and not _CONTRAST.search(own)
+
+
+def rejected(rebuttal: str, following: str) -> bool:
+    """Whether the next sentence throws a rebuttal of the forms above back ("The government
+    says it has no plans to ban cash. Don't believe them: …", "… Minciuni!"). Pure."""
+    own = _QUOTED.sub(lambda m: " " * len(m[0]), fold(rebuttal))
+    lexical = _patterns().register["debunked"].search(own)
+    return not lexical and bool(_REJECTION.search(fold(following)))
 
 
 def _within(folded: str, inner: str, outer: str) -> bool:
@@ -471,9 +518,7 @@ def sentence_register(sentence: str) -> list[Register]:
     if "unsourced" in found and _NAMED_SOURCE.search(sentence) and not _WANT.search(folded):
         # "A recent survey by Eurostat found …", "… potrivit Institutului": named after all
         found.remove("unsourced")
-    if "debunked" not in found and (
-        _REBUTTAL_IN_QUOTES.search(fold(sentence)) or _WARNED_ABOUT.search(folded)
-    ):
+    if "debunked" not in found and authority_rebuttal(sentence):
         found.append("debunked")
     if "emotive" not in found and ("!" in sentence or _SHOUTING.search(sentence)):
         found.append("emotive")
@@ -489,6 +534,12 @@ def text_registers(
     sentence's `sentence_register`, where the caller has it already."""
     if own is None:
         own = [sentence_register(s) for s in sentences]
+    own = [
+        [r for r in register if r != "debunked"]
+        if "debunked" in register and i + 1 < len(sentences) and rejected(s, sentences[i + 1])
+        else register
+        for i, (s, register) in enumerate(zip(sentences, own, strict=True))
+    ]
     outright = [rebuts_outright(s) for s in sentences]
     satire = any("satire" in r for r in own) or credited_to_satire(fold(" ".join(sentences)))
     found = []

@@ -91,6 +91,13 @@ class Technique(_Strict):
     cues: dict[Language, list[Cue]] = Field(default_factory=dict)
     patterns: list[Pattern] = Field(default_factory=list)
 
+    @field_validator("terms")
+    @classmethod
+    def _wildcards_end_words(cls, terms: dict[Language, list[str]]) -> dict[Language, list[str]]:
+        for language_terms in terms.values():
+            checked_terms(language_terms)
+        return terms
+
 
 class Context(_Strict):
     """Words that change what a cue means: who says it, whether it is denied, satire."""
@@ -239,6 +246,19 @@ class Lexicon:
 
     def label(self, technique: str, language: str) -> str:
         return self.labels.get(technique, {}).get(language, technique.replace("_", " "))
+
+
+# A `*` ends a word: the possessive wildcard takes the rest of the word, so a letter after
+# it could never match ("cip*uri").
+_WILDCARD_INSIDE = re.compile(r"\*\w")
+
+
+def checked_terms(terms: list[str]) -> list[str]:
+    """`terms` (a data file's), refused when one has a `*` before the end of its word."""
+    wrong = [t for t in terms if _WILDCARD_INSIDE.search(t)]
+    if wrong:
+        raise ValueError(f"a * must end a word (it takes the rest of it): {', '.join(wrong)}")
+    return terms
 
 
 def term_pattern(term: str) -> str:

@@ -3,12 +3,15 @@
 history, religion, academia, letters and weather voices, held out). Each is checked on
 sentences written for this test (none is in the evaluation set), in Romanian and English,
 beside texts sharing their words that must stay as they were: a ranter's own warning, a
-claim that calls its critics' words false."""
+claim that calls its critics' words false, and the conspiracy posts a review of the round
+wrote against the first, broader rules (each had dropped from 70-98 to 0-25)."""
 
 import pytest
 
 from tests.unit.analysis.probes import FLAGGED, claims_score
 from workers.analysis.claim_forms import sentence_register
+from workers.analysis.datafiles import DataFileError
+from workers.analysis.technique_lexicon import compile_lexicon
 
 
 @pytest.mark.parametrize(
@@ -61,3 +64,49 @@ def test_a_ranter_s_own_warning_or_a_quote_that_is_no_verdict_is_not_a_rebuttal(
     sentence: str,
 ) -> None:
     assert "debunked" not in sentence_register(sentence)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the authority's verdict thrown back, or the word in another use
+        "They called it 'fake news' but the vaccine is killing thousands of people. Share this!",
+        'For years the health ministry called it "nonsense". Now the leaked files prove that '
+        "the flu vaccine contains graphene that causes blood clots. Share this before it gets "
+        "deleted!",
+        "The so-called 'fake' moon landing was filmed in a studio in Nevada. NASA admitted it in "
+        "a leaked memo. Share this!",
+        "Nurses called out the hospitals' fake Covid death counts: 90% of the deaths were from "
+        "other causes. Share this!",
+        "Au numit-o «fake news», dar vaccinul provoacă autism la copii. Distribuiți!",
+        # warnings that are the post's own, or about no message at all
+        "Doctors have warned us for years about fluoride. Fluoride in tap water lowers "
+        "children's IQ by 20%, share this!",
+        "Many of us have warned you about the jab. It causes heart attacks in young athletes, "
+        "share this!",
+        "The government has warned farmers in Romania about the new rules: from next month all "
+        "cows will be killed to stop climate change. Share this!",
+        # a denial of plans rejected, or "no plans to" as an idiom
+        "The government says it has no plans to ban cash. Don't believe them: cash will be "
+        "banned next year, share this with everyone!",
+        "The WHO has no plans to tell you this: vitamin C cures covid in 48 hours. Share this "
+        "with everyone!",
+        "Ministerul Sănătății zice că nu există niciun proiect de vaccinare obligatorie. "
+        "Minciuni! Din toamnă copiii vor fi vaccinați cu forța în școli. Distribuiți!",
+        "Guvernul zice că nu există niciun proiect, dar de la 1 martie vor tăia pensiile la "
+        "jumătate. Distribuiți urgent!",
+    ],
+)
+def test_a_conspiracy_post_using_the_authority_s_words_stays_a_risky_claim(text: str) -> None:
+    assert claims_score(text) >= FLAGGED
+
+
+def test_a_wildcard_inside_a_word_is_refused_when_the_lexicon_loads() -> None:
+    """`cip*uri` could never match (the wildcard takes the rest of the word): the file that
+    held it is refused, naming the term, instead of silently matching nothing."""
+    spec = {
+        "version": 2,
+        "techniques": {"conspiracy": {"about": "x", "weight": 0.5, "terms": {"ro": ["cip*uri"]}}},
+    }
+    with pytest.raises(DataFileError, match=r"cip\*uri"):
+        compile_lexicon(spec)
