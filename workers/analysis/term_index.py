@@ -25,6 +25,9 @@ from workers.analysis.text import fold
 _WORD = re.compile(r"\w+")
 # Words whose lexicons an index remembers.
 MEMO_LIMIT = 50_000
+# Past this many places to try, one scan of the whole text is cheaper than a match at each
+# ("nu nu nu …": every word can start a term); the scan finds the same matches.
+SCAN_FROM = 512
 _FIRST_WORD = re.compile(r"(\w+)(\*?)")
 
 
@@ -134,11 +137,12 @@ class Starts:
     def finditer(self, name: str, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
         """`pattern.finditer(folded)` for lexicon `name`, tried only where it can start: the
         same matches, leftmost first and never overlapping."""
-        if name in self.scanned:
+        offsets = self.at.get(name, ())
+        if name in self.scanned or len(offsets) > SCAN_FROM:
             yield from pattern.finditer(self.folded)
             return
         end = 0
-        for at in self.at.get(name, ()):
+        for at in offsets:
             if at < end:
                 continue
             match = pattern.match(self.folded, at)
@@ -148,6 +152,7 @@ class Starts:
 
     def search(self, name: str, pattern: re.Pattern[str]) -> bool:
         """Whether `pattern` (lexicon `name`'s) matches anywhere in the text."""
-        if name in self.scanned:
+        offsets = self.at.get(name, ())
+        if name in self.scanned or len(offsets) > SCAN_FROM:
             return pattern.search(self.folded) is not None
-        return any(pattern.match(self.folded, at) is not None for at in self.at.get(name, ()))
+        return any(pattern.match(self.folded, at) is not None for at in offsets)
