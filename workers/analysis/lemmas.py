@@ -86,8 +86,9 @@ _FUNCTION_WORDS: Mapping[Language, frozenset[str]] = {
 }
 # One language is the text's when it has this many times the other's function words.
 _LANGUAGE_MARGIN = 2.0
-# Words longer than this are no dictionary's: not worth a lookup (a 100k-letter "word").
-_MAX_WORD = 40
+# Words longer than this are no dictionary's: not worth a lookup (a 100k-letter "word"),
+# nor a place in a memo (50,000 of them would hold gigabytes).
+MAX_WORD = 40
 # Distinct words whose lemma keys a process remembers (about 10 MB at most).
 MEMO_LIMIT = 50_000
 
@@ -157,7 +158,7 @@ def words(folded: str) -> list[str]:
 
 class WordKeys:
     """Lemma keys of words in one language for one lexicon, remembered across texts (up to
-    MEMO_LIMIT words, so a text of random words cannot grow it forever)."""
+    MEMO_LIMIT words of up to MAX_WORD letters, so no text can grow it without bound)."""
 
     def __init__(self, language: Language, inflections: Mapping[str, str]) -> None:
         self.language = language
@@ -168,7 +169,7 @@ class WordKeys:
         keys = self._memo.get(word)
         if keys is None:
             keys = _keys(word.lower(), folded, self.language, self.inflections)
-            if len(self._memo) < MEMO_LIMIT:
+            if len(self._memo) < MEMO_LIMIT and len(word) <= MAX_WORD:
                 self._memo[word] = keys
         return keys
 
@@ -190,7 +191,7 @@ def _keys(
 ) -> frozenset[str]:
     if folded.isdigit():
         return frozenset((NUMBER,))
-    if len(word) > _MAX_WORD:
+    if len(word) > MAX_WORD:
         return frozenset((folded,))
     lemma = lemmatizer().lemmatize(word, language)
     guesses: tuple[str, ...] = ()

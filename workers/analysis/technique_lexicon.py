@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from workers.analysis.datafiles import validate
 from workers.analysis.lemmas import (
     LANGUAGES,
+    MAX_WORD,
     MEMO_LIMIT,
     NUMBER,
     Language,
@@ -170,11 +171,12 @@ class CueIndex:
 
     def starting_with(self, keys: frozenset[str]) -> tuple[CompiledCue, ...]:
         """The cues a word with these lemma keys can start, each once (remembered per set of
-        keys, up to MEMO_LIMIT of them: a word's keys are one object across texts)."""
+        keys of words up to MAX_WORD letters, up to MEMO_LIMIT of them: a word's keys are one
+        object across texts)."""
         found = self._memo.get(keys)
         if found is None:
             found = self._starting_with(keys)
-            if len(self._memo) < MEMO_LIMIT:
+            if len(self._memo) < MEMO_LIMIT and all(len(k) <= MAX_WORD for k in keys):
                 self._memo[keys] = found
         return found
 

@@ -23,8 +23,10 @@ from typing import Any
 from workers.analysis.text import fold
 
 _WORD = re.compile(r"\w+")
-# Words whose lexicons an index remembers.
+# Words whose lexicons an index remembers, and the longest it remembers (a 100,000-letter
+# "word" is looked up each time, not kept).
 MEMO_LIMIT = 50_000
+MEMO_WORD_MAX = 40
 # Past this many places to try, one scan of the whole text is cheaper than a match at each
 # ("nu nu nu …": every word can start a term); the scan finds the same matches.
 SCAN_FROM = 512
@@ -83,8 +85,9 @@ class TermIndex:
         return Starts(folded, found, self.scanned)
 
     def lexicons_of(self, word: str) -> frozenset[str]:
-        """The lexicons a term of which can start with `word` (remembered per word, up to
-        MEMO_LIMIT words, so a text of random words cannot grow the memo forever)."""
+        """The lexicons a term of which can start with `word` (remembered per word of up to
+        MEMO_WORD_MAX letters, up to MEMO_LIMIT words, so a text of random words cannot grow
+        the memo forever)."""
         names = self._memo.get(word)
         if names is None:
             names = self.by_word.get(word, frozenset()).union(
@@ -94,7 +97,7 @@ class TermIndex:
                     if length <= len(word)
                 )
             )
-            if len(self._memo) < MEMO_LIMIT:
+            if len(self._memo) < MEMO_LIMIT and len(word) <= MEMO_WORD_MAX:
                 self._memo[word] = names
         return names
 
