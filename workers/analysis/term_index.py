@@ -27,9 +27,10 @@ _WORD = re.compile(r"\w+")
 # "word" is looked up each time, not kept).
 MEMO_LIMIT = 50_000
 MEMO_WORD_MAX = 40
-# Past this many places to try, one scan of the whole text is cheaper than a match at each
-# ("nu nu nu …": every word can start a term); the scan finds the same matches.
-SCAN_FROM = 512
+# A lexicon with more places to try than one in this many characters of a text is scanned
+# whole instead ("a.a.a.…", "nu nu nu …": every word can start a term): a match costs
+# about as much as scanning twenty characters. The scan finds the same matches.
+SCAN_RATIO = 20
 _FIRST_WORD = re.compile(r"(\w+)(\*?)")
 
 
@@ -72,17 +73,25 @@ class TermIndex:
 
     def starts(self, folded: str) -> Starts:
         """Where each lexicon can match in `folded` (a folded text)."""
-        found: dict[str, list[int]] = {}
         memo = self._memo
+        # The words' offsets by the set of lexicons they can start: one append per word.
+        by_names: dict[frozenset[str], list[int]] = {}
         for word in self.candidates.finditer(folded):
             text = word.group()
             names = memo.get(text)
             if names is None:
                 names = self.lexicons_of(text)
-            at = word.start()
+            by_names.setdefault(names, []).append(word.start())
+        found: dict[str, list[int]] = {}
+        for names, offsets in by_names.items():
             for name in names:
-                found.setdefault(name, []).append(at)
-        return Starts(folded, found, self.scanned)
+                found.setdefault(name, []).extend(offsets)
+        for offsets in found.values():
+            offsets.sort()  # runs of sorted offsets: linear
+        # Past this many places, one scan of the text costs less than a match at each.
+        crowded = len(folded) // SCAN_RATIO + 1
+        scanned = self.scanned | {n for n, offsets in found.items() if len(offsets) > crowded}
+        return Starts(folded, found, scanned)
 
     def lexicons_of(self, word: str) -> frozenset[str]:
         """The lexicons a term of which can start with `word` (remembered per word of up to
@@ -131,7 +140,8 @@ def _node(node: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Starts:
-    """The offsets of the words of one folded text where each lexicon can start a match."""
+    """The offsets of the words of one folded text where each lexicon can start a match;
+    the lexicons in `scanned` are searched whole."""
 
     folded: str
     at: Mapping[str, list[int]]
@@ -140,12 +150,11 @@ class Starts:
     def finditer(self, name: str, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
         """`pattern.finditer(folded)` for lexicon `name`, tried only where it can start: the
         same matches, leftmost first and never overlapping."""
-        offsets = self.at.get(name, ())
-        if name in self.scanned or len(offsets) > SCAN_FROM:
+        if name in self.scanned:
             yield from pattern.finditer(self.folded)
             return
         end = 0
-        for at in offsets:
+        for at in self.at.get(name, ()):
             if at < end:
                 continue
             match = pattern.match(self.folded, at)
@@ -155,7 +164,6 @@ class Starts:
 
     def search(self, name: str, pattern: re.Pattern[str]) -> bool:
         """Whether `pattern` (lexicon `name`'s) matches anywhere in the text."""
-        offsets = self.at.get(name, ())
-        if name in self.scanned or len(offsets) > SCAN_FROM:
+        if name in self.scanned:
             return pattern.search(self.folded) is not None
-        return any(pattern.match(self.folded, at) is not None for at in offsets)
+        return any(pattern.match(self.folded, at) is not None for at in self.at.get(name, ()))
