@@ -166,4 +166,7 @@ class Starts:
         """Whether `pattern` (lexicon `name`'s) matches anywhere in the text."""
         if name in self.scanned:
             return pattern.search(self.folded) is not None
-        return any(pattern.match(self.folded, at) is not None for at in self.at.get(name, ()))
+        offsets = self.at.get(name)
+        if not offsets:  # most lexicons, in most sentences
+            return False
+        return any(pattern.match(self.folded, at) is not None for at in offsets)
