@@ -10,7 +10,6 @@ from dataclasses import dataclass
 import asyncpg
 import httpx
 import structlog
-from aio_pika.abc import AbstractIncomingMessage
 from redis.asyncio import Redis
 
 from aggregator.explanation import explain_by_llm
@@ -18,7 +17,7 @@ from aggregator.fanin import Explain, Recorded, finalize_overdue, live_states, r
 from aggregator.lanes import Lanes
 from shared import db as database
 from shared import live, metrics
-from shared.broker import Publisher, send_to_dlq
+from shared.broker import send_to_dlq
 from shared.deadletters import DeadLetterKind
 from shared.messages import Result
 from shared.names import Names
@@ -26,6 +25,7 @@ from shared.partitions import make_ahead
 from shared.redis_batches import RedisBatches
 from shared.sessions import store_explanation
 from shared.settings import Settings
+from shared.transport import Delivery, Outbox
 from shared.urgency import UrgentGate, UrgentSignals
 
 log = structlog.get_logger(__name__)
@@ -40,7 +40,7 @@ JANITOR_MAX_DELAY_S = 60.0
 PARTITION_CHECK_S = 3600.0
 PARTITION_RETRY_S = 60.0
 
-Delivered = tuple[AbstractIncomingMessage, Result]
+Delivered = tuple[Delivery, Result]
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Storage:
     pool: asyncpg.Pool
     redis: Redis
     http: httpx.AsyncClient
-    publisher: Publisher
+    publisher: Outbox
 
 
 class Applier:
@@ -120,7 +120,7 @@ class Applier:
             await hand_back(d for d, _ in batch)
             return []
 
-    async def _dead_letter_refused(self, delivery: AbstractIncomingMessage, reason: str) -> None:
+    async def _dead_letter_refused(self, delivery: Delivery, reason: str) -> None:
         """Dead-letter a refused result, or hand it back while the DLQ cannot be reached: it
         is refused again when it returns, and dead-lettered once the broker takes letters."""
         try:
@@ -153,7 +153,7 @@ class Applier:
         await ack_all(delivery for delivery, result in batch if id(result) not in unknown)
         return [r.session_id for r in applied.sessions if r.verdict is not None]
 
-    async def _dead_letter_unknown(self, delivery: AbstractIncomingMessage, result: Result) -> None:
+    async def _dead_letter_unknown(self, delivery: Delivery, result: Result) -> None:
         """A result no recorded session awaits goes to the DLQ for an operator, never only to
         the log: it may be the work of a dispatcher that records sessions elsewhere."""
         metrics.RESULTS.labels("unknown_session").inc()
@@ -213,7 +213,7 @@ class Applier:
             log.warning("llm explanation not stored", error=repr(exc))
 
     async def dead_letter(
-        self, delivery: AbstractIncomingMessage, reason: str, kind: DeadLetterKind = "refused"
+        self, delivery: Delivery, reason: str, kind: DeadLetterKind = "refused"
     ) -> None:
         """To the DLQ; a full DLQ parks it in the longest retry tier, from which it returns
         to the results queue it came from."""
@@ -286,7 +286,7 @@ class Applier:
         task.add_done_callback(into.discard)
 
 
-async def ack_all(deliveries: Iterable[AbstractIncomingMessage]) -> None:
+async def ack_all(deliveries: Iterable[Delivery]) -> None:
     """Ack a batch's deliveries together: their frames leave in one go instead of one
     flushed write awaited after another. The first failure is raised once all have ended
     (the caller hands the batch back; a delivery already acked is passed over then)."""
@@ -296,7 +296,7 @@ async def ack_all(deliveries: Iterable[AbstractIncomingMessage]) -> None:
             raise outcome
 
 
-async def hand_back(deliveries: Iterable[AbstractIncomingMessage]) -> None:
+async def hand_back(deliveries: Iterable[Delivery]) -> None:
     """Nack each delivery back to its queue; one already settled, or on a channel gone (the
     broker then requeues it by itself), is passed over."""
     for delivery in deliveries:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable, Callable
 
+import asyncpg
 import structlog
-from aio_pika.abc import AbstractIncomingMessage
+from aio_pika.abc import AbstractRobustConnection
 
 from aggregator.applier import Applier, Delivered, Storage, hand_back
 from aggregator.explanation import explain
@@ -18,12 +20,14 @@ from shared.constants import MEDIA_INPUT_TYPES, MEDIA_PREPROCESS
 from shared.deadletters import marked_as_parked, oversize, parked_letter
 from shared.errors import InvalidMessage
 from shared.heartbeat import Heartbeat, announcement, unchanged
+from shared.job_queue import TableConsumer, TablePublisher
 from shared.messages import MAX_MESSAGE_BYTES, Result, decode_result
 from shared.names import Names
 from shared.resources import Resources
 from shared.sessions import input_type_of
 from shared.settings import Settings
 from shared.signing import aggregator_parking_key, result_is_authentic, result_keys
+from shared.transport import Delivery, Outbox
 from shared.urgency import UrgentSignals, gate_for, precedence_followed
 
 log = structlog.get_logger(__name__)
@@ -52,13 +56,20 @@ class Aggregator:
 
     async def run(self, stop: asyncio.Event) -> None:
         async with Resources() as opened:
-            connection = await opened.broker(self.settings.amqp_urls(), "aggregator")
+            on_table = self.settings.transport == "postgres"
+            connection = (
+                None if on_table else await opened.broker(self.settings.amqp_urls(), "aggregator")
+            )
             redis = opened.redis(self.settings.redis_url)
-            pool = await opened.pool(self.settings.database_url, max_size=self.prefetch + 2)
+            # On the table transport its claims and settlements use the pool too.
+            size = self.prefetch + 2 + (self.prefetch + 2 if on_table else 0)
+            pool = await opened.pool(self.settings.database_url, max_size=size)
             http = opened.http()
-            publisher = await Publisher(
-                connection, self.names, self.settings.publish_timeout_s
-            ).open()
+            publisher: Outbox = (
+                TablePublisher(pool, self.names)
+                if connection is None
+                else await Publisher(connection, self.names, self.settings.publish_timeout_s).open()
+            )
             # Before any consumer starts: an urgent batch announces its sessions' ends with it.
             applier = Applier(
                 self.settings,
@@ -76,32 +87,63 @@ class Aggregator:
             heartbeat = Heartbeat(
                 redis, self.settings.key_prefix, unchanged(announced), lambda: self._lanes.pending
             )
-            channel = await connection.channel()
-            await channel.set_qos(prefetch_count=self.prefetch)
             async with (
                 in_background(applier.apply_lane(self._lanes, True), "urgent results"),
                 in_background(applier.apply_lane(self._lanes, False), "results"),
                 in_background(applier.janitor(stop), "janitor"),
                 in_background(applier.keep_partitions_ahead(stop), "partitions"),
             ):
-                # One consumer per results queue, each with its own prefetch: urgent results
-                # are delivered even while lower-tier ones fill the other buffer. A passive
-                # declare registers the queue, so the consumer is restored after a reconnect.
-                consumers = []
-                for name in (self.names.urgent_results, self.names.results):
-                    queue = await channel.declare_queue(name, passive=True)
-                    consumers.append((queue, await queue.consume(self._on_result)))
+                stop_consuming: Callable[[], Awaitable[None]]
+                if connection is None:
+                    table = opened.closes(self._table_consumer(pool), TableConsumer.stop)
+                    await table.start()
+                    stop_consuming = table.stop_claiming
+                else:
+                    stop_consuming = await self._consume(connection)
                 log.info("aggregator ready", prefetch=self.prefetch)
                 async with heartbeat.running():
                     await stop.wait()
-                for queue, tag in consumers:
-                    await queue.cancel(tag)
+                await stop_consuming()
                 await self._lanes.idle()  # what was delivered before the cancel is applied
                 # Holds lapse by themselves: a slow Redis need not delay the exit.
                 await applier.ends_announced(ENDS_GRACE_S)
         log.info("aggregator stopped")
 
-    async def _on_result(self, delivery: AbstractIncomingMessage) -> None:
+    async def _consume(self, connection: AbstractRobustConnection) -> Callable[[], Awaitable[None]]:
+        """One consumer per results queue, each with its own prefetch: urgent results are
+        delivered even while lower-tier ones fill the other buffer. A passive declare
+        registers the queue, so the consumer is restored after a reconnect. Returns what
+        cancels them."""
+        channel = await connection.channel()
+        await channel.set_qos(prefetch_count=self.prefetch)
+        consumers = []
+        for name in (self.names.urgent_results, self.names.results):
+            queue = await channel.declare_queue(name, passive=True)
+            consumers.append((queue, await queue.consume(self._on_result)))
+
+        async def cancel() -> None:
+            for queue, tag in consumers:
+                await queue.cancel(tag)
+
+        return cancel
+
+    def _table_consumer(self, pool: asyncpg.Pool) -> TableConsumer:
+        """The table transport: claims rows of both results queues, urgent ones first (their
+        priority is the highest), up to a prefetch for each queue."""
+        settings = self.settings
+        return TableConsumer(
+            pool,
+            settings.database_url,
+            [self.names.urgent_results, self.names.results],
+            self._on_result,
+            consumer_id=f"aggregator:{uuid.uuid4().hex[:12]}",
+            capacity=2 * self.prefetch,
+            lease_s=settings.job_lease_s,
+            poll_s=settings.job_poll_s,
+            aging_per_s=settings.aging_per_s,
+        )
+
+    async def _on_result(self, delivery: Delivery) -> None:
         """Route one delivery; one that cannot be routed (its dead letter not published, say)
         is nacked back to its queue rather than left unacked until the channel closes."""
         try:
@@ -120,7 +162,7 @@ class Aggregator:
         input_type = await input_type_of(applier.storage.pool, result.session_id)
         return input_type is None or input_type in MEDIA_INPUT_TYPES
 
-    async def _route(self, delivery: AbstractIncomingMessage) -> None:
+    async def _route(self, delivery: Delivery) -> None:
         applier = self._applier
         assert applier is not None, "consumers start after the applier"
         too_big = oversize(

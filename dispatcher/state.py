@@ -25,12 +25,14 @@ from dispatcher.tenancy import SessionTenants
 from shared.background import in_background
 from shared.broker import Publisher, connect
 from shared.errors import BrokerUnavailable
+from shared.job_queue import TablePublisher
 from shared.names import Names
 from shared.redis_batches import RedisBatches
 from shared.resources import Resources
 from shared.settings import Settings
 from shared.signing import task_signer
 from shared.tenant_store import TenantSettingsCache
+from shared.transport import Outbox
 from topology.spec import from_settings
 from workers.isolation import AnalysisPool
 
@@ -53,7 +55,7 @@ class AppState:
     quotas: Quotas = field(init=False)
     # Redis commands of concurrent requests sent together (live states, urgent signals).
     batches: RedisBatches = field(init=False)
-    publisher: Publisher | None = None
+    publisher: Outbox | None = None
     connection: AbstractRobustConnection | None = None
     tenants: SessionTenants = field(init=False)
     # Each tenant's settings, cached until PostgreSQL notifies a change (shared/tenant_store.py).
@@ -110,7 +112,11 @@ class AppState:
                 ),
             )
             opened.closes(state, lambda s: s._close_broker_and_analysis())
-            await opened.enter(in_background(state._connect_until_up(), "broker connection"))
+            if settings.transport == "postgres":  # tasks are rows of the database it holds
+                names = Names(settings.topology_prefix)
+                state.publisher = TablePublisher(state.pool, names, task_signer=state.task_signer)
+            else:
+                await opened.enter(in_background(state._connect_until_up(), "broker connection"))
             depths = watch(
                 lambda: state.connection,
                 from_settings(settings),
@@ -127,7 +133,10 @@ class AppState:
 
     @property
     def broker_up(self) -> bool:
-        """Whether sessions go to the broker now (otherwise the API analyses them itself)."""
+        """Whether sessions go to the broker now (otherwise the API analyses them itself).
+        On the table transport they always go to the table: PostgreSQL holds the session too."""
+        if self.settings.transport == "postgres":
+            return self.publisher is not None
         connection = self.connection
         return self.publisher is not None and connection is not None and not connection.is_closed
 

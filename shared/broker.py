@@ -13,7 +13,6 @@ import aiormq
 import structlog
 from aio_pika.abc import (
     AbstractChannel,
-    AbstractIncomingMessage,
     AbstractRobustConnection,
 )
 from aio_pika.robust_connection import RobustConnection
@@ -28,6 +27,7 @@ from shared.errors import BrokerUnavailable, PublishError, QueueFull
 from shared.messages import Result, Task, encode
 from shared.names import Names
 from shared.signing import sign_task
+from shared.transport import Delivery, Outbox
 
 log = structlog.get_logger(__name__)
 
@@ -147,9 +147,7 @@ def task_message(
     )
 
 
-def redelivery_copy(
-    delivery: AbstractIncomingMessage, headers: dict[str, Any] | None = None
-) -> aio_pika.Message:
+def redelivery_copy(delivery: Delivery, headers: dict[str, Any] | None = None) -> aio_pika.Message:
     """A delivery republished as it came: body, properties and headers unchanged (or
     `headers` instead of its own)."""
     return persistent_message(
@@ -331,8 +329,8 @@ class Publisher:
 
 
 async def send_to_dlq(
-    publisher: Publisher,
-    delivery: AbstractIncomingMessage,
+    publisher: Outbox,
+    delivery: Delivery,
     reason: str,
     *,
     source: str,
@@ -371,7 +369,7 @@ async def send_to_dlq(
     await delivery.ack()
 
 
-async def reject_oversize(delivery: AbstractIncomingMessage, why: str, source: str) -> None:
+async def reject_oversize(delivery: Delivery, why: str, source: str) -> None:
     """Reject unread: the broker dead-letters it through the queue's own route (`x-death`
     reason `rejected`), so this process never republishes a message too big to handle."""
     log.warning("oversize message rejected to its dead-letter route", reason=why)

@@ -18,6 +18,8 @@ MAX_PRIORITY: Final = 10
 # classic: a queue lives on one node's disk; quorum: a Raft log replicated on a majority of a
 # cluster's nodes (topology/spec.py derives each queue's arguments from it).
 QueueType = Literal["classic", "quorum"]
+# What carries tasks and results: RabbitMQ, or a table of PostgreSQL (shared/job_queue.py).
+Transport = Literal["rabbitmq", "postgres"]
 
 MEDIA_INPUT_TYPES: Final = ("image", "audio", "video")
 

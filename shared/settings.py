@@ -17,6 +17,7 @@ from shared.constants import (
     QUEUE_COMPONENTS,
     REVIEW_CLAIM_TTL_S,
     QueueType,
+    Transport,
 )
 from shared.review_policy import RISK_LABELS, ReviewPolicy
 
@@ -78,6 +79,14 @@ class Settings(BaseSettings):
     # rights of its components' roles together, and no role has to be provisioned for it.
     component_amqp_urls: dict[str, str] = Field(default_factory=dict)
     component_redis_urls: dict[str, str] = Field(default_factory=dict)
+
+    # What carries tasks and results, chosen once per deployment: RabbitMQ, or PostgreSQL's
+    # job_queue table (shared/job_queue.py) for installations without a broker.
+    transport: Transport = "rabbitmq"
+    # PostgreSQL transport: a claimed row returns to its queue this long after its consumer
+    # stopped renewing it (crashed); consumers wake on NOTIFY and poll this often besides.
+    job_lease_s: float = Field(30.0, ge=1)
+    job_poll_s: float = Field(2.0, gt=0)
 
     # Every broker object name derives from this, so test runs are isolated on one broker.
     topology_prefix: str = Field("analysis", pattern=r"^[a-z][a-z0-9_.-]{0,60}$")

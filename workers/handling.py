@@ -11,13 +11,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import asyncpg
-from aio_pika.abc import AbstractIncomingMessage
 
-from shared.broker import Publisher
 from shared.errors import AnalysisTimeout
 from shared.messages import Task
 from shared.settings import Settings
 from shared.signing import TaskKeys
+from shared.transport import Delivery, Outbox
 from workers.executor import Executor, ExecutorContext, task_timeout_s
 from workers.middleware.attempts import RecordAttempt
 from workers.middleware.authenticity import SignResults, VerifyTask
@@ -66,7 +65,7 @@ class Authenticity:
 def steps_for(
     settings: Settings,
     component: str,
-    publisher: Publisher,
+    publisher: Outbox,
     locks: Callable[[Task], Lock],
     db: asyncpg.Pool,
     worker_id: str,
@@ -117,5 +116,5 @@ class TaskHandler:
     def __init__(self, steps: Sequence[Step], core: Next) -> None:
         self._run = chain(steps, core)
 
-    async def handle(self, delivery: AbstractIncomingMessage) -> None:
+    async def handle(self, delivery: Delivery) -> None:
         await self._run(Job(delivery, attempt_of(delivery)))

@@ -8,9 +8,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import asyncpg
 import httpx
 import structlog
-from aio_pika.abc import AbstractIncomingMessage, AbstractQueue, AbstractRobustConnection
+from aio_pika.abc import AbstractQueue, AbstractRobustConnection
 from redis.asyncio import Redis
 
 from shared import metrics
@@ -18,12 +19,14 @@ from shared.attempts import AttemptLog
 from shared.broker import Publisher
 from shared.constants import MEDIA_PREPROCESS, PLANS
 from shared.heartbeat import Announce, Heartbeat, worker_id
+from shared.job_queue import TableConsumer, TablePublisher
 from shared.keys import Keys
 from shared.names import Names
 from shared.redis_batches import RedisBatches
 from shared.resources import Resources
 from shared.settings import Settings
 from shared.signing import media_signer, result_key, task_keys
+from shared.transport import Delivery, Outbox
 from shared.urgency import UrgentSignals, gate_for, precedence_followed
 from workers.capabilities import announcer
 from workers.executor import Executor, ExecutorContext, executor_for
@@ -80,7 +83,7 @@ class Worker:
         self._task_signer = media_signer(settings) if media else None
         # Without the scheduler, no tier is urgent: plain consumption, for comparison.
         self._urgent_priority = settings.urgent_threshold
-        buffer: Buffer[AbstractIncomingMessage] = (
+        buffer: Buffer[Delivery] = (
             TierQueue(settings.aging_per_s, urgent_at=self._urgent_priority)
             if settings.scheduler_enabled
             else FifoQueue()
@@ -89,16 +92,24 @@ class Worker:
         self._intake = Intake(buffer, self._gate)
         self._urgent_slots = settings.urgent_slots if self._urgent_priority is not None else 0
         self._consumers: list[tuple[AbstractQueue, str]] = []
+        self._table: TableConsumer | None = None  # the table transport's consumer
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until `stop` is set, then drain gracefully."""
         opts, settings = self.options, self.settings
         async with Resources() as opened:
-            connection = await opened.broker(
-                settings.amqp_urls(), f"worker:{opts.component}:{opts.worker_id}"
+            on_table = settings.transport == "postgres"
+            connection = (
+                None
+                if on_table
+                else await opened.broker(
+                    settings.amqp_urls(), f"worker:{opts.component}:{opts.worker_id}"
+                )
             )
             redis = opened.redis(settings.redis_url)
-            pool = await opened.pool(settings.database_url, max_size=max(2, opts.concurrency))
+            # On the table transport the claims, settlements and publishes use the pool too.
+            size = max(2, opts.concurrency) + (opts.concurrency + 2 if on_table else 0)
+            pool = await opened.pool(settings.database_url, max_size=size)
             http = opened.http()
             analysis = opened.closes(
                 AnalysisPool(
@@ -107,13 +118,22 @@ class Worker:
                 ),
                 lambda a: a.close(),
             )
-            publisher = await Publisher(
-                connection,
-                self.names,
-                settings.publish_timeout_s,
-                urgent_priority=self._urgent_priority,
-                task_signer=self._task_signer,
-            ).open()
+            publisher: Outbox
+            if connection is None:
+                publisher = TablePublisher(
+                    pool,
+                    self.names,
+                    urgent_priority=self._urgent_priority,
+                    task_signer=self._task_signer,
+                )
+            else:
+                publisher = await Publisher(
+                    connection,
+                    self.names,
+                    settings.publish_timeout_s,
+                    urgent_priority=self._urgent_priority,
+                    task_signer=self._task_signer,
+                ).open()
             context = ExecutorContext(
                 settings, redis, pool, http, publisher.task, opts.worker_id, analysis=analysis
             )
@@ -135,7 +155,12 @@ class Worker:
             handler = TaskHandler(steps, Execute(self._executor, context))
             # Before consuming: a task's timeout must not run while the processes start.
             await analysis.start()
-            await self._consume(connection)
+            if connection is None:
+                # Stopped on any exit; a clean one stops it earlier (_shutdown).
+                self._table = opened.closes(self._table_consumer(pool), TableConsumer.stop)
+                await self._table.start()
+            else:
+                await self._consume(connection)
             slots = Slots(
                 self._intake,
                 self._gate,
@@ -197,7 +222,23 @@ class Worker:
             tag = await queue.consume(self._on_delivery)
             self._consumers.append((queue, tag))
 
-    async def _on_delivery(self, delivery: AbstractIncomingMessage) -> None:
+    def _table_consumer(self, pool: asyncpg.Pool) -> TableConsumer:
+        """The table transport: claims rows of the six plan queues, as many as the slots and
+        the prefetch of one queue hold (the claim itself takes the highest plans first)."""
+        opts, settings = self.options, self.settings
+        return TableConsumer(
+            pool,
+            settings.database_url,
+            [self.names.task_queue(opts.component, plan) for plan in PLANS],
+            self._on_delivery,
+            consumer_id=f"{opts.component}:{opts.worker_id}",
+            capacity=opts.concurrency + self._urgent_slots + opts.prefetch,
+            lease_s=settings.job_lease_s,
+            poll_s=settings.job_poll_s,
+            aging_per_s=settings.aging_per_s,
+        )
+
+    async def _on_delivery(self, delivery: Delivery) -> None:
         if delivery.redelivered:
             metrics.REDELIVERIES.labels(self.options.component).inc()
         self._intake.put(delivery, delivery.priority or 0, time.monotonic())
@@ -208,5 +249,9 @@ class Worker:
         for queue, tag in self._consumers:
             with contextlib.suppress(Exception):
                 await queue.cancel(tag)
+        if self._table is not None:
+            await self._table.stop_claiming()
         await slots.stop()
+        if self._table is not None:  # rows still held (a task past its grace) lapse later
+            await self._table.stop()
         log.info("worker stopped", component=self.options.component)

@@ -7,14 +7,14 @@ import contextlib
 from collections.abc import Awaitable, Callable
 
 import structlog
-from aio_pika.abc import AbstractIncomingMessage
 
+from shared.transport import Delivery
 from shared.urgency import UrgentGate
 from workers.intake import Intake
 
 log = structlog.get_logger(__name__)
 
-Handle = Callable[[AbstractIncomingMessage], Awaitable[None]]
+Handle = Callable[[Delivery], Awaitable[None]]
 
 
 class Slots:
@@ -24,7 +24,7 @@ class Slots:
 
     def __init__(
         self,
-        intake: Intake[AbstractIncomingMessage],
+        intake: Intake[Delivery],
         gate: UrgentGate,
         handle: Handle,
         *,
@@ -76,7 +76,7 @@ class Slots:
         while (delivery := await self._intake.claim_urgent()) is not None:
             await self._run(delivery)
 
-    async def _run(self, delivery: AbstractIncomingMessage) -> None:
+    async def _run(self, delivery: Delivery) -> None:
         """Handle one delivery; whatever goes wrong, it is acked, re-queued or handed back."""
         self._gate.started(delivery.priority or 0)
         job = asyncio.current_task()

@@ -25,7 +25,8 @@ def sql_literals(source: str) -> list[str]:
 
 
 # The storage modules: the record (sessions, results, verdicts, tenants, tenant settings),
-# the console's reads of it, the fan-in's statements, the fact-check store, migrations, roles.
+# the console's reads of it, the fan-in's statements, the fact-check store, migrations, roles,
+# and the PostgreSQL transport's queue table.
 STORAGE = {
     "shared/db.py",
     "shared/db_roles.py",
@@ -35,6 +36,7 @@ STORAGE = {
     "shared/console_store.py",
     "shared/reviews.py",
     "shared/partitions.py",
+    "shared/job_queue.py",
     "aggregator/fanin.py",
     "workers/analysis/factcheck_store.py",
 }

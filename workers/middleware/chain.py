@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import aio_pika
-from aio_pika.abc import AbstractIncomingMessage
 
 from shared.constants import ATTEMPT_HEADER
 from shared.deadletters import DeadLetterKind
 from shared.messages import Result, Task
+from shared.transport import Delivery
 from workers.executor import Analysis
 
 
@@ -69,7 +69,7 @@ class Job:
 
     The results are published, in order, before the settlement is applied (reporting)."""
 
-    delivery: AbstractIncomingMessage
+    delivery: Delivery
     attempt: int
     parsed: Task | None = None
     lock: Lock | None = None
@@ -118,7 +118,7 @@ def _bind(step: Step, call_next: Next) -> Next:
     return run
 
 
-def attempt_of(delivery: AbstractIncomingMessage) -> int:
+def attempt_of(delivery: Delivery) -> int:
     """The attempt this delivery is (1 for a first delivery); bad headers count as 1."""
     raw = (delivery.headers or {}).get(ATTEMPT_HEADER, 1)
     try:

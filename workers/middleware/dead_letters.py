@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 import structlog
 
-from shared.broker import Publisher, send_to_dlq
+from shared.broker import send_to_dlq
 from shared.deadletters import dead_letter_kind, marked_as_parked, parked_letter
 from shared.errors import Reject
+from shared.transport import Outbox
 from workers.middleware.chain import Job, Next
 
 log = structlog.get_logger(__name__)
@@ -21,7 +22,7 @@ class DeadLetterParked:
     Only a marker authenticated under `parking_key` (the component's result key, which this
     component's workers parked it with) counts; any other goes on as a normal delivery."""
 
-    publisher: Publisher
+    publisher: Outbox
     component: str
     park_ms: int
     parking_key: bytes
@@ -50,7 +51,7 @@ class DeadLetterParked:
 class DeadLetterOnReject:
     """Poison is dead-lettered; a full DLQ parks it for `park_ms` (shared.broker.send_to_dlq)."""
 
-    publisher: Publisher
+    publisher: Outbox
     component: str
     park_ms: int
     parking_key: bytes

@@ -6,17 +6,17 @@ from dataclasses import dataclass
 
 import asyncpg
 import structlog
-from aio_pika.abc import AbstractIncomingMessage
 
 from shared import db as database
 from shared.errors import Retry
 from shared.sessions import result_still_needed
+from shared.transport import Delivery
 from workers.middleware.chain import Job, Next
 
 log = structlog.get_logger(__name__)
 
 
-def seen_before(delivery: AbstractIncomingMessage, attempt: int) -> bool:
+def seen_before(delivery: Delivery, attempt: int) -> bool:
     """Whether this task may have run before: redelivered, retried, or back from a tier.
 
     Only then is Postgres asked whether its result is already recorded; a first delivery

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shared.broker import Publisher, send_to_dlq
+from shared.broker import send_to_dlq
 from shared.constants import MEDIA_PREPROCESS
 from shared.messages import success_result
+from shared.transport import Outbox
 from workers.middleware.chain import Ack, DeadLetter, Job, Next, NextAttempt, Outgoing
 
 
@@ -16,7 +17,7 @@ class Report:
 
     Steps between this one and the executor see the results before they leave."""
 
-    publisher: Publisher
+    publisher: Outbox
     component: str
     park_ms: int  # a failed task the full DLQ refuses waits this long in a retry tier
     parking_key: bytes  # and is marked with this key (the component's result key)

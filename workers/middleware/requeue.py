@@ -7,8 +7,9 @@ from dataclasses import dataclass
 import structlog
 
 from shared import metrics
-from shared.broker import Publisher, redelivery_copy
+from shared.broker import redelivery_copy
 from shared.errors import Retry
+from shared.transport import Outbox
 from workers.middleware.chain import Job, Next
 
 log = structlog.get_logger(__name__)
@@ -20,7 +21,7 @@ class RequeueOnRetry:
 
     Its headers are within `max_header_bytes`: a bigger delivery never gets this far."""
 
-    publisher: Publisher
+    publisher: Outbox
     component: str
 
     async def __call__(self, job: Job, call_next: Next) -> None:

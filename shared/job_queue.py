@@ -1,0 +1,402 @@
+"""The PostgreSQL transport (TRANSPORT=postgres): the queues are rows of one table.
+
+Every message RabbitMQ carries in the other mode is a row of `job_queue` (migration 010) in
+a queue of the same name, so the rest of the code does not change with the transport:
+
+- `TablePublisher` has the broker publisher's methods (task, result, retry, dead_letter);
+  a task is signed as before, a retry is a row not claimable before its backoff ends, a dead
+  letter is a row in status `error`.
+- `TableConsumer` claims ready rows of its queues with `FOR UPDATE SKIP LOCKED`, highest
+  plan priority first with aging (a row gains `aging_per_s` priority per second it waited),
+  and hands each to the same callback a broker consumer would, as a `ClaimedRow` with a
+  delivery's attributes and its ack/nack/reject. It wakes on `NOTIFY job_queue` (a trigger
+  sends the queue's name when a row becomes ready) and polls slowly besides, for retries
+  whose backoff ended, leases that lapsed and a lost listener.
+- A claimed row is leased: the consumer renews the leases of the rows it holds, so the rows
+  of a consumer that crashed become claimable again once `lease_s` has passed, and are then
+  seen as redelivered.
+
+The work per row stays the same code on both transports: locks, dedupe and the fan-in make
+a redelivered task or result harmless, as they do for a broker redelivery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import aio_pika
+import asyncpg
+import structlog
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from shared.broker import result_message, task_message
+from shared.constants import TENANT_HEADER
+from shared.db import UNAVAILABLE
+from shared.deadletters import dead_letter_headers
+from shared.messages import Result, Task
+from shared.names import Names
+from shared.signing import sign_task
+
+log = structlog.get_logger(__name__)
+
+NOTIFY_CHANNEL = "job_queue"
+# A priority gained by waiting stops growing here: aging lifts a plan past the next tiers,
+# not past every row that arrives later.
+MAX_AGED_PRIORITY = 10
+
+_COLUMNS = (
+    "id, queue, routing_key, priority, body, headers, message_id, correlation_id, content_type,"
+    " deliveries"
+)
+
+_CLAIM = f"""
+WITH next AS (
+    SELECT id FROM job_queue
+    WHERE queue = ANY($1::text[])
+      AND ((status IN ('pending', 'retry') AND scheduled_for <= clock_timestamp())
+           OR (status = 'running' AND lease_until < clock_timestamp()))
+    ORDER BY LEAST(priority + extract(epoch FROM clock_timestamp() - scheduled_for) * $4,
+                   $5) DESC, id
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE job_queue j
+SET status = 'running', deliveries = j.deliveries + 1, claimed_by = $3,
+    lease_until = clock_timestamp() + make_interval(secs => $6)
+FROM next WHERE j.id = next.id
+RETURNING {", ".join("j." + c.strip() for c in _COLUMNS.split(","))}
+"""
+
+_INSERT = """
+INSERT INTO job_queue (queue, routing_key, status, priority, body, headers, message_id,
+                       correlation_id, content_type, scheduled_for, reason, finished_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
+        clock_timestamp() + make_interval(secs => $10), $11,
+        CASE WHEN $3 = 'error' THEN clock_timestamp() END)
+"""
+
+
+def queue_of(names: Names, routing_key: str) -> str:
+    """The queue a routing key leads to: a result's key to its results queue, a task's key
+    (which is its queue's name) to itself."""
+    for results in (names.urgent_results, names.results):
+        if routing_key.startswith(results + "."):
+            return results
+    return routing_key
+
+
+def aged_order_key(priority: int, waited_s: float, aging_per_s: float) -> float:
+    """The claim order of a row (highest first), as the claim statement computes it."""
+    return min(priority + waited_s * aging_per_s, MAX_AGED_PRIORITY)
+
+
+def plain_headers(headers: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A header table as JSON can hold it: AMQP's bytes and timestamps become text."""
+    return dict(json.loads(json.dumps(dict(headers or {}), default=str)))
+
+
+@dataclass
+class TablePublisher:
+    """Publishes to `job_queue` what `shared.broker.Publisher` publishes to RabbitMQ."""
+
+    pool: asyncpg.Pool
+    names: Names
+    urgent_priority: int | None = None
+    task_signer: Ed25519PrivateKey | None = None
+
+    async def open(self) -> TablePublisher:
+        return self
+
+    async def close(self) -> None:
+        """Nothing of its own to close: the pool is its owner's."""
+
+    async def _insert(
+        self,
+        queue: str,
+        routing_key: str,
+        message: aio_pika.Message,
+        *,
+        status: str = "pending",
+        delay_s: float = 0.0,
+        reason: str | None = None,
+    ) -> None:
+        await self.pool.execute(
+            _INSERT,
+            queue,
+            routing_key,
+            status,
+            message.priority or 0,
+            message.body,
+            plain_headers(message.headers),
+            message.message_id,
+            message.correlation_id,
+            message.content_type,
+            delay_s,
+            reason,
+        )
+
+    async def send(self, exchange: str, routing_key: str, message: aio_pika.Message) -> None:
+        """A message to the queue its routing key leads to, at once."""
+        await self._insert(queue_of(self.names, routing_key), routing_key, message)
+
+    async def task(self, task: Task, attempt: int = 1, tenant: str | None = None) -> None:
+        if self._signing:
+            assert self.task_signer is not None
+            task = sign_task(self.task_signer, task)
+        queue = self.names.task_queue(task.component, task.plan_type)
+        headers = {TENANT_HEADER: tenant} if tenant else None
+        await self._insert(queue, queue, task_message(task, attempt, headers))
+
+    @property
+    def _signing(self) -> bool:
+        return self.task_signer is not None
+
+    async def result(
+        self, result: Result, priority: int = 0, headers: dict[str, Any] | None = None
+    ) -> None:
+        urgent = self.urgent_priority is not None and priority >= self.urgent_priority
+        key = self.names.result_key(result.component, urgent)
+        await self._insert(
+            queue_of(self.names, key), key, result_message(result, priority, headers)
+        )
+
+    async def retry(self, message: aio_pika.Message, routing_key: str, delay_ms: int) -> None:
+        """The copy is claimable again once `delay_ms` has passed (the retry tier's wait)."""
+        queue = queue_of(self.names, routing_key)
+        await self._insert(queue, routing_key, message, status="retry", delay_s=delay_ms / 1000)
+
+    async def dead_letter(
+        self,
+        body: bytes,
+        headers: dict[str, Any],
+        reason: str,
+        origin: str,
+        priority: int | None = None,
+    ) -> None:
+        """A row in status `error` of the DLQ, with the dead letter's bounded headers; the
+        table has no cap, so nothing is ever parked in this mode."""
+        kept = dead_letter_headers(headers, reason, origin, int(time.time() * 1000))
+        message = aio_pika.Message(body, headers=kept, priority=priority)
+        await self._insert(self.names.dlq, origin, message, status="error", reason=reason)
+
+
+@dataclass(eq=False)
+class ClaimedRow:
+    """A claimed row, with what the steps read of a broker delivery and its settlements."""
+
+    consumer: TableConsumer
+    id: int
+    queue: str
+    routing_key: str
+    priority: int
+    body: bytes
+    headers: dict[str, Any]
+    message_id: str | None
+    correlation_id: str | None
+    content_type: str | None
+    deliveries: int
+    settled: bool = field(default=False)
+    lease_lost: bool = field(default=False)
+
+    @property
+    def channel(self) -> ClaimedRow:
+        """What carries the row: its lease (see `is_closed`)."""
+        return self
+
+    @property
+    def is_closed(self) -> bool:
+        """The lease lapsed and another consumer may hold the row now: it is not ours to
+        run (as a delivery whose channel closed returns to its queue by itself)."""
+        return self.lease_lost
+
+    @property
+    def redelivered(self) -> bool:
+        """Claimed before: its earlier consumer stopped or crashed without settling it."""
+        return self.deliveries > 1
+
+    async def ack(self, multiple: bool = False) -> None:
+        await self.consumer.settle(self, "completed")
+
+    async def nack(self, multiple: bool = False, requeue: bool = True) -> None:
+        await self.consumer.settle(self, "pending" if requeue else "error")
+
+    async def reject(self, requeue: bool = False) -> None:
+        await self.consumer.settle(self, "pending" if requeue else "error", "rejected")
+
+
+_SETTLE = """
+UPDATE job_queue
+SET status = $2, reason = coalesce($3, reason), claimed_by = NULL, lease_until = NULL,
+    scheduled_for = CASE WHEN $2 = 'pending' THEN clock_timestamp() ELSE scheduled_for END,
+    finished_at = CASE WHEN $2 IN ('completed', 'error') THEN clock_timestamp() END
+WHERE id = $1 AND claimed_by = $4 AND status = 'running'
+"""
+
+_RENEW = """
+UPDATE job_queue SET lease_until = clock_timestamp() + make_interval(secs => $3)
+WHERE id = ANY($1::bigint[]) AND claimed_by = $2 AND status = 'running'
+RETURNING id
+"""
+
+
+class TableConsumer:
+    """Claims rows of `queues` for `on_delivery`, at most `capacity` held at once."""
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        database_url: str,
+        queues: Sequence[str],
+        on_delivery: Callable[[ClaimedRow], Awaitable[None]],
+        *,
+        consumer_id: str,
+        capacity: int,
+        lease_s: float,
+        poll_s: float,
+        aging_per_s: float,
+    ) -> None:
+        self._pool = pool
+        self._database_url = database_url
+        self._queues = list(queues)
+        self._on_delivery = on_delivery
+        self.consumer_id = consumer_id
+        self._capacity = capacity
+        self._lease_s = lease_s
+        self._poll_s = poll_s
+        self._aging = aging_per_s
+        self._held: dict[int, ClaimedRow] = {}
+        self._wake = asyncio.Event()
+        self._stopped = asyncio.Event()
+        self._claiming = True
+        self._listener: asyncpg.Connection | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        """Claim from now on, in the background, until `stop`."""
+        self._tasks = [
+            asyncio.create_task(self._claim_loop(), name="job queue claims"),
+            asyncio.create_task(self._renew_loop(), name="job queue leases"),
+        ]
+
+    async def stop_claiming(self) -> None:
+        """Claim no more rows; those held are still renewed and settled (a stopping worker
+        lets its running tasks end)."""
+        self._claiming = False
+        self._wake.set()
+
+    async def stop(self) -> None:
+        """Claim and renew no more; rows still held stay leased until the lease lapses."""
+        self._claiming = False
+        self._stopped.set()
+        self._wake.set()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self._close_listener()
+
+    @property
+    def held(self) -> int:
+        return len(self._held)
+
+    async def settle(self, row: ClaimedRow, status: str, reason: str | None = None) -> None:
+        """Complete, re-queue or dead-letter a held row; a second settlement does nothing (as
+        a second ack of a delivery would fail, quietly here)."""
+        if row.settled:
+            return
+        await self._pool.execute(_SETTLE, row.id, status, reason, self.consumer_id)
+        row.settled = True
+        self._held.pop(row.id, None)
+        self._wake.set()
+
+    async def _claim_loop(self) -> None:
+        while self._claiming:
+            await self._ensure_listener()
+            # Cleared before the claim: a row notified while it runs wakes the next round.
+            self._wake.clear()
+            free = self._capacity - len(self._held)
+            if free > 0:
+                try:
+                    if await self._claim(free) == free:
+                        continue  # more may be ready: claim again once there is room
+                except UNAVAILABLE as exc:
+                    log.warning("job queue unreachable, claiming later", error=repr(exc))
+                except Exception:  # never the end of claiming: logged, tried again later
+                    log.exception("claiming from the job queue failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self._poll_s)
+
+    async def _claim(self, limit: int) -> int:
+        rows = await self._pool.fetch(
+            _CLAIM,
+            self._queues,
+            limit,
+            self.consumer_id,
+            self._aging,
+            float(MAX_AGED_PRIORITY),
+            self._lease_s,
+        )
+        for record in rows:
+            row = ClaimedRow(self, **dict(record))
+            self._held[row.id] = row
+        for row in self._held_in(rows):
+            await self._on_delivery(row)
+        return len(rows)
+
+    def _held_in(self, rows: Iterable[asyncpg.Record]) -> list[ClaimedRow]:
+        return [self._held[r["id"]] for r in rows if r["id"] in self._held]
+
+    async def _renew_loop(self) -> None:
+        """Leases held are renewed at a third of their length: one lost renewal is no loss."""
+        while not self._stopped.is_set():
+            await asyncio.sleep(self._lease_s / 3)
+            if self._held:
+                try:
+                    await self._renew()
+                except UNAVAILABLE as exc:
+                    log.warning("job queue leases not renewed", error=repr(exc))
+
+    async def _renew(self) -> None:
+        """Renew every lease held; a row no longer ours (its lease lapsed meanwhile and
+        another consumer claimed it) is let go."""
+        held = list(self._held)
+        renewed = {
+            r["id"] for r in await self._pool.fetch(_RENEW, held, self.consumer_id, self._lease_s)
+        }
+        for row_id in held:
+            row = self._held.get(row_id)
+            if row is not None and row_id not in renewed and not row.settled:
+                log.warning("job queue lease lost", row=row_id, queue=row.queue)
+                row.lease_lost = True
+                self._held.pop(row_id, None)
+
+    def _notified(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
+        if payload in self._queues:
+            self._wake.set()
+
+    async def _ensure_listener(self) -> None:
+        """LISTEN on a connection of its own; while it cannot be had, the poll serves."""
+        listener = self._listener
+        if listener is not None and not listener.is_closed():
+            return
+        self._listener = None
+        try:
+            listener = await asyncpg.connect(self._database_url)
+            await listener.add_listener(NOTIFY_CHANNEL, self._notified)
+        except UNAVAILABLE as exc:
+            log.warning("job queue listener not connected, polling", error=repr(exc))
+            return
+        self._listener = listener
+
+    async def _close_listener(self) -> None:
+        if self._listener is not None:
+            with contextlib.suppress(*UNAVAILABLE):
+                await self._listener.close(timeout=2)
+            self._listener = None

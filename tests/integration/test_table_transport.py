@@ -1,0 +1,258 @@
+"""The PostgreSQL transport (TRANSPORT=postgres): tasks and results as rows of job_queue,
+through the same workers, steps and aggregator as on RabbitMQ."""
+
+import asyncio
+import itertools
+import json
+import uuid
+
+import aio_pika
+import pytest
+
+from aggregator.service import Aggregator
+from shared.constants import ANALYSIS_COMPONENTS, ATTEMPT_HEADER, REASON_HEADER
+from shared.errors import RetryableAnalysisError
+from shared.job_queue import ClaimedRow, TableConsumer, TablePublisher
+from shared.names import Names
+from shared.signing import task_signer
+from tests.integration.conftest import eventually, running
+from tests.integration.test_worker_flow import explain, final_view, scored, submit, workers_for
+from workers.executor import Analysis
+
+pytestmark = pytest.mark.integration
+
+
+async def on_table(world, **overrides):
+    return await world(transport="postgres", job_poll_s=0.5, **overrides)
+
+
+def publisher_of(settings, pool):
+    return TablePublisher(pool, Names(settings.topology_prefix), task_signer=task_signer(settings))
+
+
+async def rows(pool, settings, *statuses):
+    """job_queue rows of this world, by queue and status."""
+    found = await pool.fetch(
+        "SELECT queue, status, headers, reason, deliveries, scheduled_for, enqueued_at"
+        " FROM job_queue WHERE queue LIKE $1 || '%' AND (cardinality($2::text[]) = 0"
+        " OR status = ANY($2::text[])) ORDER BY id",
+        settings.topology_prefix,
+        list(statuses),
+    )
+    return [dict(r) for r in found]
+
+
+def consumer(pool, settings, queues, into, **overrides):
+    options = {
+        "consumer_id": f"test:{uuid.uuid4().hex[:8]}",
+        "capacity": 10,
+        "lease_s": 30.0,
+        "poll_s": 30.0,
+        "aging_per_s": 0.0,
+        **overrides,
+    }
+
+    async def take(row: ClaimedRow) -> None:
+        into.append(row)
+
+    return TableConsumer(pool, settings.database_url, queues, take, **options)
+
+
+async def test_sessions_on_three_plans_complete_through_the_table(world, pool):
+    """The API's tasks, the workers' results and every settlement go through job_queue: the
+    sessions end as on RabbitMQ, and every row of the world ends completed."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    async with running(*workers_for(settings), Aggregator(settings, explain=explain).run):
+        sids = [await submit(pool, publisher, plan=p, content="x" * (10 * p)) for p in (1, 4, 6)]
+        views = [await final_view(pool, sid) for sid in sids]
+    verdicts = {1: "low_risk", 4: "critical_risk", 6: "critical_risk"}
+    for plan, view in zip((1, 4, 6), views, strict=True):
+        assert view.status == "completed"
+        assert view.results["techniques"]["score"] == 10 * plan
+        assert view.verdict["label"] == verdicts[plan]
+    states = await rows(pool, settings)
+    assert {r["status"] for r in states} == {"completed"}
+    # Three sessions: four tasks each, and four results each; the top plan's are urgent.
+    assert len(states) == 24
+    names = Names(settings.topology_prefix)
+    assert sum(r["queue"] == names.results for r in states) == 8
+    assert sum(r["queue"] == names.urgent_results for r in states) == 4
+
+
+async def test_poison_rows_become_error_rows_and_the_worker_keeps_going(world, pool):
+    """Garbage and a task that is not signed are dead letters (status error, with a reason);
+    the session after them completes."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    queue = f"{settings.topology_prefix}.claims.2"
+    forged = {
+        "sessionId": str(uuid.uuid4()),
+        "component": "claims",
+        "planType": 2,
+        "priority": 2,
+        "input": {"content": "x", "inputType": "text"},
+        "timestamp": 1,
+    }
+    for body in (b"\x00not json", json.dumps(forged).encode()):
+        await publisher.send(settings.topology_prefix, queue, aio_pika.Message(body))
+    async with running(*workers_for(settings), Aggregator(settings, explain=explain).run):
+        sid = await submit(pool, publisher, plan=2)
+        assert (await final_view(pool, sid)).status == "completed"
+        dead = await eventually(lambda: _at_least(rows(pool, settings, "error"), 2))
+    assert {r["queue"] for r in dead} == {f"{settings.topology_prefix}_dlq"}
+    reasons = sorted(r["headers"][REASON_HEADER] for r in dead)
+    assert any("invalid task" in r for r in reasons), reasons
+    assert "unauthenticated task" in reasons
+    assert not await rows(pool, settings, "pending", "retry", "running")
+
+
+async def _at_least(found, count):
+    got = await found
+    return got if len(got) >= count else None
+
+
+async def test_retries_wait_their_backoff_on_the_table(world, pool):
+    """A failure that may pass is published again not claimable before base × 2^(n-1); the
+    third attempt succeeds."""
+    settings = await on_table(world, retry_base_ms=300, max_attempts=3)
+    started_at: list[float] = []
+
+    async def flaky(task, ctx):
+        if task.component == "claims":
+            started_at.append(asyncio.get_running_loop().time())
+            if task.retry_count < 2:
+                raise RetryableAnalysisError("upstream 503")
+        return Analysis(10)
+
+    publisher = publisher_of(settings, pool)
+    async with running(*workers_for(settings, flaky), Aggregator(settings, explain=explain).run):
+        view = await final_view(pool, await submit(pool, publisher))
+    assert view.status == "completed"
+    assert view.results["claims"]["attempt"] == 3
+    gaps = [later - earlier for earlier, later in itertools.pairwise(started_at)]
+    assert gaps[0] >= 0.3 - 0.03 and gaps[1] >= 0.6 - 0.03, gaps
+    retried = [r for r in await rows(pool, settings) if r["headers"].get(ATTEMPT_HEADER, 1) > 1]
+    assert len(retried) == 2
+    for row in retried:  # held back in the row itself, not in a process's timer
+        assert row["scheduled_for"] > row["enqueued_at"]
+
+
+async def test_exhausted_retries_end_partial_with_an_error_row(world, pool):
+    settings = await on_table(world, retry_base_ms=50, max_attempts=2)
+
+    async def broken(task, ctx):
+        if task.component == "claims":
+            raise RetryableAnalysisError("still down")
+        return Analysis(30)
+
+    publisher = publisher_of(settings, pool)
+    async with running(*workers_for(settings, broken), Aggregator(settings, explain=explain).run):
+        view = await final_view(pool, await submit(pool, publisher))
+        dead = await eventually(lambda: rows(pool, settings, "error"))
+    assert view.status == "partial"
+    assert len(dead) == 1
+    assert dead[0]["headers"][ATTEMPT_HEADER] == 2
+    assert "still down" in dead[0]["reason"]
+
+
+async def test_a_crashed_consumers_rows_return_once_the_lease_lapses(world, pool):
+    """Claimed and never settled nor renewed (the process died): claimable again after the
+    lease, and seen as redelivered; a late ack by the first holder changes nothing."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    queue = f"{settings.topology_prefix}.claims.3"
+    await publisher.send(settings.topology_prefix, queue, aio_pika.Message(b"one"))
+    first: list[ClaimedRow] = []
+    crashed = consumer(pool, settings, [queue], first, lease_s=1.0)
+    crashed._renew_loop = _never  # type: ignore[method-assign]  # a dead process renews nothing
+    await crashed.start()
+    await eventually(lambda: _truthy(first))
+    await crashed.stop()
+    second: list[ClaimedRow] = []
+    heir = consumer(pool, settings, [queue], second, poll_s=0.2)
+    await heir.start()
+    try:
+        await asyncio.sleep(0.5)
+        assert not second  # the lease still runs
+        await eventually(lambda: _truthy(second), timeout=5)
+        assert second[0].redelivered and not first[0].redelivered
+        await first[0].ack()  # the first holder's late ack: not its row any more
+        assert (await rows(pool, settings))[0]["status"] == "running"
+        await second[0].ack()
+        assert (await rows(pool, settings))[0]["status"] == "completed"
+    finally:
+        await heir.stop()
+
+
+async def _never():
+    await asyncio.Event().wait()
+
+
+async def _truthy(items):
+    return bool(items)
+
+
+async def test_claims_take_higher_plans_first_and_never_the_same_row_twice(world, pool):
+    """Two consumers at once share the rows without overlap, each claim highest priority
+    first."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    names = Names(settings.topology_prefix)
+    queues = [names.task_queue("claims", plan) for plan in (1, 6)]
+    for i in range(20):
+        plan = 6 if i % 2 else 1
+        message = aio_pika.Message(str(i).encode(), priority=10 if plan == 6 else 1)
+        await publisher.send(names.exchange, queues[plan == 6], message)
+    a: list[ClaimedRow] = []
+    b: list[ClaimedRow] = []
+    first, second = (consumer(pool, settings, queues, into, capacity=5) for into in (a, b))
+    await asyncio.gather(first.start(), second.start())
+    try:
+        await eventually(lambda: _truthy(len(a) == 5 and len(b) == 5))
+        taken = [r.body for r in a + b]
+        assert len(set(taken)) == 10
+        assert {r.priority for r in a + b} == {10}  # every plan-6 row before any plan-1 row
+        for row in list(a):
+            await row.ack()  # room again: the next five (plan 1 now) come at once
+        await eventually(lambda: _truthy(len(a) == 10), timeout=2)
+        assert {r.priority for r in a[5:]} == {1}
+    finally:
+        await asyncio.gather(first.stop(), second.stop())
+
+
+async def test_a_row_published_wakes_an_idle_consumer_long_before_its_poll(world, pool):
+    settings = await on_table(world)
+    queue = Names(settings.topology_prefix).task_queue("domain", 2)
+    taken: list[ClaimedRow] = []
+    idle = consumer(pool, settings, [queue], taken, poll_s=60.0)
+    await idle.start()
+    try:
+        await asyncio.sleep(0.3)  # claimed nothing, now waits for a NOTIFY or its poll
+        await publisher_of(settings, pool).send("", queue, aio_pika.Message(b"wake"))
+        await eventually(lambda: _truthy(taken), timeout=3)
+    finally:
+        await idle.stop()
+
+
+@pytest.mark.parametrize("component", ANALYSIS_COMPONENTS[:1])
+async def test_a_stopping_worker_hands_back_what_it_never_started(world, pool, component):
+    """Rows claimed into the worker's buffer but not started go back to pending at its stop,
+    and another worker completes them."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    gate = asyncio.Event()
+
+    async def slow(task, ctx):
+        await gate.wait()
+        return Analysis(1)
+
+    async with running(*workers_for(settings, slow, components=[component])) as stop:
+        sids = [await submit(pool, publisher) for _ in range(6)]
+        await asyncio.sleep(0.5)
+        gate.set()
+        stop.set()
+    async with running(*workers_for(settings, scored), Aggregator(settings, explain=explain).run):
+        for sid in sids:
+            assert (await final_view(pool, sid)).status == "completed"
+    assert not await rows(pool, settings, "pending", "retry", "running")
