@@ -157,6 +157,10 @@ class Health(BaseModel):
     ok: bool
     postgres: bool
     redis: bool
+    # What carries tasks and results (TRANSPORT): `rabbitmq` or `postgres`.
+    transport: str
+    # Whether sessions go to RabbitMQ now (false on the postgres transport, or while the
+    # broker is unreachable: the API then analyses them itself).
     rabbitmq: bool
     # Whether a text session would be taken now: every analysis component has an online
     # worker as this API last read the registry (a POST made after `true` is not refused

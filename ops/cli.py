@@ -676,12 +676,21 @@ def health(heartbeat: bool) -> None:
     help="one process of each service and every worker component in one process "
     "(a laptop or a small machine)",
 )
-def up(compose_file: Path, log_dir: Path | None, compact: bool) -> None:
+@click.option(
+    "--transport",
+    type=click.Choice(["rabbitmq", "postgres"]),
+    default=None,
+    help="what carries tasks and results (default: TRANSPORT, else rabbitmq); postgres runs "
+    "the pipeline on PostgreSQL's job_queue table, with no broker",
+)
+def up(compose_file: Path, log_dir: Path | None, compact: bool, transport: str | None) -> None:
     """Run the application services of compose.yaml as local processes, replicas included."""
-    from ops.supervisor import Supervisor, compact_plan, plan_from_compose
+    from ops.supervisor import Supervisor, compact_plan, plan_for_transport, plan_from_compose
 
+    if transport is not None:  # every process started inherits it
+        os.environ["TRANSPORT"] = transport
     settings = _settings()  # fail early, with the message, if the environment is incomplete
-    plan = plan_from_compose(compose_file)
+    plan = plan_for_transport(plan_from_compose(compose_file), settings.transport)
     # METRICS_PORT is the first of a range: each replica gets its own port (metrics.json).
     supervisor = Supervisor(compact_plan(plan) if compact else plan, log_dir, settings.metrics_port)
     sys.exit(supervisor.run())

@@ -16,11 +16,12 @@ from shared.settings import Settings
 async def check(settings: Settings, heartbeat: bool) -> list[str]:
     """What is wrong; an empty list means healthy."""
     problems = []
-    try:
-        connection = await connect(settings.amqp_urls(), "health")
-        await connection.close()
-    except Exception as exc:
-        problems.append(f"rabbitmq: {exc}")
+    if settings.transport == "rabbitmq":  # the postgres transport needs no broker
+        try:
+            connection = await connect(settings.amqp_urls(), "health")
+            await connection.close()
+        except Exception as exc:
+            problems.append(f"rabbitmq: {exc}")
     redis = Redis.from_url(settings.redis_url)
     try:
         await redis.ping()

@@ -15,6 +15,8 @@ from typing import IO, Any
 
 import yaml
 
+from shared.constants import Transport
+
 # Compose services with this label set to "skip" are not run by `verdict up`.
 SKIP_LABEL = "verdict.up"
 # A crashed process is restarted after this pause, like compose's `restart: unless-stopped`.
@@ -56,6 +58,15 @@ def plan_from_document(doc: dict[str, Any]) -> Plan:
         service = Service(name, argv, replicas)
         (one_shots if str(spec.get("restart", "")) == "no" else services).append(service)
     return Plan(tuple(one_shots), tuple(services))
+
+
+def plan_for_transport(plan: Plan, transport: Transport) -> Plan:
+    """On the postgres transport there is no broker to declare a topology on: the
+    `verdict topology …` jobs are left out (the migrations make the queue table)."""
+    if transport == "rabbitmq":
+        return plan
+    one_shots = tuple(s for s in plan.one_shots if s.argv[3:4] != ("topology",))
+    return Plan(one_shots, plan.services)
 
 
 def compact_plan(plan: Plan) -> Plan:

@@ -7,7 +7,8 @@ a queue of the same name, so the rest of the code does not change with the trans
   a task is signed as before, a retry is a row not claimable before its backoff ends, a dead
   letter is a row in status `error`.
 - `TableConsumer` claims ready rows of its queues with `FOR UPDATE SKIP LOCKED`, highest
-  plan priority first with aging (a row gains `aging_per_s` priority per second it waited),
+  plan priority first with the worker scheduler's aging (a row gains `aging_per_s` priority
+  per second it waited, `workers.scheduling.effective_priority`),
   and hands each to the same callback a broker consumer would, as a `ClaimedRow` with a
   delivery's attributes and its ack/nack/reject. It wakes on `NOTIFY job_queue` (a trigger
   sends the queue's name when a row becomes ready) and polls slowly besides, for retries
@@ -46,9 +47,6 @@ from shared.signing import sign_task
 log = structlog.get_logger(__name__)
 
 NOTIFY_CHANNEL = "job_queue"
-# A priority gained by waiting stops growing here: aging lifts a plan past the next tiers,
-# not past every row that arrives later.
-MAX_AGED_PRIORITY = 10
 
 _COLUMNS = (
     "id, queue, routing_key, priority, body, headers, message_id, correlation_id, content_type,"
@@ -61,14 +59,13 @@ WITH next AS (
     WHERE queue = ANY($1::text[])
       AND ((status IN ('pending', 'retry') AND scheduled_for <= clock_timestamp())
            OR (status = 'running' AND lease_until < clock_timestamp()))
-    ORDER BY LEAST(priority + extract(epoch FROM clock_timestamp() - scheduled_for) * $4,
-                   $5) DESC, id
+    ORDER BY priority + extract(epoch FROM clock_timestamp() - scheduled_for) * $4 DESC, id
     LIMIT $2
     FOR UPDATE SKIP LOCKED
 )
 UPDATE job_queue j
 SET status = 'running', deliveries = j.deliveries + 1, claimed_by = $3,
-    lease_until = clock_timestamp() + make_interval(secs => $6)
+    lease_until = clock_timestamp() + make_interval(secs => $5)
 FROM next WHERE j.id = next.id
 RETURNING {", ".join("j." + c.strip() for c in _COLUMNS.split(","))}
 """
@@ -89,11 +86,6 @@ def queue_of(names: Names, routing_key: str) -> str:
         if routing_key.startswith(results + "."):
             return results
     return routing_key
-
-
-def aged_order_key(priority: int, waited_s: float, aging_per_s: float) -> float:
-    """The claim order of a row (highest first), as the claim statement computes it."""
-    return min(priority + waited_s * aging_per_s, MAX_AGED_PRIORITY)
 
 
 def plain_headers(headers: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -340,7 +332,6 @@ class TableConsumer:
             limit,
             self.consumer_id,
             self._aging,
-            float(MAX_AGED_PRIORITY),
             self._lease_s,
         )
         for record in rows:

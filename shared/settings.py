@@ -7,7 +7,14 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
 import limits
-from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared.api_keys import is_key_hash
@@ -65,7 +72,8 @@ class Settings(BaseSettings):
         env_file=None, extra="ignore", frozen=True, hide_input_in_errors=True
     )
 
-    amqp_url: str
+    # Required with TRANSPORT=rabbitmq (the default); unused with TRANSPORT=postgres.
+    amqp_url: str = ""
     # Other nodes of a RabbitMQ cluster, "host:port,host:port": every process connects with
     # AMQP_URL's credentials and vhost to the first that answers, and on a loss to the next.
     # Empty counts as unset (compose passes `${AMQP_HOSTS:-}`).
@@ -218,6 +226,12 @@ class Settings(BaseSettings):
         if value is not None and is_placeholder(value):
             raise ValueError(f"{(info.field_name or '').upper()} holds a `change-me` placeholder")
         return value
+
+    @model_validator(mode="after")
+    def _broker_for_its_transport(self) -> Settings:
+        if self.transport == "rabbitmq" and not self.amqp_url:
+            raise ValueError("AMQP_URL is required with TRANSPORT=rabbitmq (the default)")
+        return self
 
     @field_validator("component_amqp_urls", "component_redis_urls", mode="after")
     @classmethod

@@ -22,7 +22,9 @@ async def healthz(state: State) -> JSONResponse:
     checks = {
         "postgres": await _answers(sessions.store_answers(state.pool)),
         "redis": await _answers(state.redis.ping()),
-        "rabbitmq": state.publisher is not None,
+        "transport": state.settings.transport,
+        # Whether sessions go to RabbitMQ now (never on the postgres transport).
+        "rabbitmq": state.settings.transport == "rabbitmq" and state.publisher is not None,
         "accepts_text": _accepts_text(state),
     }
     healthy = checks["postgres"]

@@ -170,7 +170,8 @@ def _wait_ready(
             answer = httpx.get(f"{base}/healthz", timeout=2)
             last = f"{answer.status_code} {answer.text[:200]!r}"
             health = answer.json()
-            reached = health.get("rabbitmq") and health.get("postgres")
+            carried = health.get("rabbitmq") or health.get("transport") == "postgres"
+            reached = carried and health.get("postgres")
             if reached and set(REGISTERED) <= _online(redis_url, prefix):
                 # The API's own view last: a POST made now is not refused for want of a
                 # worker its registry read missed (a read under way while it announced).

@@ -9,6 +9,7 @@ import signal
 import time
 import uuid
 
+import aio_pika
 import asyncpg
 import httpx
 import pytest
@@ -56,6 +57,65 @@ def test_sessions_on_three_plans_reach_a_verdict(pipeline, database_url, service
     rows = asyncio.run(_verdict_rows(database_url, list(submitted)))
     assert rows == len(submitted)
     assert asyncio.run(_ready_messages(services.amqp_url, pipeline["prefix"])) == 0
+
+
+@pytest.mark.parametrize("pipeline_env", [{"AMQP_URL": ""}])
+@pytest.mark.parametrize("pipeline_shape", [("--compact", "--transport", "postgres")])
+def test_the_postgres_transport_runs_the_pipeline_without_a_broker(
+    pipeline, database_url, services
+):
+    """`verdict up --transport postgres` with no AMQP_URL at all: sessions on plans 1 and 6
+    reach their verdicts through job_queue, every row of it ends completed, and nothing of
+    this deployment exists on the broker."""
+    base, prefix = pipeline["base"], pipeline["prefix"]
+    key = {"X-API-Key": "test-enterprise"}
+    texts = [
+        "SHOCKING!!! They don't want you to know the TRUTH. Share before it's deleted: https://bit.ly/abc",
+        "The city council met on Tuesday to discuss the new bus routes.",
+    ]
+    with httpx.Client(base_url=base, timeout=10) as client:
+        assert client.get("/healthz").json()["transport"] == "postgres"
+        sids = []
+        for plan in (1, 6):
+            for text in texts:
+                r = client.post(
+                    f"{API}/analyze-async", json={"content": text, "plan_type": plan}, headers=key
+                )
+                assert r.status_code == 202, r.text
+                sids.append(r.json()["session_id"])
+        results = [poll_result(client, sid, key) for sid in sids]
+    assert all(body["status"] == "completed" for body in results), results
+    assert asyncio.run(_verdict_rows(database_url, sids)) == len(sids)
+    statuses = asyncio.run(_job_statuses(database_url, prefix))
+    # Per session four tasks and four results, every one settled.
+    assert statuses == {"completed": 8 * len(sids)}
+    assert not asyncio.run(_broker_has_queue(services.amqp_url, f"{prefix}.claims.1"))
+
+
+async def _job_statuses(database_url: str, prefix: str) -> dict[str, int]:
+    conn = await asyncpg.connect(database_url)
+    try:
+        rows = await conn.fetch(
+            "SELECT status, count(*) AS n FROM job_queue WHERE queue LIKE $1 || '.%'"
+            " GROUP BY status",
+            prefix,
+        )
+        return {r["status"]: r["n"] for r in rows}
+    finally:
+        await conn.close()
+
+
+async def _broker_has_queue(amqp_url: str, name: str) -> bool:
+    connection = await connect(amqp_url, "e2e-check")
+    try:
+        channel = await connection.channel()
+        try:
+            await channel.declare_queue(name, passive=True)
+        except aio_pika.exceptions.ChannelNotFoundEntity:
+            return False
+        return True
+    finally:
+        await connection.close()
 
 
 def test_every_replica_serves_metrics_on_its_own_port_and_sigterm_stops_each_cleanly(pipeline):

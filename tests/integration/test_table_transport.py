@@ -221,6 +221,39 @@ async def test_claims_take_higher_plans_first_and_never_the_same_row_twice(world
         await asyncio.gather(first.stop(), second.stop())
 
 
+async def test_a_row_that_waited_long_ages_past_a_fresh_higher_plan(world, pool):
+    """The claim ages as the worker scheduler does: priority + aging × seconds waited. A
+    freemium row (1) that waited a minute at 0.2/s ranks 13, above a fresh enterprise row."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    names = Names(settings.topology_prefix)
+    low, high = names.task_queue("claims", 1), names.task_queue("claims", 6)
+    await publisher.send(names.exchange, low, aio_pika.Message(b"old", priority=1))
+    await pool.execute(
+        "UPDATE job_queue SET scheduled_for = scheduled_for - interval '60 seconds'"
+        " WHERE queue = $1",
+        low,
+    )
+    await publisher.send(names.exchange, high, aio_pika.Message(b"new", priority=10))
+    taken: list[ClaimedRow] = []
+    one = consumer(pool, settings, [low, high], taken, capacity=1, aging_per_s=0.2)
+    await one.start()
+    try:
+        await eventually(lambda: _truthy(taken))
+        assert taken[0].body == b"old"
+    finally:
+        await one.stop()
+    taken.clear()
+    plain = consumer(pool, settings, [low, high], taken, capacity=1, aging_per_s=0.0)
+    await pool.execute("UPDATE job_queue SET status = 'pending' WHERE queue = $1", low)
+    await plain.start()
+    try:  # without aging the plan decides
+        await eventually(lambda: _truthy(taken))
+        assert taken[0].body == b"new"
+    finally:
+        await plain.stop()
+
+
 async def test_a_row_published_wakes_an_idle_consumer_long_before_its_poll(world, pool):
     settings = await on_table(world)
     queue = Names(settings.topology_prefix).task_queue("domain", 2)

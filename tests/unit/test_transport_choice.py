@@ -1,0 +1,42 @@
+"""TRANSPORT: what each choice requires, and what `verdict up` runs for it."""
+
+import pytest
+from pydantic import ValidationError
+
+from ops.supervisor import Plan, Service, plan_for_transport
+from shared.job_queue import queue_of
+from shared.names import Names
+from shared.settings import Settings
+
+NO_BROKER = {"redis_url": "redis://h", "database_url": "postgresql://h"}
+
+
+def test_rabbitmq_needs_a_broker_url_and_postgres_does_not():
+    with pytest.raises(ValidationError, match="AMQP_URL is required with TRANSPORT=rabbitmq"):
+        Settings(**NO_BROKER)
+    assert Settings(**NO_BROKER, transport="postgres").transport == "postgres"
+    with pytest.raises(ValidationError):
+        Settings(**NO_BROKER, transport="kafka")
+
+
+def _service(name: str, *command: str) -> Service:
+    return Service(name, ("python", "-m", "ops.cli", *command), 1)
+
+
+def test_the_postgres_transport_declares_no_topology():
+    """The topology job needs a broker; migrations make the queue table instead."""
+    plan = Plan(
+        (_service("migrate", "db", "migrate"), _service("topology", "topology", "declare")),
+        (_service("api", "api"),),
+    )
+    assert plan_for_transport(plan, "rabbitmq") == plan
+    on_table = plan_for_transport(plan, "postgres")
+    assert [s.name for s in on_table.one_shots] == ["migrate"]
+    assert on_table.services == plan.services
+
+
+def test_routing_keys_lead_to_the_queues_the_broker_would_bind_them_to():
+    names = Names("x")
+    assert queue_of(names, names.task_queue("claims", 3)) == "x.claims.3"
+    assert queue_of(names, names.result_key("claims")) == names.results
+    assert queue_of(names, names.result_key("claims", urgent=True)) == names.urgent_results
