@@ -17,17 +17,25 @@ a queue of the same name, so the rest of the code does not change with the trans
   of a consumer that crashed become claimable again once `lease_s` has passed, and are then
   seen as redelivered.
 
-The work per row stays the same code on both transports: locks, dedupe and the fan-in make
-a redelivered task or result harmless, as they do for a broker redelivery.
+- What a worker publishes while it handles a row (its results, a retry's copy, a dead
+  letter, a media task's follow-ups) is held back and written in the transaction that
+  completes the row, guarded by the lease (`deferring_writes`): a task's results exist if and
+  only if its row is completed by the consumer that held it. So a task runs once without a
+  Redis lock: the lease is the lock (`Lease`), and a holder whose lease lapsed commits
+  nothing.
+
+The rest is the same code on both transports: dedupe and the fan-in make a duplicate task
+or result harmless, as they do for a broker redelivery.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +101,30 @@ def plain_headers(headers: Mapping[str, Any] | None) -> dict[str, Any]:
     return dict(json.loads(json.dumps(dict(headers or {}), default=str)))
 
 
+# The row whose handling is under way in this task (and the tasks it starts): what is
+# published meanwhile waits for its settlement.
+_HANDLING: contextvars.ContextVar[ClaimedRow | None] = contextvars.ContextVar(
+    "job_queue_handling", default=None
+)
+
+# One insert's arguments, as _INSERT takes them.
+Insert = tuple[Any, ...]
+
+
+@contextlib.contextmanager
+def deferring_writes(delivery: object) -> Iterator[None]:
+    """While a claimed row is handled, what the process publishes is written with the row's
+    completion, in one transaction (a broker delivery: nothing changes)."""
+    if not isinstance(delivery, ClaimedRow):
+        yield
+        return
+    token = _HANDLING.set(delivery)
+    try:
+        yield
+    finally:
+        _HANDLING.reset(token)
+
+
 @dataclass
 class TablePublisher:
     """Publishes to `job_queue` what `shared.broker.Publisher` publishes to RabbitMQ."""
@@ -118,8 +150,7 @@ class TablePublisher:
         delay_s: float = 0.0,
         reason: str | None = None,
     ) -> None:
-        await self.pool.execute(
-            _INSERT,
+        insert: Insert = (
             queue,
             routing_key,
             status,
@@ -132,6 +163,11 @@ class TablePublisher:
             delay_s,
             reason,
         )
+        handling = _HANDLING.get()
+        if handling is not None and not handling.settled:
+            handling.pending.append(insert)  # written when the row is completed
+            return
+        await self.pool.execute(_INSERT, *insert)
 
     async def send(self, exchange: str, routing_key: str, message: aio_pika.Message) -> None:
         """A message to the queue its routing key leads to, at once."""
@@ -195,6 +231,10 @@ class ClaimedRow:
     deliveries: int
     settled: bool = field(default=False)
     lease_lost: bool = field(default=False)
+    # Publishes made while it was handled, written when it is completed (deferring_writes).
+    pending: list[Insert] = field(default_factory=list)
+    # Set when the lease was found lost: the run stops (the Watchdog step waits on it).
+    lost: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def channel(self) -> ClaimedRow:
@@ -300,11 +340,24 @@ class TableConsumer:
 
     async def settle(self, row: ClaimedRow, status: str, reason: str | None = None) -> None:
         """Complete, re-queue or dead-letter a held row; a second settlement does nothing (as
-        a second ack of a delivery would fail, quietly here)."""
+        a second ack of a delivery would fail, quietly here).
+
+        A completion writes what was published while the row was handled in the same
+        transaction, and only while the row is still this consumer's: a holder whose lease
+        lapsed (another consumer may run the task now) writes nothing. A row handed back or
+        dead-lettered drops them: the task is run again, or not at all."""
         if row.settled:
             return
-        await self._pool.execute(_SETTLE, row.id, status, reason, self.consumer_id)
+        writes = row.pending if status == "completed" else []
+        async with self._pool.acquire() as conn, conn.transaction():
+            updated = await conn.execute(_SETTLE, row.id, status, reason, self.consumer_id)
+            ours = updated == "UPDATE 1"
+            if ours and writes:
+                await conn.executemany(_INSERT, writes)
+        if not ours:
+            log.warning("job queue row no longer ours: settled by nobody", row=row.id)
         row.settled = True
+        row.pending = []
         self._held.pop(row.id, None)
         self._wake.set()
 
@@ -366,6 +419,7 @@ class TableConsumer:
             if row is not None and row_id not in renewed and not row.settled:
                 log.warning("job queue lease lost", row=row_id, queue=row.queue)
                 row.lease_lost = True
+                row.lost.set()
                 self._held.pop(row_id, None)
 
     def _notified(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
@@ -391,3 +445,32 @@ class TableConsumer:
             with contextlib.suppress(*UNAVAILABLE):
                 await self._listener.close(timeout=2)
             self._listener = None
+
+
+@dataclass
+class Lease:
+    """The lock of a task on the table transport: its row's lease (workers' `Lock`). The
+    claim took it and the consumer renews it, so there is nothing to acquire, renew or
+    release here; `lost` is set when a renewal finds the row gone to another consumer."""
+
+    row: ClaimedRow
+    ttl_ms: int
+    lost: asyncio.Event = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lost = self.row.lost
+
+    async def acquire(self) -> bool:
+        return not self.row.lease_lost
+
+    async def still_held(self) -> bool:
+        return not self.row.lease_lost
+
+    async def finish(self) -> None:
+        """Done is the row's completion, written with its results."""
+
+    async def release(self) -> None:
+        """Released by the row's settlement."""
+
+    def watchdog(self) -> contextlib.AbstractAsyncContextManager[None]:
+        return contextlib.nullcontext()

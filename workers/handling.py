@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import asyncpg
 
 from shared.errors import AnalysisTimeout
+from shared.job_queue import deferring_writes
 from shared.messages import Task
 from shared.settings import Settings
 from shared.signing import TaskKeys
@@ -23,7 +24,7 @@ from workers.middleware.authenticity import SignResults, VerifyTask
 from workers.middleware.chain import Job, Lock, Next, Step, attempt_of, chain
 from workers.middleware.dead_letters import DeadLetterOnReject, DeadLetterParked
 from workers.middleware.dedupe import SkipFinished
-from workers.middleware.locking import HoldLock, Watchdog
+from workers.middleware.locking import HoldLease, HoldLock, Watchdog
 from workers.middleware.log_context import bind_log_context
 from workers.middleware.metrics import count_outcome, time_execution
 from workers.middleware.oversize import RejectOversize
@@ -77,7 +78,9 @@ def steps_for(
     - oversize is refused before anything reads the body; Retry and Reject, raised anywhere
       inside, become a re-queue and a dead letter;
     - the lock is held from before the run until the results are published and the
-      delivery settled (exactly-once: a duplicate waits on the lock, or is skipped);
+      delivery settled (exactly-once: a duplicate waits on the lock, or is skipped); on the
+      table transport the lock is the claimed row's lease, and the results are written in
+      the transaction that completes the row;
     - a step that must check or change the incoming task goes after ParseTask (it sees
       `job.delivery` and `job.task`); one that must see or change the outgoing results
       goes between Report and Watchdog (it sees `job.results` before they are published);
@@ -98,7 +101,11 @@ def steps_for(
         bind_log_context,
         count_outcome,
         SkipFinished(db, settings.lock_retry_ms),
-        HoldLock(locks, settings.lock_retry_ms),
+        (
+            HoldLease(settings.job_lease_s)
+            if settings.transport == "postgres"
+            else HoldLock(locks, settings.lock_retry_ms)
+        ),
         *([attempts] if attempts is not None else []),
         Report(publisher, component, park_ms, parking_key),
         SignResults(component, keys.result_key),
@@ -117,4 +124,6 @@ class TaskHandler:
         self._run = chain(steps, core)
 
     async def handle(self, delivery: Delivery) -> None:
-        await self._run(Job(delivery, attempt_of(delivery)))
+        # A claimed row's publishes are written with its completion (shared.job_queue).
+        with deferring_writes(delivery):
+            await self._run(Job(delivery, attempt_of(delivery)))

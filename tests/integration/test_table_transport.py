@@ -12,7 +12,7 @@ import pytest
 from aggregator.service import Aggregator
 from shared.constants import ANALYSIS_COMPONENTS, ATTEMPT_HEADER, REASON_HEADER
 from shared.errors import RetryableAnalysisError
-from shared.job_queue import ClaimedRow, TableConsumer, TablePublisher
+from shared.job_queue import ClaimedRow, TableConsumer, TablePublisher, deferring_writes
 from shared.names import Names
 from shared.signing import task_signer
 from tests.integration.conftest import eventually, running
@@ -289,3 +289,73 @@ async def test_a_stopping_worker_hands_back_what_it_never_started(world, pool, c
         for sid in sids:
             assert (await final_view(pool, sid)).status == "completed"
     assert not await rows(pool, settings, "pending", "retry", "running")
+
+
+async def test_what_a_handled_row_publishes_is_written_with_its_completion(world, pool):
+    """Published while a row is handled: invisible until the row completes, then written in
+    the same transaction; dropped when the row is handed back instead."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    names = Names(settings.topology_prefix)
+    queue = names.task_queue("claims", 3)
+    for body in (b"done", b"handed back"):
+        await publisher.send(names.exchange, queue, aio_pika.Message(body))
+    taken: list[ClaimedRow] = []
+    holder = consumer(pool, settings, [queue], taken)
+    await holder.start()
+    try:
+        await eventually(lambda: _truthy(len(taken) == 2))
+        done, back = sorted(taken, key=lambda r: r.body)
+        for row in (done, back):
+            with deferring_writes(row):
+                await publisher.send(names.exchange, names.result_key("claims"), row_copy(row))
+        assert await rows(pool, settings, "pending") == []  # nothing visible yet
+        await done.ack()
+        await back.nack(requeue=True)
+        results = [r for r in await rows(pool, settings) if r["queue"] == names.results]
+        assert len(results) == 1
+        states = {r["status"] for r in await rows(pool, settings) if r["queue"] == queue}
+        assert states == {"completed", "pending"}
+    finally:
+        await holder.stop()
+
+
+def row_copy(row: ClaimedRow) -> aio_pika.Message:
+    return aio_pika.Message(b"result of " + row.body)
+
+
+async def test_a_worker_whose_lease_is_lost_stops_and_writes_nothing(world, pool, redis):
+    """Another consumer took the row (the lease lapsed while this worker was stalled): the
+    next renewal finds it gone, the run is cancelled, and neither its result nor a retry is
+    written; the rows of the other tasks complete with no Redis lock taken."""
+    settings = await on_table(world, job_lease_s=1)
+    publisher = publisher_of(settings, pool)
+    started, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def stalls_on_claims(task, ctx):
+        if task.component != "claims":
+            return Analysis(5)
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return Analysis(5)
+
+    queue = f"{settings.topology_prefix}.claims.3"
+    async with running(*workers_for(settings, stalls_on_claims)):
+        sid = await submit(pool, publisher)
+        await asyncio.wait_for(started.wait(), 10)
+        await pool.execute(
+            "UPDATE job_queue SET claimed_by = 'thief' WHERE queue = $1 AND status = 'running'",
+            queue,
+        )
+        await asyncio.wait_for(cancelled.wait(), 5)
+        await asyncio.sleep(0.3)  # what the stopped run would write, had it been let
+    claims = [r for r in await rows(pool, settings) if r["queue"] == queue]
+    assert [r["status"] for r in claims] == ["running"]  # the thief's, untouched
+    results = [r for r in await rows(pool, settings) if ".results" in r["queue"]]
+    assert len(results) == 3  # the other three components', not claims'
+    assert not [k async for k in redis.scan_iter(match=f"{settings.key_prefix}*lock*")]
+    assert sid

@@ -1,4 +1,5 @@
-"""One worker at a time runs a (session, component): the lock, and its watchdog."""
+"""One worker at a time runs a (session, component): the lock (a Redis lock, or the claimed
+row's lease on the table transport), and its watchdog."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from redis.asyncio import Redis
 
 from shared import metrics
 from shared.errors import Retry
+from shared.job_queue import ClaimedRow, Lease
 from shared.locks import ComponentLock, lock_key
 from shared.messages import Task
 from shared.redis_batches import RedisBatches
@@ -60,6 +62,22 @@ class HoldLock:
             return await lock.acquire()
         except Exception as exc:  # Redis away: wait in the shortest tier rather than spin
             raise Retry(self.retry_ms, f"redis unavailable: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class HoldLease:
+    """The table transport's lock: the claimed row's lease (shared.job_queue.Lease). Nothing
+    is taken in Redis: the claim made the task this worker's alone, and its results are
+    written only with the row's completion by its holder."""
+
+    lease_s: float
+
+    async def __call__(self, job: Job, call_next: Next) -> None:
+        row = job.delivery
+        if not isinstance(row, ClaimedRow):
+            raise TypeError("HoldLease serves the table transport's rows only")
+        job.lock = Lease(row, int(self.lease_s * 1000))
+        await call_next(job)
 
 
 @dataclass(frozen=True)
