@@ -11,7 +11,9 @@ aggregators, and a worker role that may read only what a worker needs.
 
 A worker's credentials can therefore neither read other tenants' content or verdicts nor
 write anything: results reach the record only through the aggregators, which check their
-signatures.
+signatures. On the table transport (TRANSPORT=postgres) the worker role also claims and
+settles task rows of `job_queue` and inserts rows there, and sees none of its result or
+dead-letter rows (row-level security, `job_queue_statements`).
 
 Provisioning runs once as an administrator (a superuser or a role with CREATEROLE) and is
 idempotent. Passwords are sent as SCRAM-SHA-256 verifiers computed here, so the server (and
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
+from shared.constants import QUEUE_COMPONENTS
 from shared.db import MIGRATIONS_TABLE
 
 # PostgreSQL's own default iteration count for SCRAM-SHA-256 verifiers.
@@ -129,8 +132,15 @@ WORKER_READS: dict[str, tuple[str, ...] | None] = {
 }
 
 
+# The table transport's rows a worker may read and claim: tasks only, in queues named
+# `{prefix}.{component}.{plan}` (never results, nor dead letters).
+TASK_QUEUE = "queue ~ '\\.(" + "|".join(QUEUE_COMPONENTS) + ")\\.[1-6]$'"
+TASK_ROW = f"(status <> 'error' AND {TASK_QUEUE})"
+
+
 def worker_statements(roles: DatabaseRoles, existing: set[str]) -> list[str]:
-    """The worker role's column grants on those of its tables that exist."""
+    """The worker role's column grants on those of its tables that exist, and its rows of
+    the table transport's queue (row-level security: the app role sees every row)."""
     worker = _ident(roles.worker)
     statements = []
     for table, columns in WORKER_READS.items():
@@ -138,6 +148,36 @@ def worker_statements(roles: DatabaseRoles, existing: set[str]) -> list[str]:
             continue
         what = "SELECT" if columns is None else f"SELECT ({', '.join(map(_ident, columns))})"
         statements.append(f"GRANT {what} ON TABLE {_ident(table)} TO {worker}")
+    if "job_queue" in existing:
+        statements += job_queue_statements(roles)
+    return statements
+
+
+def job_queue_statements(roles: DatabaseRoles) -> list[str]:
+    """On the table transport a worker claims, renews and settles task rows and publishes
+    rows (results, retries, dead letters, follow-up tasks), but reads no result nor dead
+    letter of anyone: results are signed and tasks too, so what it may insert it cannot
+    forge. Policies are made anew each time (provisioning is idempotent)."""
+    worker, app = _ident(roles.worker), _ident(roles.app)
+    policies = {
+        "job_queue_app": f"TO {app} USING (true) WITH CHECK (true)",
+        # Task rows in any state: a row rejected unread stays a task row, in status error.
+        "job_queue_worker_reads": f"FOR SELECT TO {worker} USING ({TASK_QUEUE})",
+        "job_queue_worker_settles": (
+            # A row rejected unread (oversize) becomes a dead letter where it is.
+            f"FOR UPDATE TO {worker} USING {TASK_ROW} WITH CHECK ({TASK_QUEUE})"
+        ),
+        "job_queue_worker_publishes": (
+            f"FOR INSERT TO {worker} WITH CHECK (status IN ('pending', 'retry', 'error'))"
+        ),
+    }
+    statements = [
+        f"GRANT SELECT, INSERT, UPDATE ON TABLE job_queue TO {worker}",
+        "ALTER TABLE job_queue ENABLE ROW LEVEL SECURITY",
+    ]
+    for name, rule in policies.items():
+        statements.append(f"DROP POLICY IF EXISTS {name} ON job_queue")
+        statements.append(f"CREATE POLICY {name} ON job_queue {rule}")
     return statements
 
 

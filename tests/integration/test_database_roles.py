@@ -3,6 +3,10 @@ application role does the pipeline's work and nothing more; migrations run as th
 
 from __future__ import annotations
 
+import asyncio
+import uuid
+
+import aio_pika
 import asyncpg
 import pytest
 
@@ -12,7 +16,9 @@ from shared import reviews, sessions
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.db import create_pool, migrate
 from shared.db_roles import DatabaseRoles, provision, scram_verifier
+from shared.job_queue import ClaimedRow, TableConsumer, TablePublisher, deferring_writes
 from shared.messages import Result, now_ms
+from shared.names import Names
 from shared.partitions import make_ahead
 from shared.review_policy import ReviewPolicy
 from shared.sessions import NewSession, result_still_needed
@@ -89,6 +95,9 @@ async def test_the_app_role_works_rows_and_nothing_else(services, database_url):
         await worker_reads_only_what_it_needs(
             server.tcp_url("verdict_worker", "worker-pw", "verdict"), sid
         )
+        await worker_claims_only_task_rows(
+            server.tcp_url("verdict_worker", "worker-pw", "verdict"), app_url
+        )
         with pytest.raises(asyncpg.InvalidPasswordError):
             await asyncpg.connect(server.tcp_url("verdict_app", "wrong", "verdict"))
         admin = await asyncpg.connect(server.socket_url())
@@ -142,3 +151,72 @@ async def worker_reads_only_what_it_needs(url: str, sid: str) -> None:
                 await conn.execute(forbidden)
     finally:
         await conn.close()
+
+
+async def worker_claims_only_task_rows(worker_url: str, app_url: str) -> None:
+    """The table transport as the worker role: it claims and completes a task row and
+    publishes a result row, but sees no result or dead-letter row and can change none."""
+    names = Names("rls")
+    app = await create_pool(app_url, max_size=2)
+    worker = await create_pool(worker_url, max_size=3)
+    try:
+        as_app = TablePublisher(app, names)
+        for body in (b"t", b"too big"):
+            await as_app.send(names.exchange, names.task_queue("claims", 3), aio_pika.Message(body))
+        await as_app.send(names.exchange, names.result_key("domain"), aio_pika.Message(b"r"))
+        await as_app.dead_letter(b"d", {}, "poison", names.task_queue("claims", 3))
+        taken: list[ClaimedRow] = []
+
+        async def take(row: ClaimedRow) -> None:
+            taken.append(row)
+
+        claims = TableConsumer(
+            worker,
+            worker_url,
+            [names.task_queue("claims", 3), names.results, names.dlq],
+            take,
+            consumer_id="w",
+            capacity=5,
+            lease_s=30,
+            poll_s=0.2,
+            aging_per_s=0,
+        )
+        await claims.start()
+        try:
+            await asyncio.sleep(0.5)
+            assert [row.body for row in taken] == [b"t", b"too big"]
+            await taken[1].reject(requeue=False)  # as an oversize task is
+            with deferring_writes(taken[0]):
+                await TablePublisher(worker, names).result(
+                    Result(
+                        session_id=str(uuid.uuid4()),
+                        component="claims",
+                        success=True,
+                        score=1,
+                        timestamp=now_ms(),
+                    )
+                )
+            await taken[0].ack()
+        finally:
+            await claims.stop()
+        async with worker.acquire() as conn:
+            # Its two tasks only: neither results nor dead letters.
+            assert await conn.fetchval("SELECT count(*) FROM job_queue") == 2
+            for no_effect in (
+                "UPDATE job_queue SET status = 'pending' WHERE queue = 'rls.results'",
+                "UPDATE job_queue SET body = 'x' WHERE status = 'error'",
+            ):
+                assert await conn.execute(no_effect) == "UPDATE 0"
+        states = await app.fetch(
+            "SELECT queue, status FROM job_queue WHERE queue LIKE 'rls%' ORDER BY id"
+        )
+        assert [tuple(r) for r in states] == [
+            ("rls.claims.3", "completed"),
+            ("rls.claims.3", "error"),
+            ("rls.results", "pending"),
+            ("rls_dlq", "error"),
+            ("rls.results", "pending"),
+        ]
+    finally:
+        await app.close()
+        await worker.close()
