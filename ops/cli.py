@@ -765,13 +765,13 @@ def dlq_list(limit: int, as_json: bool, **given: Any) -> None:
     """Show dead letters (id, age, origin, reason, attempt, replays, priority, size, preview),
     oldest first; they stay in the queue, in order."""
     from ops import dlq as ops_dlq
-    from shared.dead_letter_queue import list_letters
 
     settings = _settings()
     wanted = _wanted(**given)
+    letters = ops_dlq.letters_of(settings)
     listing = _on_dlq(
         settings,
-        lambda c, n: list_letters(c, n, wanted, limit, settings.dlq_scan_limit),
+        lambda c, n: letters.list_letters(c, n, wanted, limit, settings.dlq_scan_limit),
     )
     if as_json:
         click.echo(ops_dlq.dumps([ops_dlq.as_json(letter) for letter in listing.letters]))
@@ -788,10 +788,10 @@ def dlq_list(limit: int, as_json: bool, **given: Any) -> None:
 def dlq_show(letter_id: str) -> None:
     """Show one dead letter, headers and body included, as JSON; it stays in the queue."""
     from ops import dlq as ops_dlq
-    from shared.dead_letter_queue import letter
 
     settings = _settings()
-    found = _on_dlq(settings, lambda c, n: letter(c, n, letter_id, settings.dlq_scan_limit))
+    letters = ops_dlq.letters_of(settings)
+    found = _on_dlq(settings, lambda c, n: letters.letter(c, n, letter_id, settings.dlq_scan_limit))
     if found is None:
         raise click.ClickException(
             f"no dead letter {letter_id} among the first {settings.dlq_scan_limit} of the DLQ"
@@ -807,13 +807,14 @@ def dlq_show(letter_id: str) -> None:
 def dlq_replay(ids: tuple[str, ...], limit: int, force: bool, **given: Any) -> None:
     """Send the letters with these IDS, or matching the filters (all when none), back to
     their origin queue at their priority, as a first attempt with a replay counted."""
-    from shared.dead_letter_queue import replay
+    from ops.dlq import letters_of
 
     settings = _settings()
     wanted = _wanted(ids, **given)
+    letters = letters_of(settings)
     outcome = _on_dlq(
         settings,
-        lambda c, n: replay(
+        lambda c, n: letters.replay(
             c,
             n,
             wanted,
@@ -845,17 +846,18 @@ def dlq_replay(ids: tuple[str, ...], limit: int, force: bool, **given: Any) -> N
 def dlq_purge(ids: tuple[str, ...], yes: bool, **given: Any) -> None:
     """Delete the letters with these IDS, or matching the filters (all when none). Without
     --yes nothing is deleted: it says how many would go and exits 1."""
-    from shared.dead_letter_queue import list_letters, purge
+    from ops.dlq import letters_of
 
     settings = _settings()
     wanted = _wanted(ids, **given)
     scan = settings.dlq_scan_limit
+    letters = letters_of(settings)
     if not yes:
-        listing = _on_dlq(settings, lambda c, n: list_letters(c, n, wanted, scan, scan))
+        listing = _on_dlq(settings, lambda c, n: letters.list_letters(c, n, wanted, scan, scan))
         raise click.ClickException(
             f"would purge {len(listing.letters)} dead letter(s); run again with --yes"
         )
-    purged = _on_dlq(settings, lambda c, n: purge(c, n, wanted, scan))
+    purged = _on_dlq(settings, lambda c, n: letters.purge(c, n, wanted, scan))
     click.echo(f"purged {purged} dead letter(s)")
 
 

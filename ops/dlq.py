@@ -7,9 +7,8 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
+from types import ModuleType
 from typing import Any, Final, TypeVar
-
-from aio_pika.abc import AbstractRobustConnection
 
 from shared.dead_letter_queue import DeadLetter
 from shared.names import Names
@@ -74,11 +73,25 @@ def dumps(document: Any) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
-async def with_operator(
-    settings: Settings, work: Callable[[AbstractRobustConnection, Names], Awaitable[T]]
-) -> T:
-    """Run `work` on a connection as the operator role, closed afterwards."""
+async def with_operator(settings: Settings, work: Callable[[Any, Names], Awaitable[T]]) -> T:
+    """Run `work` on what holds the dead letters, closed afterwards: a connection as the
+    operator role (RabbitMQ), or a pool on the database (the postgres transport)."""
     async with Resources() as opened:
+        names = Names(settings.topology_prefix)
+        if settings.transport == "postgres":
+            return await work(await opened.pool(settings.database_url, max_size=2), names)
         urls = broker_urls(settings.operator_url(), settings.amqp_hosts)
         connection = await opened.broker(urls, "verdict-dlq")
-        return await work(connection, Names(settings.topology_prefix))
+        return await work(connection, names)
+
+
+def letters_of(settings: Settings) -> ModuleType:
+    """The dead-letter operations of the deployment's transport: both modules have
+    list_letters, letter, replay and purge, taking what `with_operator` opens."""
+    if settings.transport == "postgres":
+        from shared import dead_letter_table
+
+        return dead_letter_table
+    from shared import dead_letter_queue
+
+    return dead_letter_queue

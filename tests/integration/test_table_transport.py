@@ -5,16 +5,24 @@ import asyncio
 import itertools
 import json
 import uuid
+from typing import Any
 
 import aio_pika
 import pytest
 
 from aggregator.service import Aggregator
-from shared.constants import ANALYSIS_COMPONENTS, ATTEMPT_HEADER, REASON_HEADER
+from shared.constants import (
+    ANALYSIS_COMPONENTS,
+    ATTEMPT_HEADER,
+    REASON_HEADER,
+    REPLAYS_HEADER,
+    TENANT_HEADER,
+)
 from shared.errors import RetryableAnalysisError
 from shared.job_queue import ClaimedRow, TableConsumer, TablePublisher, deferring_writes
 from shared.names import Names
 from shared.signing import task_signer
+from tests.cli import verdict
 from tests.integration.conftest import eventually, running
 from tests.integration.test_worker_flow import explain, final_view, scored, submit, workers_for
 from workers.executor import Analysis
@@ -359,3 +367,62 @@ async def test_a_worker_whose_lease_is_lost_stops_and_writes_nothing(world, pool
     assert len(results) == 3  # the other three components', not claims'
     assert not [k async for k in redis.scan_iter(match=f"{settings.key_prefix}*lock*")]
     assert sid
+
+
+async def test_verdict_dlq_lists_shows_replays_and_purges_the_error_rows(world, pool):
+    """`verdict dlq` on the postgres transport: DLQ rows and a row rejected where it was are
+    letters with the broker DLQ's fields and filters; a replay puts a first attempt back in
+    its origin queue (a loop is refused), a purge deletes."""
+    settings = await on_table(world, dlq_max_replays=2)
+    names = Names(settings.topology_prefix)
+    publisher = publisher_of(settings, pool)
+    await publisher.dead_letter(
+        b'{"n": 0}',
+        {TENANT_HEADER: "acme"},
+        "invalid task: broken",
+        names.task_queue("claims", 1),
+        1,
+    )
+    await publisher.dead_letter(
+        b'{"n": 1}', {TENANT_HEADER: "zeta"}, "gave up", names.task_queue("domain", 4), 6
+    )
+    await publisher.dead_letter(
+        b'{"n": 2}', {REPLAYS_HEADER: 2}, "gave up again", names.task_queue("claims", 2), 2
+    )
+    big = names.task_queue("techniques", 3)
+    await publisher.send(names.exchange, big, aio_pika.Message(b"x" * 100))
+    taken: list[ClaimedRow] = []
+    rejecting = consumer(pool, settings, [big], taken)
+    await rejecting.start()
+    await eventually(lambda: _truthy(taken))
+    await taken[0].reject(requeue=False)
+    await rejecting.stop()
+
+    async def dlq(*args: str) -> Any:
+        done = await asyncio.to_thread(verdict, settings, "dlq", *args)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    listed = json.loads((await dlq("list", "--json")).stdout)
+    assert [(x["origin"], x["reason"]) for x in listed] == [
+        (names.task_queue("claims", 1), "invalid task: broken"),
+        (names.task_queue("domain", 4), "gave up"),
+        (names.task_queue("claims", 2), "gave up again"),
+        (big, f"rejected in {big}"),
+    ]
+    assert [x["tenant"] for x in listed[:2]] == ["acme", "zeta"]
+    only = json.loads((await dlq("list", "--json", "--component", "domain")).stdout)
+    assert [x["priority"] for x in only] == [6]
+    shown = json.loads((await dlq("show", listed[0]["id"])).stdout)
+    assert shown["body"] == '{"n": 0}'
+
+    replayed = await dlq("replay", "--component", "claims")
+    assert "replayed 1 dead letter(s)" in replayed.stdout
+    assert "refused 1 loop(s)" in replayed.stdout
+    home = [r for r in await rows(pool, settings, "pending") if r["queue"] == listed[0]["origin"]]
+    assert len(home) == 1
+    assert home[0]["headers"][ATTEMPT_HEADER] == 1 and home[0]["headers"][REPLAYS_HEADER] == 1
+
+    await dlq("purge", "--tenant", "zeta", "--yes")
+    left = json.loads((await dlq("list", "--json")).stdout)
+    assert [x["origin"] for x in left] == [names.task_queue("claims", 2), big]

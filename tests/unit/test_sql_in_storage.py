@@ -37,6 +37,7 @@ STORAGE = {
     "shared/reviews.py",
     "shared/partitions.py",
     "shared/job_queue.py",
+    "shared/dead_letter_table.py",
     "aggregator/fanin.py",
     "workers/analysis/factcheck_store.py",
 }
