@@ -349,17 +349,21 @@ class TableConsumer:
         if row.settled:
             return
         writes = row.pending if status == "completed" else []
-        async with self._pool.acquire() as conn, conn.transaction():
-            updated = await conn.execute(_SETTLE, row.id, status, reason, self.consumer_id)
-            ours = updated == "UPDATE 1"
-            if ours and writes:
-                await conn.executemany(_INSERT, writes)
+        try:
+            async with self._pool.acquire() as conn, conn.transaction():
+                updated = await conn.execute(_SETTLE, row.id, status, reason, self.consumer_id)
+                ours = updated == "UPDATE 1"
+                if ours and writes:
+                    await conn.executemany(_INSERT, writes)
+        finally:
+            # Settled or not (PostgreSQL away), the row is let go: no longer renewed, an
+            # unsettled one returns to its queue once its lease lapses, and is run again.
+            row.settled = True
+            row.pending = []
+            self._held.pop(row.id, None)
+            self._wake.set()
         if not ours:
             log.warning("job queue row no longer ours: settled by nobody", row=row.id)
-        row.settled = True
-        row.pending = []
-        self._held.pop(row.id, None)
-        self._wake.set()
 
     async def _claim_loop(self) -> None:
         while self._claiming:

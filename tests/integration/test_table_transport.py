@@ -8,9 +8,11 @@ import uuid
 from typing import Any
 
 import aio_pika
+import asyncpg
 import pytest
 
 from aggregator.service import Aggregator
+from shared import db as database
 from shared.constants import (
     ANALYSIS_COMPONENTS,
     ATTEMPT_HEADER,
@@ -25,6 +27,7 @@ from shared.signing import task_signer
 from tests.cli import verdict
 from tests.integration.conftest import eventually, running
 from tests.integration.test_worker_flow import explain, final_view, scored, submit, workers_for
+from tests.owned_postgres import owned_postgres
 from workers.executor import Analysis
 
 pytestmark = pytest.mark.integration
@@ -426,3 +429,46 @@ async def test_verdict_dlq_lists_shows_replays_and_purges_the_error_rows(world, 
     await dlq("purge", "--tenant", "zeta", "--yes")
     left = json.loads((await dlq("list", "--json")).stdout)
     assert [x["origin"] for x in left] == [names.task_queue("claims", 2), big]
+
+
+async def test_a_postgres_restart_on_the_table_transport_loses_no_session(world):
+    """The database that holds the queue restarts (immediate: a crash) while tasks and
+    results flow: the consumers reconnect, their listeners come back, rows claimed before
+    the crash return when their lease lapses, and every session completes once, with no
+    error row."""
+    with owned_postgres() as pg:
+        await database.migrate(pg.url)
+        settings = (await on_table(world, job_lease_s=2)).model_copy(
+            update={"database_url": pg.url}
+        )
+        pool = await database.create_pool(pg.url, max_size=4)
+
+        async def steady(task, ctx):
+            await asyncio.sleep(0.05)
+            return Analysis(20)
+
+        try:
+            async with running(
+                *workers_for(settings, steady), Aggregator(settings, explain=explain).run
+            ):
+                publisher = publisher_of(settings, pool)
+                sids = [await submit(pool, publisher, plan=1 + i % 6) for i in range(24)]
+                await eventually(lambda: _finished(pool, at_least=1), timeout=30)
+                await asyncio.to_thread(pg.stop, "immediate")
+                await asyncio.sleep(0.5)
+                await asyncio.to_thread(pg.start)
+                await eventually(lambda: _finished(pool, at_least=24), timeout=90)
+                views = [await final_view(pool, sid, timeout=5) for sid in sids]
+                states = await rows(pool, settings)
+        finally:
+            await pool.close()
+    assert [v.status for v in views] == ["completed"] * 24
+    assert {r["status"] for r in states} == {"completed"}
+
+
+async def _finished(pool, at_least: int) -> bool:
+    try:
+        done = await pool.fetchval("SELECT count(*) FROM sessions WHERE status <> 'processing'")
+    except (*database.UNAVAILABLE, asyncpg.PostgresError):
+        return False
+    return done >= at_least
