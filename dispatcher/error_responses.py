@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+import asyncpg
 import structlog
 from fastapi import FastAPI, HTTPException, Request, status
 from fastapi.exception_handlers import http_exception_handler
@@ -30,11 +31,36 @@ MAX_QUOTED_NAME = 40
 BODY_NOT_PARSED = "There was an error parsing the body"
 
 
+# PostgreSQL away, restarting or out of connections (shared.db.UNAVAILABLE, without the
+# bare OSError, which could be anything): the request may be sent again in a moment.
+DATABASE_AWAY: tuple[type[Exception], ...] = (
+    ConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.OperatorInterventionError,
+    asyncpg.exceptions.InsufficientResourcesError,
+)
+DATABASE_RETRY_AFTER_S = 2
+
+
 def install(app: FastAPI) -> None:
     """Answer validation errors and unexpected exceptions with this module's handlers."""
     app.exception_handler(RequestValidationError)(readable_422)
     app.exception_handler(StarletteHTTPException)(charged_400)
+    for away in DATABASE_AWAY:
+        app.exception_handler(away)(database_away_503)
     app.exception_handler(Exception)(unexpected_500)
+
+
+async def database_away_503(request: Request, exc: Exception) -> JSONResponse:
+    """503 with Retry-After while PostgreSQL cannot be reached: nothing was accepted (a
+    session is recorded with its work or not at all), so the client sends it again."""
+    log.warning("postgres unavailable", path=request.url.path, error=repr(exc))
+    return JSONResponse(
+        {"detail": "the session store is unreachable for a moment; try again shortly"},
+        status.HTTP_503_SERVICE_UNAVAILABLE,
+        headers={"Retry-After": str(DATABASE_RETRY_AFTER_S), "Cache-Control": "no-store"},
+    )
 
 
 async def readable_422(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -14,7 +14,9 @@ from dispatcher.sync import analyse_inline
 from shared import live, metrics, sessions
 from shared.constants import ANALYSIS_COMPONENTS, MEDIA_INPUT_TYPES, MEDIA_PREPROCESS
 from shared.errors import BrokerUnavailable, PublishError, QueueFull
+from shared.job_queue import TablePublisher
 from shared.messages import Task, TaskInput, now_ms, priority_of
+from shared.names import Names
 from shared.sessions import NewSession, progress_of
 from shared.urgency import UrgentSignals
 
@@ -71,13 +73,25 @@ def first_tasks(session: NewSession, user_id: str | None) -> list[Task]:
 
 
 async def accept(state: AppState, session: NewSession) -> Accepted:
-    """Record the session and hand its tasks to the broker; 202 only after every confirm."""
+    """Record the session and hand its tasks to the broker; 202 only after every confirm.
+    On the postgres transport the session and its tasks are written in one transaction."""
     # An urgent session is announced first, so lower tiers everywhere yield while it is
     # recorded and published; its end comes from the aggregator (or lapses by itself).
     urgent = _is_urgent(state, session)
     if urgent:
         begun = asyncio.ensure_future(_signal_urgent(state, session.id, begin=True))
-    recorded = await sessions.record(state.pool, session)
+    if state.settings.transport == "postgres":
+        try:
+            recorded = await _record_with_tasks(state, session)
+        finally:
+            if urgent:
+                await begun
+        if recorded.id == session.id:
+            await _announce(state, session)
+            metrics.SESSIONS.labels("async").inc()
+            return Accepted(session.id, "async")
+    else:
+        recorded = await sessions.record(state.pool, session)
     if urgent:
         await begun
     if recorded.id != session.id:
@@ -113,6 +127,21 @@ async def accept(state: AppState, session: NewSession) -> Accepted:
         await announced
     metrics.SESSIONS.labels("async").inc()
     return Accepted(session.id, "async")
+
+
+async def _record_with_tasks(state: AppState, session: NewSession) -> sessions.Recorded:
+    """The postgres transport: the session's row and its task rows commit together, so a
+    session is never recorded without its work (PostgreSQL away: neither, and the caller's
+    answer is a 503 to try again). A reused idempotency key writes nothing."""
+    async with state.pool.acquire() as conn, conn.transaction():
+        recorded = await sessions.record(conn, session)
+        if recorded.id == session.id:
+            rows = TablePublisher(
+                conn, Names(state.settings.topology_prefix), task_signer=state.task_signer
+            )
+            for task in first_tasks(session, session.user_id):
+                await rows.task(task, tenant=session.tenant)
+    return recorded
 
 
 async def media_task_path(state: AppState, tenant: str, media_path: str) -> str:

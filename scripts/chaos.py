@@ -6,7 +6,9 @@ database, submits sessions over HTTP on every plan, and meanwhile:
   - kills -9 a random worker of every component and the aggregator, repeatedly
     (the supervisor restarts them, like compose's `restart: unless-stopped`),
   - restarts RabbitMQ once (`rabbitmqctl stop_app` / `start_app`) — with --own-broker a node
-    of its own on other ports (scripts/rabbit_node.py), so the machine's broker is untouched,
+    of its own on other ports (scripts/rabbit_node.py), so the machine's broker is untouched;
+    with --transport postgres (tasks and results as rows of job_queue, no broker) it crashes
+    and restarts a PostgreSQL server of the run's own instead,
   - flushes the run's Redis database once,
   - injects poison messages into plan queues.
 With --cluster PORT it runs in quorum mode on a three-node cluster of its own
@@ -55,14 +57,17 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import sandbox  # noqa: E402
+from postgres_node import OwnedPostgres, owned_postgres  # noqa: E402
 from rabbit_cluster import RabbitCluster  # noqa: E402
 from rabbit_node import RabbitNode  # noqa: E402
 
 from aggregator.verdict import compute, outcome_of  # noqa: E402
+from shared import db as database  # noqa: E402
 from shared.api_keys import hashed  # noqa: E402
 from shared.broker import Publisher, connect  # noqa: E402
 from shared.constants import REASON_HEADER  # noqa: E402
 from shared.errors import BrokerUnavailable, QueueFull  # noqa: E402
+from shared.job_queue import TablePublisher  # noqa: E402
 from shared.names import Names  # noqa: E402
 from shared.settings import Settings  # noqa: E402
 from topology.spec import from_settings  # noqa: E402
@@ -111,6 +116,9 @@ DEADLINE_FACTOR = 20
 
 
 async def main(args: argparse.Namespace) -> int:
+    if args.transport == "postgres":  # a PostgreSQL server of its own, restarted mid-run
+        with owned_postgres() as pg:
+            return await scenario(args, None, 0.0, pg)
     node: RabbitNode | RabbitCluster | None = None
     if args.cluster:
         node = RabbitCluster(f"vchc{args.cluster}", args.cluster)
@@ -128,15 +136,21 @@ async def main(args: argparse.Namespace) -> int:
 
 
 async def scenario(
-    args: argparse.Namespace, node: RabbitNode | RabbitCluster | None, boot_s: float
+    args: argparse.Namespace,
+    node: RabbitNode | RabbitCluster | None,
+    boot_s: float,
+    pg: OwnedPostgres | None = None,
 ) -> int:
+    """`pg`: the postgres transport, on a server of this run's own (it is restarted)."""
     amqp = node.amqp_url if node else os.environ.get("AMQP_URL", sandbox.LOOPBACK["AMQP_URL"])
+    if pg is not None:
+        amqp = ""  # no broker at all
     management = node.management_url if node else os.environ.get("RABBITMQ_MANAGEMENT_URL")
     cluster = node if isinstance(node, RabbitCluster) else None
     redis_url = with_db(
         os.environ.get("REDIS_URL", sandbox.LOOPBACK["REDIS_URL"]), str(args.redis_db)
     )
-    admin_db = os.environ.get("DATABASE_URL", sandbox.LOOPBACK["DATABASE_URL"])
+    admin_db = pg.url if pg else os.environ.get("DATABASE_URL", sandbox.LOOPBACK["DATABASE_URL"])
     prefix, db_name = sandbox.unique("chaos"), sandbox.unique("verdict_chaos_")
     database_url = await sandbox.create_database(with_db(admin_db, "postgres"), db_name)
     port = free_port()
@@ -161,11 +175,14 @@ async def scenario(
         "SHUTDOWN_GRACE_S": "5",
         "LOG_JSON": "true",
     }
+    if pg is not None:  # a killed worker's rows return as soon as its lease lapses
+        env |= {"TRANSPORT": "postgres", "JOB_LEASE_S": "3", "JOB_POLL_S": "1"}
     if management:
         env["RABBITMQ_MANAGEMENT_URL"] = management
     if cluster is not None:
         env |= {"AMQP_HOSTS": cluster.amqp_hosts, "QUEUE_TYPE": "quorum"}
     settings = Settings(
+        transport="postgres" if pg else "rabbitmq",
         amqp_url=amqp,
         amqp_hosts=env.get("AMQP_HOSTS"),
         queue_type=env.get("QUEUE_TYPE", "classic"),
@@ -192,14 +209,15 @@ async def scenario(
         if cluster is not None:
             chaos = lose_nodes(args, settings, tally, cluster)
         else:
-            chaos = make_chaos(args, settings, logs, tally, node)
+            chaos = make_chaos(args, settings, logs, tally, node, pg)
         await asyncio.gather(submit_all(base, args, tally), chaos)
         tally.events["submitted_s"] = round(time.monotonic() - started, 1)
         report = await settle_and_check(settings, tally, args.timeout, started)
     finally:
         stop(up)
         # A cluster of its own goes with all its queues; a shared broker keeps only ours.
-        await cleanup(settings, None if cluster else management, admin_db, db_name, not cluster)
+        broker = not cluster and pg is None
+        await cleanup(settings, None if cluster else management, admin_db, db_name, broker)
     if node is not None:
         report["timings_s"]["broker_boot_s"] = boot_s
     report["logs"] = str(logs)
@@ -215,7 +233,8 @@ async def wait_ready(base: str, up: subprocess.Popen, logs: Path, timeout: float
                 raise SystemExit(f"verdict up exited:\n{(logs / 'up.log').read_text()}")
             try:
                 health = (await client.get(f"{base}/healthz")).json()
-                if health.get("rabbitmq") and health.get("accepts_text"):
+                carried = health.get("rabbitmq") or health.get("transport") == "postgres"
+                if carried and health.get("accepts_text"):
                     await asyncio.sleep(3)  # consumers registered
                     return
             except (httpx.HTTPError, ValueError):
@@ -269,8 +288,10 @@ async def make_chaos(
     logs: Path,
     tally: Tally,
     node: RabbitNode | RabbitCluster | None,
+    pg: OwnedPostgres | None = None,
 ) -> None:
-    """Kill every kind of process at least once, restart RabbitMQ once, flush Redis once."""
+    """Kill every kind of process at least once, restart RabbitMQ once (on the postgres
+    transport: PostgreSQL, crashed and started again), flush Redis once."""
     groups = [
         "worker-media-preprocess",
         "worker-techniques",
@@ -285,7 +306,10 @@ async def make_chaos(
         await asyncio.sleep(step)
         kill_one(group, logs, tally)
         if n == len(plan) // 3:
-            await restart_rabbitmq(tally, node)
+            if pg is not None:
+                await restart_postgres(tally, pg)
+            else:
+                await restart_rabbitmq(tally, node)
             await inject_poison(settings, args.poison, tally)
         if n == 2 * len(plan) // 3:
             await flush_redis(settings, tally)
@@ -341,6 +365,16 @@ async def restart_rabbitmq(tally: Tally, node: RabbitNode | RabbitCluster | None
     tally.events["rabbitmq_down_s"] = round(time.monotonic() - started, 1)
 
 
+async def restart_postgres(tally: Tally, pg: OwnedPostgres) -> None:
+    """Crash the server (immediate: no checkpoint, every session cut) and start it again."""
+    started = time.monotonic()
+    await asyncio.to_thread(pg.stop, "immediate")
+    await asyncio.sleep(3)
+    await asyncio.to_thread(pg.start)
+    tally.broker_back_at = time.monotonic()
+    tally.events["postgres_down_s"] = round(time.monotonic() - started, 1)
+
+
 async def flush_redis(settings: Settings, tally: Tally) -> None:
     redis = Redis.from_url(settings.redis_url)
     try:
@@ -350,14 +384,35 @@ async def flush_redis(settings: Settings, tally: Tally) -> None:
     tally.events["redis_flushed"] = 1
 
 
+def poison_of(i: int, names: Names) -> tuple[bytes, str]:
+    body = json.dumps({"poison": i, "nonce": uuid.uuid4().hex}).encode()
+    return body, names.task_queue(random.choice(["techniques", "claims", "domain"]), 1 + i % 6)
+
+
 async def inject_poison(settings: Settings, count: int, tally: Tally) -> None:
     names = Names(settings.topology_prefix)
+    if settings.transport == "postgres":
+        pool = await database.create_pool(settings.database_url, max_size=1)
+        try:
+            rows = TablePublisher(pool, names)
+            for i in range(count):
+                body, key = poison_of(i, names)
+                for _ in range(20):  # the server may still be starting
+                    try:
+                        await rows.send(names.exchange, key, aio_pika.Message(body))
+                    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                        await asyncio.sleep(0.5)
+                        continue
+                    tally.poison.append(body)
+                    break
+        finally:
+            await pool.close()
+        return
     connection = await connect(settings.amqp_urls(), "chaos-poison")
     try:
         publisher = await Publisher(connection, names, 5).open()
         for i in range(count):
-            body = json.dumps({"poison": i, "nonce": uuid.uuid4().hex}).encode()
-            key = names.task_queue(random.choice(["techniques", "claims", "domain"]), 1 + i % 6)
+            body, key = poison_of(i, names)
             # Right after a node loss a quorum queue may nack until its new leader is elected.
             message = aio_pika.Message(body, delivery_mode=2)
             for _ in range(20):
@@ -446,7 +501,8 @@ async def settle_and_check(
     if tally.broker_back_at is not None:
         after = [t for t in tally.accepted_at if t >= tally.broker_back_at]
         if after:
-            tally.events["first_202_after_rabbitmq_restart_s"] = round(
+            restarted = "postgres" if settings.transport == "postgres" else "rabbitmq"
+            tally.events[f"first_202_after_{restarted}_restart_s"] = round(
                 min(after) - tally.broker_back_at, 2
             )
     final = sum(n for status, n in statuses.items() if status != "processing")
@@ -539,6 +595,8 @@ async def wait_for_queues(settings: Settings, poison: int, deadline: float) -> i
     """Until the plan queues are empty and the DLQ holds at least the injected poison; the
     messages still in plan, results and retry queues then (stranded: 0)."""
     names = Names(settings.topology_prefix)
+    if settings.transport == "postgres":
+        return await wait_for_rows(settings, poison, deadline)
     connection = await connect(settings.amqp_urls(), "chaos-depths")
     try:
         channel = await connection.channel()
@@ -557,10 +615,42 @@ async def wait_for_queues(settings: Settings, poison: int, deadline: float) -> i
     return sum(depth.values())
 
 
+async def wait_for_rows(settings: Settings, poison: int, deadline: float) -> int:
+    """wait_for_queues on the postgres transport: rows not yet completed nor dead."""
+    conn = await asyncpg.connect(settings.database_url)
+    try:
+        while True:
+            counts = dict(
+                await conn.fetch(
+                    "SELECT status, count(*) FROM job_queue WHERE queue LIKE $1 || '%'"
+                    " GROUP BY status",
+                    settings.topology_prefix,
+                )
+            )
+            open_ = sum(n for status, n in counts.items() if status not in ("completed", "error"))
+            if (counts.get("error", 0) >= poison and not open_) or time.monotonic() > deadline:
+                return open_
+            await asyncio.sleep(0.5)
+    finally:
+        await conn.close()
+
+
 async def drain_dlq(settings: Settings) -> tuple[list[bytes], int]:
     """The dead letters' bodies, and apart the results of sessions the API withdrew: it
     answered 503 when one of a session's tasks was refused (a full queue, or a quorum queue
     electing its leader after a node loss), and the tasks already confirmed still ran."""
+    if settings.transport == "postgres":
+        conn = await asyncpg.connect(settings.database_url)
+        try:
+            rows = await conn.fetch(
+                "SELECT body, coalesce(reason, '') AS reason FROM job_queue"
+                " WHERE status = 'error' AND queue LIKE $1 || '%' ORDER BY id",
+                settings.topology_prefix,
+            )
+        finally:
+            await conn.close()
+        kept = [r["body"] for r in rows if "withdrawn session" not in r["reason"]]
+        return kept, len(rows) - len(kept)
     connection = await connect(settings.amqp_urls(), "chaos-dlq")
     bodies, withdrawn = [], 0
     try:
@@ -631,7 +721,16 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="N",
         help=f"the Redis database the run uses and flushes, 1..15 (default {CHAOS_REDIS_DB})",
     )
+    p.add_argument(
+        "--transport",
+        choices=("rabbitmq", "postgres"),
+        default="rabbitmq",
+        help="postgres: the pipeline on PostgreSQL's job_queue, on a server of its own that the "
+        "run crashes and starts again instead of restarting RabbitMQ",
+    )
     args = p.parse_args(argv)
+    if args.transport == "postgres" and (args.cluster or args.own_broker):
+        p.error("--transport postgres uses no broker: no --cluster, no --own-broker")
     if not 1 <= args.redis_db <= 15:
         p.error("--redis-db: 1..15 (0 is a developer's default database)")
     if not 1 <= args.sessions <= 5000 or args.timeout > 1800:

@@ -127,9 +127,10 @@ def deferring_writes(delivery: object) -> Iterator[None]:
 
 @dataclass
 class TablePublisher:
-    """Publishes to `job_queue` what `shared.broker.Publisher` publishes to RabbitMQ."""
+    """Publishes to `job_queue` what `shared.broker.Publisher` publishes to RabbitMQ; given
+    a connection instead of a pool, inside that connection's transaction."""
 
-    pool: asyncpg.Pool
+    pool: asyncpg.Pool | asyncpg.Connection
     names: Names
     urgent_priority: int | None = None
     task_signer: Ed25519PrivateKey | None = None

@@ -1,4 +1,5 @@
-"""The chaos scenario, small: kills, a RabbitMQ restart and a Redis flush lose no session.
+"""The chaos scenario, small: kills, a RabbitMQ (or, on the postgres transport, a PostgreSQL)
+restart and a Redis flush lose no session.
 
 It runs on a RabbitMQ node of its own (other ports), so restarting it disturbs no one."""
 
@@ -17,9 +18,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.timeout(400)
-def test_chaos_loses_nothing_and_dead_letters_only_the_poison(services):
+@pytest.mark.parametrize("transport", ["rabbitmq", "postgres"])
+def test_chaos_loses_nothing_and_dead_letters_only_the_poison(services, transport):
     """Every session completes (none left to the janitor) with a verdict that matches its rows;
-    the DLQ holds just the poison."""
+    the DLQ holds just the poison. On RabbitMQ the broker restarts mid-run; on the postgres
+    transport the database that holds the queue crashes and restarts instead."""
+    where = (
+        ["--own-broker", str(free_node_port())]
+        if transport == "rabbitmq"
+        else ["--transport", "postgres"]
+    )
     env_args = [
         "--sessions",
         "90",
@@ -31,8 +39,7 @@ def test_chaos_loses_nothing_and_dead_letters_only_the_poison(services):
         "3",
         "--timeout",
         "150",
-        "--own-broker",
-        str(free_node_port()),
+        *where,
     ]
     # The services this run discovered (tests/services.py), not whatever the script would find.
     env = {

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from postgres_node import owned_postgres
 from rabbit_node import RabbitNode, free_node_port
 from redis.asyncio import Redis
 
@@ -27,7 +28,6 @@ from tests import services as svc
 from tests.conftest import make_settings
 from tests.integration.conftest import publisher_for, running
 from tests.integration.test_worker_flow import final_view, submit, workers_for
-from tests.owned_postgres import owned_postgres
 from tests.tls import TlsFiles, make_tls
 from topology.broker import declare
 from topology.spec import from_settings

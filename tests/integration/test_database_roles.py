@@ -9,6 +9,7 @@ import uuid
 import aio_pika
 import asyncpg
 import pytest
+from postgres_node import owned_postgres
 
 from aggregator.explanation import explain
 from aggregator.fanin import record_results
@@ -24,7 +25,6 @@ from shared.review_policy import ReviewPolicy
 from shared.sessions import NewSession, result_still_needed
 from tests.cli import verdict
 from tests.conftest import make_settings
-from tests.owned_postgres import owned_postgres
 
 pytestmark = pytest.mark.integration
 

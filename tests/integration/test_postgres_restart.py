@@ -6,13 +6,13 @@ import asyncio
 
 import asyncpg
 import pytest
+from postgres_node import owned_postgres
 
 from aggregator.service import Aggregator
 from shared import db as database
 from shared.constants import ANALYSIS_COMPONENTS
 from tests.integration.conftest import eventually, publisher_for, queue_depths, running
 from tests.integration.test_worker_flow import explain, final_view, submit
-from tests.owned_postgres import owned_postgres
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
 

@@ -10,6 +10,7 @@ from typing import Any
 import aio_pika
 import asyncpg
 import pytest
+from postgres_node import owned_postgres
 
 from aggregator.service import Aggregator
 from shared import db as database
@@ -26,8 +27,8 @@ from shared.names import Names
 from shared.signing import task_signer
 from tests.cli import verdict
 from tests.integration.conftest import eventually, running
+from tests.integration.test_api import API, ENTERPRISE, client_for
 from tests.integration.test_worker_flow import explain, final_view, scored, submit, workers_for
-from tests.owned_postgres import owned_postgres
 from workers.executor import Analysis
 
 pytestmark = pytest.mark.integration
@@ -472,3 +473,44 @@ async def _finished(pool, at_least: int) -> bool:
     except (*database.UNAVAILABLE, asyncpg.PostgresError):
         return False
     return done >= at_least
+
+
+async def test_the_api_records_a_session_with_its_tasks_or_answers_503(world):
+    """On the postgres transport a 202 means the session and its four task rows committed
+    together; a replayed idempotency key writes nothing; with PostgreSQL down the answer is
+    503 with Retry-After (nothing half-recorded), and once it is back a POST is accepted."""
+    with owned_postgres() as pg:
+        await database.migrate(pg.url)
+        settings = (await on_table(world)).model_copy(update={"database_url": pg.url})
+        pool = await database.create_pool(pg.url, max_size=2)
+        key = {**ENTERPRISE, "Idempotency-Key": f"k-{uuid.uuid4()}"}
+        try:
+            async with client_for(settings) as api:
+                first = await api.post(f"{API}/analyze-async", json={"text": "one"}, headers=key)
+                again = await api.post(f"{API}/analyze-async", json={"text": "one"}, headers=key)
+                await asyncio.to_thread(pg.stop, "fast")
+                refused = await api.post(
+                    f"{API}/analyze-async", json={"text": "two"}, headers=ENTERPRISE
+                )
+                await asyncio.to_thread(pg.start)
+
+                async def accepted():
+                    r = await api.post(
+                        f"{API}/analyze-async", json={"text": "three"}, headers=ENTERPRISE
+                    )
+                    return r if r.status_code == 202 else None
+
+                later = await eventually(accepted, timeout=20)
+            tasks = await pool.fetch(
+                "SELECT correlation_id, count(*) AS n FROM job_queue GROUP BY correlation_id"
+            )
+            recorded = await pool.fetchval("SELECT count(*) FROM sessions")
+        finally:
+            await pool.close()
+    assert first.status_code == again.status_code == 202
+    assert first.json()["session_id"] == again.json()["session_id"]
+    assert refused.status_code == 503 and int(refused.headers["Retry-After"]) > 0
+    assert "try again" in refused.json()["detail"]
+    sids = {first.json()["session_id"], later.json()["session_id"]}
+    assert {r["correlation_id"]: r["n"] for r in tasks} == dict.fromkeys(sids, 4)
+    assert recorded == 2

@@ -102,11 +102,21 @@ def test_compose_plan_takes_verdict_services_with_their_replicas():
     assert plan.services[0].argv[-4:] == ("worker", "claims", "--prefetch", "3")
 
 
-def test_settings_have_no_credential_defaults(monkeypatch):
-    """Connection URLs must come from the environment."""
+@pytest.mark.parametrize(
+    ("missing", "says"),
+    [
+        ("AMQP_URL", "AMQP_URL is required"),
+        ("REDIS_URL", "redis_url"),
+        ("DATABASE_URL", "database_url"),
+    ],
+)
+def test_settings_have_no_credential_defaults(monkeypatch, missing, says):
+    """Connection URLs must come from the environment (the broker's on its transport)."""
     for name in ("AMQP_URL", "REDIS_URL", "DATABASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    with pytest.raises(ValidationError, match="amqp_url"):
+        monkeypatch.setenv(name, f"{name.lower()}-given")
+    monkeypatch.delenv(missing)
+    monkeypatch.delenv("TRANSPORT", raising=False)
+    with pytest.raises(ValidationError, match=says):
         Settings()
 
 

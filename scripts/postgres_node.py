@@ -1,5 +1,6 @@
-"""A PostgreSQL server the test owns: its own data directory and port, so a test can restart it
-for real (a fast shutdown ends every session with 57P01) without touching the shared server."""
+"""A PostgreSQL server of its own (tests and the chaos script): its own data directory and
+port, so it can be restarted or crashed for real (a fast shutdown ends every session with
+57P01) without touching the shared server."""
 
 from __future__ import annotations
 
