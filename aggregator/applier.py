@@ -19,6 +19,7 @@ from shared import db as database
 from shared import live, metrics
 from shared.broker import send_to_dlq
 from shared.deadletters import DeadLetterKind
+from shared.job_queue import prune_completed
 from shared.messages import Result
 from shared.names import Names
 from shared.partitions import make_ahead
@@ -39,6 +40,9 @@ JANITOR_MAX_DELAY_S = 60.0
 # failed check (a lock not granted in time, Postgres away) is tried again after a minute.
 PARTITION_CHECK_S = 3600.0
 PARTITION_RETRY_S = 60.0
+# The postgres transport: how often completed job rows are looked for, and per statement.
+JOB_PRUNE_S = 60.0
+JOB_PRUNE_BATCH = 5000
 
 Delivered = tuple[Delivery, Result]
 
@@ -269,6 +273,28 @@ class Applier:
             except Exception:
                 delay = PARTITION_RETRY_S
                 log.exception("making day partitions failed")
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+
+    async def prune_jobs(self, stop: asyncio.Event) -> None:
+        """The postgres transport: completed rows are kept JOB_KEEP_COMPLETED_S for
+        inspection, then deleted in batches, so the queue table stays small (on RabbitMQ
+        there is nothing to do)."""
+        if self.settings.transport != "postgres":
+            return
+        while not stop.is_set():
+            delay = JOB_PRUNE_S
+            try:
+                gone = JOB_PRUNE_BATCH
+                while gone >= JOB_PRUNE_BATCH:  # a full batch: more may be waiting
+                    gone = await prune_completed(
+                        self.storage.pool, self.settings.job_keep_completed_s, JOB_PRUNE_BATCH
+                    )
+                    if gone:
+                        log.info("completed job rows deleted", rows=gone)
+            except Exception:
+                delay = PARTITION_RETRY_S
+                log.exception("deleting completed job rows failed")
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(stop.wait(), delay)
 

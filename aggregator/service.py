@@ -92,6 +92,7 @@ class Aggregator:
                 in_background(applier.apply_lane(self._lanes, False), "results"),
                 in_background(applier.janitor(stop), "janitor"),
                 in_background(applier.keep_partitions_ahead(stop), "partitions"),
+                in_background(applier.prune_jobs(stop), "job rows"),
             ):
                 stop_consuming: Callable[[], Awaitable[None]]
                 if connection is None:

@@ -215,6 +215,22 @@ class TablePublisher:
         await self._insert(self.names.dlq, origin, message, status="error", reason=reason)
 
 
+_PRUNE = """
+DELETE FROM job_queue WHERE id IN (
+    SELECT id FROM job_queue
+    WHERE status = 'completed' AND finished_at < clock_timestamp() - make_interval(secs => $1)
+    ORDER BY finished_at LIMIT $2 FOR UPDATE SKIP LOCKED
+)
+"""
+
+
+async def prune_completed(pool: asyncpg.Pool, older_than_s: float, batch: int = 5000) -> int:
+    """Delete completed rows finished more than `older_than_s` ago, at most `batch` of them
+    (dead letters stay until replayed or purged); how many went."""
+    done = await pool.execute(_PRUNE, older_than_s, batch)
+    return int(done.split()[-1])
+
+
 @dataclass(eq=False)
 class ClaimedRow:
     """A claimed row, with what the steps read of a broker delivery and its settlements."""

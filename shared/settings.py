@@ -95,6 +95,8 @@ class Settings(BaseSettings):
     # stopped renewing it (crashed); consumers wake on NOTIFY and poll this often besides.
     job_lease_s: float = Field(30.0, ge=1)
     job_poll_s: float = Field(2.0, gt=0)
+    # Completed rows stay this long (to look at), then the aggregators delete them.
+    job_keep_completed_s: float = Field(3600.0, ge=0)
 
     # Every broker object name derives from this, so test runs are isolated on one broker.
     topology_prefix: str = Field("analysis", pattern=r"^[a-z][a-z0-9_.-]{0,60}$")

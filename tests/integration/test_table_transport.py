@@ -30,6 +30,7 @@ from tests.integration.conftest import eventually, running
 from tests.integration.test_api import API, ENTERPRISE, client_for
 from tests.integration.test_worker_flow import explain, final_view, scored, submit, workers_for
 from workers.executor import Analysis
+from workers.group import WorkerGroup, worker_options
 
 pytestmark = pytest.mark.integration
 
@@ -514,3 +515,38 @@ async def test_the_api_records_a_session_with_its_tasks_or_answers_503(world):
     sids = {first.json()["session_id"], later.json()["session_id"]}
     assert {r["correlation_id"]: r["n"] for r in tasks} == dict.fromkeys(sids, 4)
     assert recorded == 2
+
+
+async def test_completed_rows_are_deleted_after_their_keep_and_dead_letters_stay(world, pool):
+    """The aggregators delete completed rows once JOB_KEEP_COMPLETED_S has passed; rows not
+    completed (a dead letter here) are never touched."""
+    settings = await on_table(world, job_keep_completed_s=0.5)
+    publisher = publisher_of(settings, pool)
+    async with running(*workers_for(settings), Aggregator(settings, explain=explain).run):
+        await final_view(pool, await submit(pool, publisher))
+        await publisher.dead_letter(b"d", {}, "poison", f"{settings.topology_prefix}.claims.1")
+        # The aggregator's loop ran once at its start; a second aggregator's first pass now.
+        await asyncio.sleep(0.6)
+        async with running(Aggregator(settings, explain=explain).run):
+            left = await eventually(lambda: _only_dead(pool, settings), timeout=10)
+    assert [r["status"] for r in left] == ["error"]
+
+
+async def _only_dead(pool, settings):
+    found = await rows(pool, settings)
+    return found if [r["status"] for r in found] == ["error"] else None
+
+
+async def test_one_worker_process_serves_every_component_on_the_table(world, pool):
+    """`verdict worker --components a,b,…` on the postgres transport: one WorkerGroup claims
+    the rows of all four components."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    group = WorkerGroup(
+        settings,
+        worker_options(ANALYSIS_COMPONENTS, 2, 2),
+        dict.fromkeys(ANALYSIS_COMPONENTS, scored),
+    )
+    async with running(group.run, Aggregator(settings, explain=explain).run):
+        views = [await final_view(pool, await submit(pool, publisher, plan=p)) for p in (2, 5)]
+    assert [v.status for v in views] == ["completed", "completed"]
