@@ -5,7 +5,8 @@ broker ceiling.
 
 All on the loopback services, no-op executors everywhere, one after the other:
 
-(a) this pipeline, in a fresh topology prefix and database removed afterwards:
+(a) this pipeline, in a fresh topology prefix and database removed afterwards (--transport
+    postgres: on PostgreSQL's job_queue instead of RabbitMQ; both: one after the other):
       python -m ops.cli api                                  (1 process)
       python -m ops.cli aggregator                           (--aggregators, default 2)
       python scripts/bench_worker.py COMPONENT --concurrency 8 --prefetch 10
@@ -45,6 +46,7 @@ import os
 import signal
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -80,9 +82,14 @@ IDLE_GAP_S = 0.02
 
 
 async def ours(
-    sessions: int, idle: int, in_flight: int, aggregators: int, worker_shape: str = "apart"
+    sessions: int,
+    idle: int,
+    in_flight: int,
+    aggregators: int,
+    worker_shape: str = "apart",
+    transport: str = "rabbitmq",
 ) -> dict[str, Any]:
-    world = lib.new_world("bench")
+    world = replace(lib.new_world("bench"), extra_env={"TRANSPORT": transport})
     await lib.create_world(world)
     try:
         with lib.ProcessGroup() as group:
@@ -100,6 +107,7 @@ async def ours(
             finally:
                 await pool.close()
         return {
+            "transport": transport,
             "processes": {"aggregators": aggregators, "workers": worker_shape},
             "throughput": throughput,
             "idle": latency,
@@ -250,9 +258,14 @@ async def raw(n: int) -> dict[str, Any]:
 
 
 def summary(
-    us: dict[str, Any], peer: dict[str, Any], group: dict[str, Any], ceiling: dict[str, Any]
+    us: dict[str, Any],
+    peer: dict[str, Any],
+    group: dict[str, Any],
+    ceiling: dict[str, Any],
+    others: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The ratios issue 17 sets its targets in, all from this one run."""
+    """The ratios issue 17 sets its targets in, all from this one run (`us`: the first
+    transport measured; `others`: the other one, with its own ratios)."""
     our_rate = us["throughput"]["sessions_per_s"]
     # When a client can know: the final state announced, after the verdict's commit (the
     # row's finished_at is stamped inside the transaction, before its commit). The peers'
@@ -264,8 +277,21 @@ def summary(
     vs_chord = lib.ratio(our_rate, peer["drive"]["sessions_per_s"]) or 0
     vs_group = lib.ratio(our_rate, group["drive"]["sessions_per_s"]) or 0
     vs_raw = lib.ratio(our_rate, ceiling["sessions_per_s"]) or 0
+    also = [
+        {
+            **other,
+            "throughput_vs_chord": lib.ratio(
+                other["throughput"]["sessions_per_s"], peer["drive"]["sessions_per_s"]
+            ),
+            "throughput_vs_dramatiq_group": lib.ratio(
+                other["throughput"]["sessions_per_s"], group["drive"]["sessions_per_s"]
+            ),
+        }
+        for other in others or []
+    ]
     return {
         "ours": us,
+        "ours_other_transports": also,
         "chord": peer,
         "dramatiq_group": group,
         "raw_ceiling": ceiling,
@@ -287,16 +313,19 @@ def summary(
 
 def report(s: dict[str, Any]) -> str:
     us, ceiling = s["ours"], s["raw_ceiling"]
-    t, idle = us["throughput"], us["idle"]
+    idle = us["idle"]
     rows = [
         [
-            "this pipeline",
-            t["sessions_per_s"],
-            t["post_to_final"]["p50_ms"],
-            t["post_to_final"]["p99_ms"],
-            idle["post_to_announced"]["p50_ms"],
-            idle["post_to_announced"]["p99_ms"],
-        ],
+            f"this pipeline ({run['transport']})",
+            run["throughput"]["sessions_per_s"],
+            run["throughput"]["post_to_final"]["p50_ms"],
+            run["throughput"]["post_to_final"]["p99_ms"],
+            run["idle"]["post_to_announced"]["p50_ms"],
+            run["idle"]["post_to_announced"]["p99_ms"],
+        ]
+        for run in (us, *s["ours_other_transports"])
+    ]
+    rows += [
         *(
             [
                 name,
@@ -343,6 +372,14 @@ def report(s: dict[str, Any]) -> str:
     "--out", type=click.Path(dir_okay=False, path_type=Path), help="also write the JSON here"
 )
 @click.option("--timeout", "timeout_s", default=1500, show_default=True, help="hard limit, s")
+@click.option(
+    "--transport",
+    type=click.Choice(["rabbitmq", "postgres", "both"]),
+    default="rabbitmq",
+    show_default=True,
+    help="what carries our tasks and results (TRANSPORT); both: each in turn, the RabbitMQ "
+    "figures first (the targets are read on them)",
+)
 def main(
     sessions: int,
     idle: int,
@@ -354,19 +391,24 @@ def main(
     raw_sessions: int,
     out: Path | None,
     timeout_s: int,
+    transport: str,
 ) -> None:
     """Ours vs the Celery chord vs the Dramatiq group vs the raw ceiling; a table, and the
     JSON summary (printed, and written to --out)."""
     with lib.terminate_on_signals():
         signal.alarm(timeout_s)
         try:
-            us = asyncio.run(ours(sessions, idle, in_flight, aggregators, worker_shape))
+            transports = ["rabbitmq", "postgres"] if transport == "both" else [transport]
+            runs = [
+                asyncio.run(ours(sessions, idle, in_flight, aggregators, worker_shape, t))
+                for t in transports
+            ]
             peer = asyncio.run(chord(chord_sessions, chord_idle))
             group = asyncio.run(dramatiq_group(chord_sessions, chord_idle))
             ceiling = asyncio.run(raw(raw_sessions))
         finally:
             signal.alarm(0)
-    result = summary(us, peer, group, ceiling)
+    result = summary(runs[0], peer, group, ceiling, runs[1:])
     click.echo(report(result))
     click.echo(json.dumps(result, indent=2))
     if out is not None:

@@ -371,8 +371,12 @@ async def wait_until_ready(world: World, group: ProcessGroup, timeout_s: float =
         while True:
             group.check_alive()
             with contextlib.suppress(httpx.HTTPError):
-                # The API's own view last: it says whether a POST now would be taken.
-                if await _consumed(world) and await _announced(world) and await _accepts_text(http):
+                # The API's own view last: it says whether a POST now would be taken. (On the
+                # postgres transport nothing consumes a broker queue: a worker announces itself
+                # once it claims.)
+                on_table = world.extra_env.get("TRANSPORT") == "postgres"
+                consumed = on_table or await _consumed(world)
+                if consumed and await _announced(world) and await _accepts_text(http):
                     return
             if time.monotonic() > deadline:
                 raise RuntimeError(

@@ -8,15 +8,14 @@ a queue of the same name, so the rest of the code does not change with the trans
   letter is a row in status `error`.
 - `TableConsumer` claims ready rows of its queues with `FOR UPDATE SKIP LOCKED`, highest
   plan priority first with the worker scheduler's aging (a row gains `aging_per_s` priority
-  per second it waited, `workers.scheduling.effective_priority`),
-  and hands each to the same callback a broker consumer would, as a `ClaimedRow` with a
-  delivery's attributes and its ack/nack/reject. It wakes on `NOTIFY job_queue` (a trigger
-  sends the queue's name when a row becomes ready) and polls slowly besides, for retries
-  whose backoff ended, leases that lapsed and a lost listener.
+  per second it waited, as in `workers.scheduling.effective_priority`), and hands each to
+  the same callback a broker consumer would, as a `ClaimedRow` with a delivery's attributes
+  and its ack/nack/reject. It wakes on `NOTIFY job_queue` (a trigger sends the queue's name
+  when a row becomes ready) and polls slowly besides, for retries whose backoff ended,
+  leases that lapsed and a lost listener.
 - A claimed row is leased: the consumer renews the leases of the rows it holds, so the rows
   of a consumer that crashed become claimable again once `lease_s` has passed, and are then
   seen as redelivered.
-
 - What a worker publishes while it handles a row (its results, a retry's copy, a dead
   letter, a media task's follow-ups) is held back and written in the transaction that
   completes the row, guarded by the lease (`deferring_writes`): a task's results exist if and
@@ -35,7 +34,7 @@ import contextlib
 import contextvars
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,16 +174,11 @@ class TablePublisher:
         await self._insert(queue_of(self.names, routing_key), routing_key, message)
 
     async def task(self, task: Task, attempt: int = 1, tenant: str | None = None) -> None:
-        if self._signing:
-            assert self.task_signer is not None
+        if self.task_signer is not None:  # the API and media workers sign their tasks
             task = sign_task(self.task_signer, task)
         queue = self.names.task_queue(task.component, task.plan_type)
         headers = {TENANT_HEADER: tenant} if tenant else None
         await self._insert(queue, queue, task_message(task, attempt, headers))
-
-    @property
-    def _signing(self) -> bool:
-        return self.task_signer is not None
 
     async def result(
         self, result: Result, priority: int = 0, headers: dict[str, Any] | None = None
@@ -287,6 +281,40 @@ SET status = $2, reason = coalesce($3, reason), claimed_by = NULL, lease_until =
 WHERE id = $1 AND claimed_by = $4 AND status = 'running'
 """
 
+# The settlement and the rows published meanwhile, in one statement (one round trip, one
+# commit): the rows are written only when the row was still this consumer's.
+_SETTLE_WITH_WRITES = """
+WITH done AS (
+    UPDATE job_queue
+    SET status = $2, reason = coalesce($3, reason), claimed_by = NULL, lease_until = NULL,
+        finished_at = clock_timestamp()
+    WHERE id = $1 AND claimed_by = $4 AND status = 'running'
+    RETURNING id
+), written AS (
+    INSERT INTO job_queue (queue, routing_key, status, priority, body, headers, message_id,
+                           correlation_id, content_type, scheduled_for, reason, finished_at)
+    SELECT w.queue, w.routing_key, w.status, w.priority, w.body, w.headers::jsonb,
+           w.message_id, w.correlation_id, w.content_type,
+           clock_timestamp() + make_interval(secs => w.delay_s), w.reason,
+           CASE WHEN w.status = 'error' THEN clock_timestamp() END
+    FROM unnest($5::text[], $6::text[], $7::text[], $8::smallint[], $9::bytea[], $10::text[],
+                $11::text[], $12::text[], $13::text[], $14::float8[], $15::text[])
+         AS w(queue, routing_key, status, priority, body, headers, message_id,
+              correlation_id, content_type, delay_s, reason)
+    WHERE EXISTS (SELECT 1 FROM done)
+    RETURNING 1
+)
+SELECT count(*) FROM done
+"""
+
+
+def columns_of(writes: Sequence[Insert]) -> list[list[Any]]:
+    """Inserts as one array per column, for `_SETTLE_WITH_WRITES` (headers as JSON text)."""
+    columns: list[list[Any]] = [list(column) for column in zip(*writes, strict=True)]
+    columns[5] = [json.dumps(headers) for headers in columns[5]]
+    return columns
+
+
 _RENEW = """
 UPDATE job_queue SET lease_until = clock_timestamp() + make_interval(secs => $3)
 WHERE id = ANY($1::bigint[]) AND claimed_by = $2 AND status = 'running'
@@ -366,12 +394,23 @@ class TableConsumer:
         if row.settled:
             return
         writes = row.pending if status == "completed" else []
+        ours = False
         try:
-            async with self._pool.acquire() as conn, conn.transaction():
-                updated = await conn.execute(_SETTLE, row.id, status, reason, self.consumer_id)
+            if writes:
+                settled = await self._pool.fetchval(
+                    _SETTLE_WITH_WRITES,
+                    row.id,
+                    status,
+                    reason,
+                    self.consumer_id,
+                    *columns_of(writes),
+                )
+                ours = settled == 1
+            else:
+                updated = await self._pool.execute(
+                    _SETTLE, row.id, status, reason, self.consumer_id
+                )
                 ours = updated == "UPDATE 1"
-                if ours and writes:
-                    await conn.executemany(_INSERT, writes)
         finally:
             # Settled or not (PostgreSQL away), the row is let go: no longer renewed, an
             # unsettled one returns to its queue once its lease lapses, and is run again.
@@ -408,15 +447,12 @@ class TableConsumer:
             self._aging,
             self._lease_s,
         )
-        for record in rows:
-            row = ClaimedRow(self, **dict(record))
+        claimed = [ClaimedRow(self, **dict(record)) for record in rows]
+        for row in claimed:  # held (and renewed) before any is handed on
             self._held[row.id] = row
-        for row in self._held_in(rows):
+        for row in claimed:
             await self._on_delivery(row)
-        return len(rows)
-
-    def _held_in(self, rows: Iterable[asyncpg.Record]) -> list[ClaimedRow]:
-        return [self._held[r["id"]] for r in rows if r["id"] in self._held]
+        return len(claimed)
 
     async def _renew_loop(self) -> None:
         """Leases held are renewed at a third of their length: one lost renewal is no loss."""

@@ -323,6 +323,7 @@ async def test_what_a_handled_row_publishes_is_written_with_its_completion(world
             with deferring_writes(row):
                 await publisher.send(names.exchange, names.result_key("claims"), row_copy(row))
         assert await rows(pool, settings, "pending") == []  # nothing visible yet
+        await holder.stop_claiming()  # the row handed back stays pending to be looked at
         await done.ack()
         await back.nack(requeue=True)
         results = [r for r in await rows(pool, settings) if r["queue"] == names.results]
