@@ -139,8 +139,7 @@ async def _record_with_tasks(state: AppState, session: NewSession) -> sessions.R
             rows = TablePublisher(
                 conn, Names(state.settings.topology_prefix), task_signer=state.task_signer
             )
-            for task in first_tasks(session, session.user_id):
-                await rows.task(task, tenant=session.tenant)
+            await rows.tasks(first_tasks(session, session.user_id), tenant=session.tenant)
     return recorded
 
 

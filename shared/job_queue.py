@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import contextvars
 import json
+import math
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -100,6 +101,30 @@ def plain_headers(headers: Mapping[str, Any] | None) -> dict[str, Any]:
     return dict(json.loads(json.dumps(dict(headers or {}), default=str)))
 
 
+def _row(
+    queue: str,
+    routing_key: str,
+    message: aio_pika.Message,
+    status: str = "pending",
+    delay_s: float = 0.0,
+    reason: str | None = None,
+) -> Insert:
+    """One row's values, as _INSERT takes them."""
+    return (
+        queue,
+        routing_key,
+        status,
+        message.priority or 0,
+        message.body,
+        plain_headers(message.headers),
+        message.message_id,
+        message.correlation_id,
+        message.content_type,
+        delay_s,
+        reason,
+    )
+
+
 # The row whose handling is under way in this task (and the tasks it starts): what is
 # published meanwhile waits for its settlement.
 _HANDLING: contextvars.ContextVar[ClaimedRow | None] = contextvars.ContextVar(
@@ -150,35 +175,37 @@ class TablePublisher:
         delay_s: float = 0.0,
         reason: str | None = None,
     ) -> None:
-        insert: Insert = (
-            queue,
-            routing_key,
-            status,
-            message.priority or 0,
-            message.body,
-            plain_headers(message.headers),
-            message.message_id,
-            message.correlation_id,
-            message.content_type,
-            delay_s,
-            reason,
-        )
+        insert = _row(queue, routing_key, message, status, delay_s, reason)
         handling = _HANDLING.get()
         if handling is not None and not handling.settled:
             handling.pending.append(insert)  # written when the row is completed
             return
         await self.pool.execute(_INSERT, *insert)
 
+    async def tasks(self, tasks: Sequence[Task], tenant: str | None = None) -> None:
+        """Several tasks in one statement, at once (a session's first tasks, with its row)."""
+        messages = [self._task_message(task, tenant) for task in tasks]
+        rows = [_row(queue, queue, message) for queue, message in messages]
+        await self.pool.execute(_INSERT_MANY, *columns_of(rows))
+
+    def _task_message(
+        self, task: Task, tenant: str | None, attempt: int = 1
+    ) -> tuple[str, aio_pika.Message]:
+        """A task's queue and message, signed when this publisher signs (the API and media
+        workers do)."""
+        if self.task_signer is not None:
+            task = sign_task(self.task_signer, task)
+        queue = self.names.task_queue(task.component, task.plan_type)
+        headers = {TENANT_HEADER: tenant} if tenant else None
+        return queue, task_message(task, attempt, headers)
+
     async def send(self, exchange: str, routing_key: str, message: aio_pika.Message) -> None:
         """A message to the queue its routing key leads to, at once."""
         await self._insert(queue_of(self.names, routing_key), routing_key, message)
 
     async def task(self, task: Task, attempt: int = 1, tenant: str | None = None) -> None:
-        if self.task_signer is not None:  # the API and media workers sign their tasks
-            task = sign_task(self.task_signer, task)
-        queue = self.names.task_queue(task.component, task.plan_type)
-        headers = {TENANT_HEADER: tenant} if tenant else None
-        await self._insert(queue, queue, task_message(task, attempt, headers))
+        queue, message = self._task_message(task, tenant, attempt)
+        await self._insert(queue, queue, message)
 
     async def result(
         self, result: Result, priority: int = 0, headers: dict[str, Any] | None = None
@@ -281,9 +308,36 @@ SET status = $2, reason = coalesce($3, reason), claimed_by = NULL, lease_until =
 WHERE id = $1 AND claimed_by = $4 AND status = 'running'
 """
 
+
+# The types of an Insert's values, in its order (headers travel as JSON text).
+_COLUMN_TYPES = (
+    *("text", "text", "text", "smallint", "bytea", "text", "text", "text", "text"),
+    *("float8", "text"),
+)
+
+
+def _rows_from_arrays(first: int) -> str:
+    """The SELECT of rows given as one array per column, from parameter `$first` on (see
+    `columns_of`); an `error` row is finished when written."""
+    arrays = ", ".join(f"${first + i}::{kind}[]" for i, kind in enumerate(_COLUMN_TYPES))
+    return f"""
+    SELECT w.queue, w.routing_key, w.status, w.priority, w.body, w.headers::jsonb,
+           w.message_id, w.correlation_id, w.content_type,
+           clock_timestamp() + make_interval(secs => w.delay_s), w.reason,
+           CASE WHEN w.status = 'error' THEN clock_timestamp() END
+    FROM unnest({arrays})
+         AS w(queue, routing_key, status, priority, body, headers, message_id,
+              correlation_id, content_type, delay_s, reason)"""
+
+
+_INTO = """INSERT INTO job_queue (queue, routing_key, status, priority, body, headers, message_id,
+                       correlation_id, content_type, scheduled_for, reason, finished_at)"""
+
+_INSERT_MANY = _INTO + _rows_from_arrays(1)
+
 # The settlement and the rows published meanwhile, in one statement (one round trip, one
 # commit): the rows are written only when the row was still this consumer's.
-_SETTLE_WITH_WRITES = """
+_SETTLE_WITH_WRITES = f"""
 WITH done AS (
     UPDATE job_queue
     SET status = $2, reason = coalesce($3, reason), claimed_by = NULL, lease_until = NULL,
@@ -291,16 +345,7 @@ WITH done AS (
     WHERE id = $1 AND claimed_by = $4 AND status = 'running'
     RETURNING id
 ), written AS (
-    INSERT INTO job_queue (queue, routing_key, status, priority, body, headers, message_id,
-                           correlation_id, content_type, scheduled_for, reason, finished_at)
-    SELECT w.queue, w.routing_key, w.status, w.priority, w.body, w.headers::jsonb,
-           w.message_id, w.correlation_id, w.content_type,
-           clock_timestamp() + make_interval(secs => w.delay_s), w.reason,
-           CASE WHEN w.status = 'error' THEN clock_timestamp() END
-    FROM unnest($5::text[], $6::text[], $7::text[], $8::smallint[], $9::bytea[], $10::text[],
-                $11::text[], $12::text[], $13::text[], $14::float8[], $15::text[])
-         AS w(queue, routing_key, status, priority, body, headers, message_id,
-              correlation_id, content_type, delay_s, reason)
+    {_INTO}{_rows_from_arrays(5)}
     WHERE EXISTS (SELECT 1 FROM done)
     RETURNING 1
 )
@@ -314,6 +359,12 @@ def columns_of(writes: Sequence[Insert]) -> list[list[Any]]:
     columns[5] = [json.dumps(headers) for headers in columns[5]]
     return columns
 
+
+_NEXT_DUE = """
+SELECT extract(epoch FROM min(scheduled_for) - clock_timestamp()) FROM job_queue
+WHERE queue = ANY($1::text[]) AND status IN ('pending', 'retry')
+  AND scheduled_for > clock_timestamp()
+"""
 
 _RENEW = """
 UPDATE job_queue SET lease_until = clock_timestamp() + make_interval(secs => $3)
@@ -426,17 +477,26 @@ class TableConsumer:
             await self._ensure_listener()
             # Cleared before the claim: a row notified while it runs wakes the next round.
             self._wake.clear()
+            wait_s = self._poll_s
             free = self._capacity - len(self._held)
             if free > 0:
                 try:
                     if await self._claim(free) == free:
                         continue  # more may be ready: claim again once there is room
+                    # Nothing more is ready: wake when the next retry is due, if sooner.
+                    wait_s = min(wait_s, await self._next_due_s())
                 except UNAVAILABLE as exc:
                     log.warning("job queue unreachable, claiming later", error=repr(exc))
                 except Exception:  # never the end of claiming: logged, tried again later
                     log.exception("claiming from the job queue failed")
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._poll_s)
+                await asyncio.wait_for(self._wake.wait(), wait_s)
+
+    async def _next_due_s(self) -> float:
+        """Seconds until the earliest row of its queues not yet claimable (a retry in its
+        backoff) becomes so; infinity when there is none."""
+        due = await self._pool.fetchval(_NEXT_DUE, self._queues)
+        return math.inf if due is None else max(0.0, float(due))
 
     async def _claim(self, limit: int) -> int:
         rows = await self._pool.fetch(

@@ -7,15 +7,18 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import asyncpg
 import pytest
 from redis.asyncio import Redis
 
 from shared import db as database
 from shared.broker import Publisher, connect
+from shared.job_queue import TablePublisher
 from shared.messages import Result
 from shared.names import Names
 from shared.settings import Settings
 from shared.signing import result_key, sign_result, task_signer
+from shared.transport import Outbox
 from tests import services as svc
 from tests.conftest import make_settings
 from topology.broker import declare
@@ -27,11 +30,20 @@ World = Callable[..., Awaitable[Settings]]
 
 
 @pytest.fixture
-async def world(services: svc.Services, database_url: str) -> AsyncIterator[World]:
-    """Factory of isolated worlds: a fresh prefix with its topology declared, removed after."""
+def transport() -> str:
+    """What carries a world's tasks and results; a module overrides it with a parametrized
+    fixture to run its tests on both transports."""
+    return "rabbitmq"
+
+
+@pytest.fixture
+async def world(services: svc.Services, database_url: str, transport: str) -> AsyncIterator[World]:
+    """Factory of isolated worlds: a fresh prefix with its topology declared, removed after;
+    on the `transport` of the module unless a test names one."""
     prefixes: list[str] = []
 
     async def make(**overrides: Any) -> Settings:
+        overrides.setdefault("transport", transport)
         prefix = svc.unique("t")
         prefixes.append(prefix)
         # A world may have a database of its own (`database_url=`), else the run's.
@@ -70,12 +82,9 @@ async def redis(services: svc.Services) -> AsyncIterator[Redis]:
 
 
 @pytest.fixture
-async def publisher(settings: Settings) -> AsyncIterator[Publisher]:
-    connection = await connect(settings.amqp_url, "test-publisher")
-    yield await Publisher(
-        connection, Names(settings.topology_prefix), 5, task_signer=task_signer(settings)
-    ).open()
-    await connection.close()
+async def publisher(settings: Settings) -> AsyncIterator[Outbox]:
+    async with publisher_for(settings) as opened:
+        yield opened
 
 
 @contextlib.asynccontextmanager
@@ -111,7 +120,10 @@ async def eventually(
 
 
 async def queue_depths(settings: Settings) -> dict[str, int]:
-    """Ready messages per queue of this world (passive declares: exact, unlike the UI's stats)."""
+    """Ready messages per queue of this world (passive declares: exact, unlike the UI's stats);
+    on the postgres transport the rows not yet completed (the DLQ's: its error rows)."""
+    if settings.transport == "postgres":
+        return await _row_depths(settings)
     connection = await connect(settings.amqp_urls(), "test-depths")
     try:
         channel = await connection.channel()
@@ -124,9 +136,37 @@ async def queue_depths(settings: Settings) -> dict[str, int]:
         await connection.close()
 
 
+async def _row_depths(settings: Settings) -> dict[str, int]:
+    names = Names(settings.topology_prefix)
+    conn = await asyncpg.connect(settings.database_url)
+    try:
+        rows = await conn.fetch(
+            "SELECT queue, count(*) AS n FROM job_queue WHERE queue LIKE $1 || '%'"
+            " AND (status IN ('pending', 'retry', 'running') OR (queue = $2 AND status = 'error'))"
+            " GROUP BY queue",
+            settings.topology_prefix,
+            names.dlq,
+        )
+    finally:
+        await conn.close()
+    depths = dict.fromkeys((q.name for q in from_settings(settings).queues), 0)
+    depths.update({r["queue"]: r["n"] for r in rows})
+    return depths
+
+
 @contextlib.asynccontextmanager
-async def publisher_for(settings: Settings) -> AsyncIterator[Publisher]:
-    """A confirming publisher on a world of its own settings (not the `settings` fixture)."""
+async def publisher_for(settings: Settings) -> AsyncIterator[Outbox]:
+    """A confirming publisher on a world of its own settings (not the `settings` fixture):
+    on the postgres transport, one that writes rows."""
+    if settings.transport == "postgres":
+        pool = await database.create_pool(settings.database_url, max_size=2)
+        try:
+            yield TablePublisher(
+                pool, Names(settings.topology_prefix), task_signer=task_signer(settings)
+            )
+        finally:
+            await pool.close()
+        return
     connection = await connect(settings.amqp_urls(), "test-publisher")
     try:
         yield await Publisher(

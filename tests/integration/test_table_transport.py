@@ -36,7 +36,7 @@ pytestmark = pytest.mark.integration
 
 
 async def on_table(world, **overrides):
-    return await world(transport="postgres", job_poll_s=0.5, **overrides)
+    return await world(**{"transport": "postgres", "job_poll_s": 0.5, **overrides})
 
 
 def publisher_of(settings, pool):
@@ -126,9 +126,9 @@ async def _at_least(found, count):
 
 
 async def test_retries_wait_their_backoff_on_the_table(world, pool):
-    """A failure that may pass is published again not claimable before base × 2^(n-1); the
-    third attempt succeeds."""
-    settings = await on_table(world, retry_base_ms=300, max_attempts=3)
+    """A failure that may pass is published again not claimable before base × 2^(n-1), and
+    claimed when that ends, not at the next poll (30 s here); the third attempt succeeds."""
+    settings = await on_table(world, retry_base_ms=300, max_attempts=3, job_poll_s=30)
     started_at: list[float] = []
 
     async def flaky(task, ctx):
@@ -145,6 +145,7 @@ async def test_retries_wait_their_backoff_on_the_table(world, pool):
     assert view.results["claims"]["attempt"] == 3
     gaps = [later - earlier for earlier, later in itertools.pairwise(started_at)]
     assert gaps[0] >= 0.3 - 0.03 and gaps[1] >= 0.6 - 0.03, gaps
+    assert gaps[0] < 0.3 + 1 and gaps[1] < 0.6 + 1, gaps
     retried = [r for r in await rows(pool, settings) if r["headers"].get(ATTEMPT_HEADER, 1) > 1]
     assert len(retried) == 2
     for row in retried:  # held back in the row itself, not in a process's timer

@@ -4,8 +4,10 @@ import asyncio
 import itertools
 import json
 import uuid
+from dataclasses import dataclass
 
 import aio_pika
+import asyncpg
 import pytest
 
 from aggregator.service import Aggregator
@@ -14,14 +16,27 @@ from shared import metrics, sessions
 from shared.broker import connect
 from shared.constants import ANALYSIS_COMPONENTS, ATTEMPT_HEADER, REASON_HEADER
 from shared.dead_letter_queue import reason_of
+from shared.dead_letter_table import letter_headers
 from shared.errors import RetryableAnalysisError
 from shared.locks import lock_key
+from shared.names import Names
 from shared.sessions import NewSession
 from tests.integration.conftest import eventually, publisher_for, queue_depths, running, signed
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(params=["rabbitmq", "postgres"])
+def transport(request):
+    """Every test here runs on both transports, but where one says why it cannot."""
+    return request.param
+
+
+def only_on_rabbitmq(settings, why):
+    if settings.transport != "rabbitmq":
+        pytest.skip(why)
 
 
 def explain(verdict, results):
@@ -77,7 +92,17 @@ async def final_view(pool, sid, timeout=20):
     return await eventually(check, timeout)
 
 
+@dataclass(frozen=True)
+class Letter:
+    """A dead letter as a test reads it, on either transport."""
+
+    body: bytes
+    headers: dict
+
+
 async def dlq_messages(settings):
+    if settings.transport == "postgres":
+        return await dead_rows(settings)
     connection = await connect(settings.amqp_url, "test-dlq")
     found = []
     try:
@@ -88,6 +113,26 @@ async def dlq_messages(settings):
     finally:
         await connection.close()
     return found
+
+
+async def dead_rows(settings):
+    """The error rows of the world, as letters (headers as `verdict dlq` reads them)."""
+    conn = await asyncpg.connect(settings.database_url)
+    try:
+        rows = await conn.fetch(
+            "SELECT queue, body, headers, reason, finished_at FROM job_queue"
+            " WHERE status = 'error' AND queue LIKE $1 || '%' ORDER BY id",
+            settings.topology_prefix,
+        )
+    finally:
+        await conn.close()
+    dlq = Names(settings.topology_prefix).dlq
+    return [
+        Letter(
+            r["body"], letter_headers({**dict(r), "headers": json.loads(r["headers"]), "dlq": dlq})
+        )
+        for r in rows
+    ]
 
 
 async def test_sessions_on_three_plans_complete_through_real_workers(settings, pool, publisher):
@@ -266,6 +311,7 @@ async def test_a_task_whose_lock_is_held_waits_without_spending_an_attempt(
 ):
     """Lock held elsewhere: the task runs only after the lock is gone, having passed through the
     short tier (each pass re-queued, not retried), and still as attempt 1."""
+    only_on_rabbitmq(settings, "the postgres transport takes no Redis lock: the lease is one")
     sid = sessions.new_session_id()
     key = lock_key(settings.key_prefix, sid, "domain")
     held_ms = 1500
@@ -301,6 +347,11 @@ async def test_a_task_whose_lock_is_held_waits_without_spending_an_attempt(
 
 async def test_one_task_runs_once_even_when_delivered_twice_at_once(settings, pool, publisher):
     """Two copies of the same task on two workers: the lock lets one run, the other skips."""
+    only_on_rabbitmq(
+        settings,
+        "on the postgres transport two rows of one task both run (no Redis lock); the fan-in "
+        "records one result: test_table_transport covers what a row's lease guarantees",
+    )
     runs: list[str] = []
 
     async def slow(task, ctx):
