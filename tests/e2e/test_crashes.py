@@ -142,3 +142,63 @@ async def test_sigterm_exits_zero_after_finishing_the_running_task(crash_world, 
     assert code == 0
     assert depths[f"{settings.topology_prefix}.results"] == 1
     assert depths[f"{settings.topology_prefix}.domain.2"] == 0
+
+
+async def test_on_the_postgres_transport_a_worker_killed_mid_task_loses_nothing(
+    services, database_url
+):
+    """kill -9 while claims runs a row of job_queue: its lease lapses (JOB_LEASE_S, 2 s here),
+    a new worker claims it as a redelivery and the session completes; no Redis lock is
+    involved, and the row that was running ends completed."""
+    from shared.db import create_pool
+    from shared.job_queue import TablePublisher
+
+    settings = make_settings(
+        services, database_url, svc.unique("k"), transport="postgres", job_lease_s=2, job_poll_s=0.5
+    )
+    pool = await create_pool(database_url)
+    publisher = TablePublisher(
+        pool, Names(settings.topology_prefix), task_signer=task_signer(settings)
+    )
+    claims = f"{settings.topology_prefix}.claims.4"
+    others = [worker_process(settings, c, 0) for c in COMPONENTS if c != "claims"]
+    victim = worker_process(settings, "claims", 5000)
+    successor = None
+    try:
+        async with running(Aggregator(settings).run):
+            new = NewSession(
+                sessions.new_session_id(), "tenant-a", 4, "text", {"content": "x"}, 120
+            )
+            await sessions.create(pool, new)
+            for task in first_tasks(new, None):
+                await publisher.task(task)
+
+            async def running_row():
+                return await pool.fetchval(
+                    "SELECT claimed_by FROM job_queue WHERE queue = $1 AND status = 'running'",
+                    claims,
+                )
+
+            taken_by = await eventually(running_row, timeout=30)  # the victim is running it
+            victim.send_signal(signal.SIGKILL)
+            victim.wait(10)
+            successor = worker_process(settings, "claims", 100)
+
+            async def final():
+                view = await sessions.load(pool, new.id)
+                return view if view.final else None
+
+            view = await eventually(final, timeout=60)
+            row = await pool.fetchrow(
+                "SELECT status, deliveries FROM job_queue WHERE queue = $1", claims
+            )
+    finally:
+        for process in [*others, victim, *([successor] if successor else [])]:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(30)
+        await pool.close()
+    assert view.status == "completed"
+    assert view.results["claims"]["status"] == "ok"
+    assert taken_by.startswith("claims:")
+    assert (row["status"], row["deliveries"]) == ("completed", 2)

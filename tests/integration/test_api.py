@@ -16,6 +16,17 @@ from workers.runtime import Worker, WorkerOptions
 
 pytestmark = pytest.mark.integration
 
+
+@pytest.fixture(params=["rabbitmq", "postgres"])
+def transport(request):
+    """The API's tests run on both transports, but where one says why it cannot."""
+    return request.param
+
+
+def only_on_rabbitmq(settings, why):
+    if settings.transport != "rabbitmq":
+        pytest.skip(why)
+
 API = "/api/v3/pipeline"
 ENTERPRISE = {"X-API-Key": "test-enterprise"}
 OTHER_TENANT = {"X-API-Key": "test-freemium"}
@@ -163,6 +174,7 @@ async def test_same_idempotency_key_returns_the_same_session(settings):
 async def test_unreachable_broker_means_synchronous_analysis(world):
     """No RabbitMQ: the API analyses in-process and answers 200 with the verdict, mode sync."""
     settings = await world()
+    only_on_rabbitmq(settings, "on the postgres transport there is no broker to lose")
     offline = settings.model_copy(update={"amqp_url": "amqp://guest:guest@127.0.0.1:1/"})
     async with client_for(offline) as api:
         response = await api.post(
@@ -184,6 +196,7 @@ async def test_unreachable_broker_means_synchronous_analysis(world):
 async def test_full_queues_answer_503_and_leave_no_session_behind(world, pool):
     """Length cap reached: 503 with Retry-After, and no session row claims the refused work."""
     settings = await world(queue_max_length=1)
+    only_on_rabbitmq(settings, "the job_queue table has no length cap")
     async with client_for(settings) as api:
         accepted = await api.post(
             f"{API}/analyze-async", json={"text": "first"}, headers=ENTERPRISE
@@ -206,6 +219,7 @@ async def test_queue_depths_are_exported_as_metrics(world, publisher):
     from topology.spec import from_settings
 
     settings = await world(api_metrics_port=free_port())
+    only_on_rabbitmq(settings, "queue depths are read from the broker (none on postgres)")
     metrics_server = serve_metrics(settings)
     assert metrics_server is not None
     try:
