@@ -30,12 +30,17 @@ MANAGEMENT_TIMEOUT_S = 3.0
 async def read_figures(pool: asyncpg.Pool, http: httpx.AsyncClient, settings: Settings) -> Figures:
     """The oldest open task's age by plan queue and the rates by queue, read now."""
     names = Names(settings.topology_prefix)
-    # The management API lets in the operator role (tagged `management`), not the API's own
-    # least-privilege user.
-    (rates, problem), oldest = await asyncio.gather(
-        queue_rates(http, settings.operator_url(), settings.rabbitmq_management_url),
-        _oldest_or_none(pool),
-    )
+    if settings.transport == "postgres":  # no broker, no management API to ask for rates
+        rates: dict[str, Rates] = {}
+        problem: str | None = "no rates on the postgres transport"
+        oldest = await _oldest_or_none(pool)
+    else:
+        # The management API lets in the operator role (tagged `management`), not the API's
+        # own least-privilege user.
+        (rates, problem), oldest = await asyncio.gather(
+            queue_rates(http, settings.operator_url(), settings.rabbitmq_management_url),
+            _oldest_or_none(pool),
+        )
     ages = {names.task_queue(c, p): age for (c, p), age in oldest.items()}
     return Figures(oldest_s=ages, rates=rates, rates_problem=problem)
 

@@ -11,11 +11,13 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
+import asyncpg
 import structlog
 from aio_pika.abc import AbstractRobustConnection
 
-from shared import metrics
+from shared import job_queue, metrics
 from shared.background import raise_if_cancelled
+from shared.names import Names
 from topology.spec import Topology
 
 log = structlog.get_logger(__name__)
@@ -164,9 +166,35 @@ async def read_depths(connection: AbstractRobustConnection, topology: Topology) 
     return {name: r.ready for name, r in (await read_queues(connection, topology)).items()}
 
 
+# Reads every queue's counts now, or None while there is nothing to read them from.
+Reader = Callable[[], Awaitable[dict[str, QueueReading]] | None]
+
+
+def broker_readings(
+    connection_of: Callable[[], AbstractRobustConnection | None], topology: Topology
+) -> Reader:
+    """Passive declares on the API's broker connection, while it has one."""
+
+    def read() -> Awaitable[dict[str, QueueReading]] | None:
+        connection = connection_of()
+        return None if connection is None else read_queues(connection, topology)
+
+    return read
+
+
+def table_readings(pool: asyncpg.Pool, names: Names, topology: Topology) -> Reader:
+    """The postgres transport: each queue's rows waiting (pending or in a retry's backoff;
+    the DLQ's: every dead letter) and the consumers holding rows of it now."""
+
+    async def read() -> dict[str, QueueReading]:
+        counts = await job_queue.queue_counts(pool, names.prefix, names.dlq)
+        return {q.name: QueueReading(*counts.get(q.name, (0, 0))) for q in topology.queues}
+
+    return read
+
+
 async def watch(
-    connection_of: Callable[[], AbstractRobustConnection | None],
-    topology: Topology,
+    read: Reader,
     history: QueueHistory | None = None,
     figures: Callable[[], Awaitable[Figures]] | None = None,
 ) -> None:
@@ -175,10 +203,10 @@ async def watch(
     found: Figures | None = None
     read_at = -FIGURES_EVERY_S
     while True:
-        connection = connection_of()
-        if connection is not None:
+        pending = read()
+        if pending is not None:
             try:
-                readings = await read_queues(connection, topology)
+                readings = await pending
                 for name, reading in readings.items():
                     metrics.QUEUE_DEPTH.labels(name).set(reading.ready)
                 if history is not None:

@@ -19,7 +19,7 @@ from dispatcher import online, review_backlog
 from dispatcher.event_tokens import token_key
 from dispatcher.online import OnlineWorkers
 from dispatcher.queue_figures import read_figures
-from dispatcher.queue_watch import QueueHistory, watch
+from dispatcher.queue_watch import QueueHistory, broker_readings, table_readings, watch
 from dispatcher.quotas import Quotas
 from dispatcher.tenancy import SessionTenants
 from shared.background import in_background
@@ -117,9 +117,11 @@ class AppState:
                 state.publisher = TablePublisher(state.pool, names, task_signer=state.task_signer)
             else:
                 await opened.enter(in_background(state._connect_until_up(), "broker connection"))
+            topology = from_settings(settings)
             depths = watch(
-                lambda: state.connection,
-                from_settings(settings),
+                table_readings(state.pool, Names(settings.topology_prefix), topology)
+                if settings.transport == "postgres"
+                else broker_readings(lambda: state.connection, topology),
                 state.queue_history,
                 lambda: read_figures(state.pool, state.http, settings),
             )

@@ -35,7 +35,7 @@ _LETTERS = """
 SELECT id, queue, routing_key, priority, body, headers, message_id, correlation_id,
        content_type, reason, finished_at
 FROM job_queue
-WHERE status = 'error' AND (queue = $1 OR queue LIKE $2 || '.%')
+WHERE status = 'error' AND (queue = $1 OR starts_with(queue, $2 || '.'))
 ORDER BY id
 """
 

@@ -252,6 +252,30 @@ async def prune_completed(pool: asyncpg.Pool, older_than_s: float, batch: int = 
     return int(done.split()[-1])
 
 
+_COUNTS = """
+SELECT queue,
+       count(*) FILTER (WHERE status IN ('pending', 'retry')) AS waiting,
+       count(DISTINCT claimed_by) FILTER (WHERE status = 'running') AS holders,
+       count(*) FILTER (WHERE status = 'error') AS dead
+FROM job_queue
+WHERE (starts_with(queue, $1 || '.') OR queue = $2) AND status <> 'completed'
+GROUP BY queue
+"""
+
+
+async def queue_counts(pool: asyncpg.Pool, prefix: str, dlq: str) -> dict[str, tuple[int, int]]:
+    """Per queue of a deployment: rows waiting (pending, or in a retry's backoff) and the
+    consumers holding rows of it now; the DLQ's waiting rows are every dead letter (those
+    rejected where they were too)."""
+    counts: dict[str, tuple[int, int]] = {}
+    dead = 0
+    for r in await pool.fetch(_COUNTS, prefix, dlq):
+        counts[r["queue"]] = (r["waiting"], r["holders"])
+        dead += r["dead"]
+    counts[dlq] = (dead, 0)
+    return counts
+
+
 @dataclass(eq=False)
 class ClaimedRow:
     """A claimed row, with what the steps read of a broker delivery and its settlements."""

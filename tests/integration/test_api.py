@@ -27,6 +27,7 @@ def only_on_rabbitmq(settings, why):
     if settings.transport != "rabbitmq":
         pytest.skip(why)
 
+
 API = "/api/v3/pipeline"
 ENTERPRISE = {"X-API-Key": "test-enterprise"}
 OTHER_TENANT = {"X-API-Key": "test-freemium"}

@@ -12,7 +12,7 @@ from prometheus_client import REGISTRY
 
 import shared.resources
 from aggregator.service import Aggregator
-from dispatcher.queue_watch import watch
+from dispatcher.queue_watch import broker_readings, watch
 from shared.broker import connect
 from shared.constants import ATTEMPT_HEADER, DEAD_AT_HEADER, ORIGIN_HEADER, REASON_HEADER
 from shared.messages import MAX_MESSAGE_BYTES, Result
@@ -194,7 +194,9 @@ async def test_a_full_dlq_parks_poison_in_a_retry_tier_until_there_is_room(world
         return metric("verdict_dlq_full_total", source="techniques") - before >= 2
 
     connection = await connect(settings.amqp_url, "test-watch")
-    watcher = asyncio.create_task(watch(lambda: connection, from_settings(settings)))
+    watcher = asyncio.create_task(
+        watch(broker_readings(lambda: connection, from_settings(settings)))
+    )
     try:
         async with running(*workers_for(settings, components=("techniques",))):
             await eventually(refused_twice)

@@ -552,3 +552,33 @@ async def test_one_worker_process_serves_every_component_on_the_table(world, poo
     async with running(group.run, Aggregator(settings, explain=explain).run):
         views = [await final_view(pool, await submit(pool, publisher, plan=p)) for p in (2, 5)]
     assert [v.status for v in views] == ["completed", "completed"]
+
+
+async def test_the_queue_watch_reads_depths_from_the_table(world, pool, monkeypatch):
+    """On the postgres transport the API's depth gauge and console figures come from
+    job_queue: rows waiting per queue, and every dead letter as the DLQ's depth."""
+    from prometheus_client import REGISTRY
+
+    from dispatcher import queue_watch
+    from topology.spec import from_settings
+
+    settings = await on_table(world)
+    names = Names(settings.topology_prefix)
+    publisher = publisher_of(settings, pool)
+    for _ in range(3):
+        await publisher.send(names.exchange, names.task_queue("claims", 2), aio_pika.Message(b"t"))
+    await publisher.dead_letter(b"d", {}, "poison", names.task_queue("domain", 1))
+    monkeypatch.setattr(queue_watch, "QUEUE_WATCH_S", 0.05)
+    history = queue_watch.QueueHistory()
+    reader = queue_watch.table_readings(pool, names, from_settings(settings))
+    watching = asyncio.create_task(queue_watch.watch(reader, history))
+
+    def depth(queue):
+        return REGISTRY.get_sample_value("verdict_queue_depth", {"queue": queue})
+
+    try:
+        await eventually(lambda: _truthy(depth(names.task_queue("claims", 2)) == 3), timeout=5)
+    finally:
+        watching.cancel()
+    assert depth(names.dlq) == 1 and depth(names.task_queue("claims", 1)) == 0
+    assert history.latest[names.task_queue("claims", 2)].ready == 3

@@ -31,7 +31,11 @@ async def test_a_slow_figures_read_is_given_up_and_the_depth_ticks_keep_their_pa
 
     history = QueueHistory()
     task = asyncio.create_task(
-        queue_watch.watch(lambda: object(), build("t"), history, never_answer)  # type: ignore[arg-type]
+        queue_watch.watch(
+            queue_watch.broker_readings(lambda: object(), build("t")),  # type: ignore[arg-type]
+            history,
+            never_answer,
+        )
     )
     await asyncio.sleep(0.5)
     task.cancel()
