@@ -62,10 +62,23 @@ _COLUMNS = (
 )
 
 _CLAIM = f"""
-WITH next AS (
+WITH expired AS (
+    -- Waiting longer than the queues' message TTL ($6; tasks only, as the broker's task
+    -- queues): dead letters where they are, as RabbitMQ dead-letters what expires.
+    UPDATE job_queue SET status = 'error', reason = 'expired', finished_at = clock_timestamp()
+    WHERE id IN (
+        SELECT id FROM job_queue
+        WHERE $6::float8 IS NOT NULL AND queue = ANY($1::text[])
+          AND status IN ('pending', 'retry')
+          AND enqueued_at < clock_timestamp() - make_interval(secs => $6::float8)
+        FOR UPDATE SKIP LOCKED
+    )
+), next AS (
     SELECT id FROM job_queue
     WHERE queue = ANY($1::text[])
-      AND ((status IN ('pending', 'retry') AND scheduled_for <= clock_timestamp())
+      AND ((status IN ('pending', 'retry') AND scheduled_for <= clock_timestamp()
+            AND ($6::float8 IS NULL
+                 OR enqueued_at >= clock_timestamp() - make_interval(secs => $6::float8)))
            OR (status = 'running' AND lease_until < clock_timestamp()))
     ORDER BY priority + extract(epoch FROM clock_timestamp() - scheduled_for) * $4 DESC, id
     LIMIT $2
@@ -412,7 +425,9 @@ class TableConsumer:
         lease_s: float,
         poll_s: float,
         aging_per_s: float,
+        ttl_s: float | None = None,
     ) -> None:
+        """`ttl_s`: rows waiting longer are dead letters, not claimed (task queues)."""
         self._pool = pool
         self._database_url = database_url
         self._queues = list(queues)
@@ -422,6 +437,7 @@ class TableConsumer:
         self._lease_s = lease_s
         self._poll_s = poll_s
         self._aging = aging_per_s
+        self._ttl_s = ttl_s
         self._held: dict[int, ClaimedRow] = {}
         self._wake = asyncio.Event()
         self._stopped = asyncio.Event()
@@ -530,6 +546,7 @@ class TableConsumer:
             self.consumer_id,
             self._aging,
             self._lease_s,
+            self._ttl_s,
         )
         claimed = [ClaimedRow(self, **dict(record)) for record in rows]
         for row in claimed:  # held (and renewed) before any is handed on

@@ -236,6 +236,7 @@ class Worker:
             lease_s=settings.job_lease_s,
             poll_s=settings.job_poll_s,
             aging_per_s=settings.aging_per_s,
+            ttl_s=settings.queue_message_ttl_ms / 1000,
         )
 
     async def _on_delivery(self, delivery: Delivery) -> None:

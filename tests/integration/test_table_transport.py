@@ -13,7 +13,9 @@ import pytest
 from postgres_node import owned_postgres
 
 from aggregator.service import Aggregator
+from dispatcher.submit import first_tasks
 from shared import db as database
+from shared import sessions
 from shared.constants import (
     ANALYSIS_COMPONENTS,
     ATTEMPT_HEADER,
@@ -24,6 +26,7 @@ from shared.constants import (
 from shared.errors import RetryableAnalysisError
 from shared.job_queue import ClaimedRow, TableConsumer, TablePublisher, deferring_writes
 from shared.names import Names
+from shared.sessions import NewSession
 from shared.signing import task_signer
 from tests.cli import verdict
 from tests.integration.conftest import eventually, running
@@ -582,3 +585,32 @@ async def test_the_queue_watch_reads_depths_from_the_table(world, pool, monkeypa
         watching.cancel()
     assert depth(names.dlq) == 1 and depth(names.task_queue("claims", 1)) == 0
     assert history.latest[names.task_queue("claims", 2)].ready == 3
+
+
+async def test_rows_past_the_message_ttl_are_dead_letters_not_runs(world, pool):
+    """QUEUE_MESSAGE_TTL_MS holds on the table as on the broker's task queues: tasks that
+    waited longer are dead-lettered (reason expired) by the next claim instead of run, and
+    the janitor ends their session."""
+    settings = await on_table(world, queue_message_ttl_ms=1000)
+    publisher = publisher_of(settings, pool)
+    new = NewSession(sessions.new_session_id(), "tenant-a", 2, "text", {"content": "x"}, 2)
+    await sessions.create(pool, new)
+    for task in first_tasks(new, None):
+        await publisher.task(task)
+    sid = new.id
+    await asyncio.sleep(1.2)
+    ran: list[str] = []
+
+    async def record(task, ctx):
+        ran.append(task.component)
+        return Analysis(5)
+
+    async with running(*workers_for(settings, record), Aggregator(settings, explain=explain).run):
+        view = await final_view(pool, sid, timeout=15)
+        fresh = await submit(pool, publisher, plan=2)  # within its TTL: runs
+        assert (await final_view(pool, fresh)).status == "completed"
+    dead = await rows(pool, settings, "error")
+    assert len(dead) == 4 and {r["reason"] for r in dead} == {"expired"}
+    assert len(ran) == 4  # the fresh session's four tasks only
+    assert view.status == "failed"
+    assert {r["status"] for r in view.results.values()} == {"timeout"}
