@@ -31,9 +31,20 @@ World = Callable[..., Awaitable[Settings]]
 
 @pytest.fixture
 def transport() -> str:
-    """What carries a world's tasks and results; a module overrides it with a parametrized
-    fixture to run its tests on both transports."""
+    """What carries a world's tasks and results (a module marked `on_both_transports` runs
+    each of its tests on each)."""
     return "rabbitmq"
+
+
+# A module's `pytestmark`: every test runs on RabbitMQ and on the postgres transport (the
+# `transport` fixture, which every world reads, parametrized directly).
+on_both_transports = pytest.mark.parametrize("transport", ["rabbitmq", "postgres"])
+
+
+def only_on_rabbitmq(settings: Settings, why: str) -> None:
+    """Skip, saying why, a test of a module on both transports that is RabbitMQ's alone."""
+    if settings.transport != "rabbitmq":
+        pytest.skip(why)
 
 
 @pytest.fixture

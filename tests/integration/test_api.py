@@ -10,22 +10,18 @@ import pytest
 from aggregator.service import Aggregator
 from dispatcher.app import create_app
 from shared.constants import ANALYSIS_COMPONENTS
-from tests.integration.conftest import eventually, queue_depths, running
+from tests.integration.conftest import (
+    eventually,
+    on_both_transports,
+    only_on_rabbitmq,
+    queue_depths,
+    running,
+)
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
 
-pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(params=["rabbitmq", "postgres"])
-def transport(request):
-    """The API's tests run on both transports, but where one says why it cannot."""
-    return request.param
-
-
-def only_on_rabbitmq(settings, why):
-    if settings.transport != "rabbitmq":
-        pytest.skip(why)
+# Each test on both transports, but where one says why it cannot (only_on_rabbitmq).
+pytestmark = [pytest.mark.integration, on_both_transports]
 
 
 API = "/api/v3/pipeline"

@@ -21,22 +21,20 @@ from shared.errors import RetryableAnalysisError
 from shared.locks import lock_key
 from shared.names import Names
 from shared.sessions import NewSession
-from tests.integration.conftest import eventually, publisher_for, queue_depths, running, signed
+from tests.integration.conftest import (
+    eventually,
+    on_both_transports,
+    only_on_rabbitmq,
+    publisher_for,
+    queue_depths,
+    running,
+    signed,
+)
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
 
-pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(params=["rabbitmq", "postgres"])
-def transport(request):
-    """Every test here runs on both transports, but where one says why it cannot."""
-    return request.param
-
-
-def only_on_rabbitmq(settings, why):
-    if settings.transport != "rabbitmq":
-        pytest.skip(why)
+# Each test on both transports, but where one says why it cannot (only_on_rabbitmq).
+pytestmark = [pytest.mark.integration, on_both_transports]
 
 
 def explain(verdict, results):
