@@ -19,6 +19,7 @@ from shared import db as database
 from shared import live, metrics
 from shared.broker import send_to_dlq
 from shared.deadletters import DeadLetterKind
+from shared.errors import SettlementFailed
 from shared.job_queue import prune_completed
 from shared.messages import Result
 from shared.names import Names
@@ -319,7 +320,9 @@ async def ack_all(deliveries: Iterable[Delivery]) -> None:
     outcomes = await asyncio.gather(*(d.ack() for d in deliveries), return_exceptions=True)
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
-            raise outcome
+            # Not a refusal of the results (they are recorded): on the postgres transport an
+            # ack is a statement, and its failure must not dead-letter what was applied.
+            raise SettlementFailed(f"acknowledgement failed: {outcome!r}") from outcome
 
 
 async def hand_back(deliveries: Iterable[Delivery]) -> None:

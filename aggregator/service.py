@@ -129,19 +129,19 @@ class Aggregator:
         return cancel
 
     def _table_consumer(self, pool: asyncpg.Pool) -> TableConsumer:
-        """The table transport: claims rows of both results queues, urgent ones first (their
-        priority is the highest), up to a prefetch for each queue."""
+        """The table transport: claims rows of both results queues, each up to a prefetch of
+        its own (urgent results are claimed even while others fill theirs)."""
         settings = self.settings
         return TableConsumer(
             pool,
             settings.database_url,
-            [self.names.urgent_results, self.names.results],
+            [([self.names.urgent_results], self.prefetch), ([self.names.results], self.prefetch)],
             self._on_result,
             consumer_id=f"aggregator:{uuid.uuid4().hex[:12]}",
-            capacity=2 * self.prefetch,
             lease_s=settings.job_lease_s,
             poll_s=settings.job_poll_s,
             aging_per_s=settings.aging_per_s,
+            delivery_limit=settings.queue_delivery_limit,
         )
 
     async def _on_result(self, delivery: Delivery) -> None:

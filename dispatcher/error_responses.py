@@ -53,8 +53,9 @@ def install(app: FastAPI) -> None:
 
 
 async def database_away_503(request: Request, exc: Exception) -> JSONResponse:
-    """503 with Retry-After while PostgreSQL cannot be reached: nothing was accepted (a
-    session is recorded with its work or not at all), so the client sends it again."""
+    """503 with Retry-After while PostgreSQL cannot be reached: the client sends the
+    request again (with its Idempotency-Key, a session recorded meanwhile is the one it gets;
+    on the postgres transport a session is recorded with its tasks or not at all)."""
     log.warning("postgres unavailable", path=request.url.path, error=repr(exc))
     return JSONResponse(
         {"detail": "the session store is unreachable for a moment; try again shortly"},

@@ -155,9 +155,12 @@ def worker_statements(roles: DatabaseRoles, existing: set[str]) -> list[str]:
 
 def job_queue_statements(roles: DatabaseRoles) -> list[str]:
     """On the table transport a worker claims, renews and settles task rows and publishes
-    rows (results, retries, dead letters, follow-up tasks), but reads no result nor dead
-    letter of anyone: results are signed and tasks too, so what it may insert it cannot
-    forge. Policies are made anew each time (provisioning is idempotent)."""
+    rows (results, retries, dead letters, follow-up tasks), but reads no result and no row
+    of the DLQ queue (it does see task rows dead-lettered where they were: rejected unread
+    or expired, tasks it could have claimed). Results are signed and tasks too, so what it
+    may insert it cannot forge. Like a broker user of any one component, it could settle a
+    task without running it; unlike one, any component's. Policies are made anew each time
+    (provisioning is idempotent)."""
     worker, app = _ident(roles.worker), _ident(roles.app)
     policies = {
         "job_queue_app": f"TO {app} USING (true) WITH CHECK (true)",

@@ -22,6 +22,11 @@ class QueueFull(PublishError):
     quorum queue could not commit it on a majority (its leader lost, an election running)."""
 
 
+class SettlementFailed(VerdictError):
+    """A delivery could not be acknowledged (its channel or the job table away): it returns
+    to its queue by itself, and its result is applied again, harmlessly."""
+
+
 class DeadLetterQueueError(VerdictError):
     """Raised when the DLQ cannot be browsed, replayed or purged: missing, or not allowed."""
 

@@ -62,15 +62,21 @@ _COLUMNS = (
 )
 
 _CLAIM = f"""
-WITH expired AS (
-    -- Waiting longer than the queues' message TTL ($6; tasks only, as the broker's task
-    -- queues): dead letters where they are, as RabbitMQ dead-letters what expires.
-    UPDATE job_queue SET status = 'error', reason = 'expired', finished_at = clock_timestamp()
+WITH given_up AS (
+    -- Dead letters where they are, as RabbitMQ makes them: rows waiting longer than the
+    -- message TTL ($6, task queues only), and rows whose holder died with them $7 times
+    -- (a delivery limit: a task that kills its worker is not claimed forever).
+    UPDATE job_queue
+    SET status = 'error', claimed_by = NULL, lease_until = NULL,
+        reason = CASE WHEN status = 'running' THEN 'delivery_limit' ELSE 'expired' END,
+        finished_at = clock_timestamp()
     WHERE id IN (
         SELECT id FROM job_queue
-        WHERE $6::float8 IS NOT NULL AND queue = ANY($1::text[])
-          AND status IN ('pending', 'retry')
-          AND enqueued_at < clock_timestamp() - make_interval(secs => $6::float8)
+        WHERE queue = ANY($1::text[])
+          AND ((status IN ('pending', 'retry') AND $6::float8 IS NOT NULL
+                AND enqueued_at < clock_timestamp() - make_interval(secs => $6::float8))
+               OR (status = 'running' AND lease_until < clock_timestamp()
+                   AND deliveries >= $7))
         FOR UPDATE SKIP LOCKED
     )
 ), next AS (
@@ -79,7 +85,7 @@ WITH expired AS (
       AND ((status IN ('pending', 'retry') AND scheduled_for <= clock_timestamp()
             AND ($6::float8 IS NULL
                  OR enqueued_at >= clock_timestamp() - make_interval(secs => $6::float8)))
-           OR (status = 'running' AND lease_until < clock_timestamp()))
+           OR (status = 'running' AND lease_until < clock_timestamp() AND deliveries < $7))
     ORDER BY priority + extract(epoch FROM clock_timestamp() - scheduled_for) * $4 DESC, id
     LIMIT $2
     FOR UPDATE SKIP LOCKED
@@ -190,8 +196,11 @@ class TablePublisher:
     ) -> None:
         insert = _row(queue, routing_key, message, status, delay_s, reason)
         handling = _HANDLING.get()
-        if handling is not None and not handling.settled:
-            handling.pending.append(insert)  # written when the row is completed
+        if handling is not None:
+            # Written when the row is completed; never for a row settled or lost already
+            # (a stopped run's retry would be a second copy of the task).
+            if not (handling.settled or handling.lease_lost):
+                handling.pending.append(insert)
             return
         await self.pool.execute(_INSERT, *insert)
 
@@ -268,10 +277,13 @@ async def prune_completed(pool: asyncpg.Pool, older_than_s: float, batch: int = 
 _COUNTS = """
 SELECT queue,
        count(*) FILTER (WHERE status IN ('pending', 'retry')) AS waiting,
-       count(DISTINCT claimed_by) FILTER (WHERE status = 'running') AS holders,
+       count(DISTINCT claimed_by)
+           FILTER (WHERE status = 'running' AND lease_until >= clock_timestamp()) AS holders,
        count(*) FILTER (WHERE status = 'error') AS dead
 FROM job_queue
-WHERE (starts_with(queue, $1 || '.') OR queue = $2) AND status <> 'completed'
+WHERE (starts_with(queue, $1 || '.') OR queue = $2)
+  -- Not `<> 'completed'`: the partial indexes, not a scan of the hour of completed rows.
+  AND status IN ('pending', 'retry', 'running', 'error')
 GROUP BY queue
 """
 
@@ -342,7 +354,7 @@ UPDATE job_queue
 SET status = $2, reason = coalesce($3, reason), claimed_by = NULL, lease_until = NULL,
     scheduled_for = CASE WHEN $2 = 'pending' THEN clock_timestamp() ELSE scheduled_for END,
     finished_at = CASE WHEN $2 IN ('completed', 'error') THEN clock_timestamp() END
-WHERE id = $1 AND claimed_by = $4 AND status = 'running'
+WHERE id = $1 AND claimed_by = $4 AND deliveries = $5 AND status = 'running'
 """
 
 
@@ -379,10 +391,10 @@ WITH done AS (
     UPDATE job_queue
     SET status = $2, reason = coalesce($3, reason), claimed_by = NULL, lease_until = NULL,
         finished_at = clock_timestamp()
-    WHERE id = $1 AND claimed_by = $4 AND status = 'running'
+    WHERE id = $1 AND claimed_by = $4 AND deliveries = $5 AND status = 'running'
     RETURNING id
 ), written AS (
-    {_INTO}{_rows_from_arrays(5)}
+    {_INTO}{_rows_from_arrays(6)}
     WHERE EXISTS (SELECT 1 FROM done)
     RETURNING 1
 )
@@ -403,132 +415,147 @@ WHERE queue = ANY($1::text[]) AND status IN ('pending', 'retry')
   AND scheduled_for > clock_timestamp()
 """
 
+# A claim is fenced by its delivery count as well as its consumer: the same consumer may
+# claim a row again after its own lease lapsed (PostgreSQL away longer than the lease), and
+# only the newer claim may then renew or settle it.
 _RENEW = """
-UPDATE job_queue SET lease_until = clock_timestamp() + make_interval(secs => $3)
-WHERE id = ANY($1::bigint[]) AND claimed_by = $2 AND status = 'running'
-RETURNING id
+UPDATE job_queue j SET lease_until = clock_timestamp() + make_interval(secs => $4)
+FROM unnest($1::bigint[], $2::int[]) AS held(id, deliveries)
+WHERE j.id = held.id AND j.deliveries = held.deliveries AND j.claimed_by = $3
+  AND j.status = 'running'
+RETURNING j.id
 """
 
 
+# Queues claimed together and how many of their rows a consumer holds at most (a broker
+# consumer's prefetch per queue, here per group, so a full group never starves another).
+QueueGroup = tuple[Sequence[str], int]
+
+
 class TableConsumer:
-    """Claims rows of `queues` for `on_delivery`, at most `capacity` held at once."""
+    """Claims rows of its queue groups for `on_delivery`, each group up to its capacity."""
 
     def __init__(
         self,
         pool: asyncpg.Pool,
         database_url: str,
-        queues: Sequence[str],
+        groups: Sequence[QueueGroup],
         on_delivery: Callable[[ClaimedRow], Awaitable[None]],
         *,
         consumer_id: str,
-        capacity: int,
         lease_s: float,
         poll_s: float,
         aging_per_s: float,
         ttl_s: float | None = None,
+        delivery_limit: int = 10,
     ) -> None:
-        """`ttl_s`: rows waiting longer are dead letters, not claimed (task queues)."""
+        """`ttl_s`: rows waiting longer are dead letters, not claimed (task queues);
+        `delivery_limit`: a row whose holders died with it this often is one too."""
         self._pool = pool
         self._database_url = database_url
-        self._queues = list(queues)
+        self._groups = [(list(queues), capacity) for queues, capacity in groups]
+        self._queues = [queue for queues, _ in self._groups for queue in queues]
         self._on_delivery = on_delivery
         self.consumer_id = consumer_id
-        self._capacity = capacity
         self._lease_s = lease_s
         self._poll_s = poll_s
         self._aging = aging_per_s
         self._ttl_s = ttl_s
+        self._delivery_limit = delivery_limit
         self._held: dict[int, ClaimedRow] = {}
         self._wake = asyncio.Event()
         self._stopped = asyncio.Event()
         self._claiming = True
         self._listener: asyncpg.Connection | None = None
-        self._tasks: list[asyncio.Task[None]] = []
+        self._claims: asyncio.Task[None] | None = None
+        self._renewals: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Claim from now on, in the background, until `stop`."""
-        self._tasks = [
-            asyncio.create_task(self._claim_loop(), name="job queue claims"),
-            asyncio.create_task(self._renew_loop(), name="job queue leases"),
-        ]
+        self._claims = asyncio.create_task(self._claim_loop(), name="job queue claims")
+        self._renewals = asyncio.create_task(self._renew_loop(), name="job queue leases")
 
     async def stop_claiming(self) -> None:
-        """Claim no more rows; those held are still renewed and settled (a stopping worker
-        lets its running tasks end)."""
+        """Claim no more rows, once a claim under way has handed its rows on (a stopping
+        worker then hands back what never started); those held are still renewed and
+        settled, so running tasks end."""
         self._claiming = False
         self._wake.set()
+        if self._claims is not None:
+            await asyncio.wait({self._claims})
 
     async def stop(self) -> None:
         """Claim and renew no more; rows still held stay leased until the lease lapses."""
         self._claiming = False
         self._stopped.set()
         self._wake.set()
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        for task in (self._claims, self._renewals):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await self._close_listener()
 
     @property
     def held(self) -> int:
         return len(self._held)
 
+    def _let_go(self, row: ClaimedRow) -> None:
+        """No longer held (nor renewed): only this claim of the row, not a newer one."""
+        if self._held.get(row.id) is row:
+            del self._held[row.id]
+        self._wake.set()
+
     async def settle(self, row: ClaimedRow, status: str, reason: str | None = None) -> None:
         """Complete, re-queue or dead-letter a held row; a second settlement does nothing (as
         a second ack of a delivery would fail, quietly here).
 
         A completion writes what was published while the row was handled in the same
-        transaction, and only while the row is still this consumer's: a holder whose lease
-        lapsed (another consumer may run the task now) writes nothing. A row handed back or
+        statement, and only while the row is still this claim's: a holder whose lease lapsed
+        (another claim may run the task now) writes nothing. A row handed back or
         dead-lettered drops them: the task is run again, or not at all."""
         if row.settled:
             return
         writes = row.pending if status == "completed" else []
+        fence = (row.id, status, reason, self.consumer_id, row.deliveries)
         ours = False
         try:
-            if writes:
-                settled = await self._pool.fetchval(
-                    _SETTLE_WITH_WRITES,
-                    row.id,
-                    status,
-                    reason,
-                    self.consumer_id,
-                    *columns_of(writes),
-                )
-                ours = settled == 1
+            if row.lease_lost:
+                pass  # a newer claim owns the row now
+            elif writes:
+                ours = await self._pool.fetchval(_SETTLE_WITH_WRITES, *fence, *columns_of(writes))
+                ours = ours == 1
             else:
-                updated = await self._pool.execute(
-                    _SETTLE, row.id, status, reason, self.consumer_id
-                )
-                ours = updated == "UPDATE 1"
+                ours = await self._pool.execute(_SETTLE, *fence) == "UPDATE 1"
         finally:
             # Settled or not (PostgreSQL away), the row is let go: no longer renewed, an
             # unsettled one returns to its queue once its lease lapses, and is run again.
             row.settled = True
             row.pending = []
-            self._held.pop(row.id, None)
-            self._wake.set()
+            self._let_go(row)
         if not ours:
             log.warning("job queue row no longer ours: settled by nobody", row=row.id)
 
     async def _claim_loop(self) -> None:
         while self._claiming:
-            await self._ensure_listener()
             # Cleared before the claim: a row notified while it runs wakes the next round.
             self._wake.clear()
             wait_s = self._poll_s
-            free = self._capacity - len(self._held)
-            if free > 0:
-                try:
-                    if await self._claim(free) == free:
-                        continue  # more may be ready: claim again once there is room
-                    # Nothing more is ready: wake when the next retry is due, if sooner.
-                    wait_s = min(wait_s, await self._next_due_s())
-                except UNAVAILABLE as exc:
-                    log.warning("job queue unreachable, claiming later", error=repr(exc))
-                except Exception:  # never the end of claiming: logged, tried again later
-                    log.exception("claiming from the job queue failed")
+            try:
+                await self._ensure_listener()
+                more = False
+                for queues, capacity in self._groups:
+                    free = capacity - sum(r.queue in queues for r in self._held.values())
+                    if free > 0 and await self._claim(queues, free) == free:
+                        more = True  # more may be ready: claim again once there is room
+                if more:
+                    continue
+                # Nothing more is ready: wake when the next retry is due, if sooner.
+                wait_s = min(wait_s, await self._next_due_s())
+            except UNAVAILABLE as exc:
+                log.warning("job queue unreachable, claiming later", error=repr(exc))
+            except Exception:  # never the end of claiming: logged, tried again later
+                log.exception("claiming from the job queue failed")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), wait_s)
 
@@ -538,25 +565,40 @@ class TableConsumer:
         due = await self._pool.fetchval(_NEXT_DUE, self._queues)
         return math.inf if due is None else max(0.0, float(due))
 
-    async def _claim(self, limit: int) -> int:
+    async def _claim(self, queues: list[str], limit: int) -> int:
         rows = await self._pool.fetch(
             _CLAIM,
-            self._queues,
+            queues,
             limit,
             self.consumer_id,
             self._aging,
             self._lease_s,
             self._ttl_s,
+            self._delivery_limit,
         )
         claimed = [ClaimedRow(self, **dict(record)) for record in rows]
         for row in claimed:  # held (and renewed) before any is handed on
+            earlier = self._held.get(row.id)
+            if earlier is not None:  # its own lapsed claim, claimed again: that one stops
+                self._lose(earlier)
             self._held[row.id] = row
-        for row in claimed:
-            await self._on_delivery(row)
+        if self._claiming:
+            for row in claimed:
+                await self._on_delivery(row)
+        else:  # stopped meanwhile: back to the queue at once, not at the lease's end
+            for row in claimed:
+                await row.nack(requeue=True)
         return len(claimed)
 
+    def _lose(self, row: ClaimedRow) -> None:
+        log.warning("job queue lease lost", row=row.id, queue=row.queue)
+        row.lease_lost = True
+        row.lost.set()
+        self._let_go(row)
+
     async def _renew_loop(self) -> None:
-        """Leases held are renewed at a third of their length: one lost renewal is no loss."""
+        """Leases held are renewed at a third of their length: one lost renewal is no loss,
+        and no failure ends the loop (a lease not renewed lapses, its task runs again)."""
         while not self._stopped.is_set():
             await asyncio.sleep(self._lease_s / 3)
             if self._held:
@@ -564,21 +606,26 @@ class TableConsumer:
                     await self._renew()
                 except UNAVAILABLE as exc:
                     log.warning("job queue leases not renewed", error=repr(exc))
+                except Exception:
+                    log.exception("renewing job queue leases failed")
 
     async def _renew(self) -> None:
-        """Renew every lease held; a row no longer ours (its lease lapsed meanwhile and
-        another consumer claimed it) is let go."""
-        held = list(self._held)
+        """Renew every lease held; a claim no longer current (its lease lapsed meanwhile and
+        the row was claimed again) is let go, and its run stops."""
+        held = list(self._held.values())
         renewed = {
-            r["id"] for r in await self._pool.fetch(_RENEW, held, self.consumer_id, self._lease_s)
+            r["id"]
+            for r in await self._pool.fetch(
+                _RENEW,
+                [row.id for row in held],
+                [row.deliveries for row in held],
+                self.consumer_id,
+                self._lease_s,
+            )
         }
-        for row_id in held:
-            row = self._held.get(row_id)
-            if row is not None and row_id not in renewed and not row.settled:
-                log.warning("job queue lease lost", row=row_id, queue=row.queue)
-                row.lease_lost = True
-                row.lost.set()
-                self._held.pop(row_id, None)
+        for row in held:
+            if row.id not in renewed and not row.settled:
+                self._lose(row)
 
     def _notified(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
         if payload in self._queues:
@@ -593,7 +640,7 @@ class TableConsumer:
         try:
             listener = await asyncpg.connect(self._database_url)
             await listener.add_listener(NOTIFY_CHANNEL, self._notified)
-        except UNAVAILABLE as exc:
+        except Exception as exc:  # away, refused, or a password rotated: the poll serves
             log.warning("job queue listener not connected, polling", error=repr(exc))
             return
         self._listener = listener

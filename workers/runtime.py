@@ -19,8 +19,9 @@ from shared.attempts import AttemptLog
 from shared.broker import Publisher
 from shared.constants import MEDIA_PREPROCESS, PLANS
 from shared.heartbeat import Announce, Heartbeat, worker_id
-from shared.job_queue import TableConsumer, TablePublisher
+from shared.job_queue import QueueGroup, TableConsumer, TablePublisher
 from shared.keys import Keys
+from shared.messages import priority_of
 from shared.names import Names
 from shared.redis_batches import RedisBatches
 from shared.resources import Resources
@@ -48,6 +49,20 @@ class WorkerOptions:
     concurrency: int = 4
     prefetch: int = 5
     worker_id: str = field(default_factory=worker_id)
+
+
+def plan_groups(
+    names: Names, component: str, prefetch: int, urgent_priority: int | None
+) -> list[QueueGroup]:
+    """A component's plan queues as claim groups: those at or above `urgent_priority` and the
+    rest (one group when nothing is urgent), each up to `prefetch` rows per queue."""
+    urgent = [p for p in PLANS if urgent_priority is not None and priority_of(p) >= urgent_priority]
+    groups = [[p for p in PLANS if p not in urgent], urgent]
+    return [
+        ([names.task_queue(component, p) for p in plans], prefetch * len(plans))
+        for plans in groups
+        if plans
+    ]
 
 
 class Worker:
@@ -223,20 +238,22 @@ class Worker:
             self._consumers.append((queue, tag))
 
     def _table_consumer(self, pool: asyncpg.Pool) -> TableConsumer:
-        """The table transport: claims rows of the six plan queues, as many as the slots and
-        the prefetch of one queue hold (the claim itself takes the highest plans first)."""
+        """The table transport: claims rows of the six plan queues in two groups, the urgent
+        plans and the others, each holding at most a prefetch per queue (as a broker
+        consumer's prefetch per plan queue does), so a backlog of lower plans never keeps an
+        urgent task from the urgent slots; the claim takes the highest plans first."""
         opts, settings = self.options, self.settings
         return TableConsumer(
             pool,
             settings.database_url,
-            [self.names.task_queue(opts.component, plan) for plan in PLANS],
+            plan_groups(self.names, opts.component, opts.prefetch, self._urgent_priority),
             self._on_delivery,
             consumer_id=f"{opts.component}:{opts.worker_id}",
-            capacity=opts.concurrency + self._urgent_slots + opts.prefetch,
             lease_s=settings.job_lease_s,
             poll_s=settings.job_poll_s,
             aging_per_s=settings.aging_per_s,
             ttl_s=settings.queue_message_ttl_ms / 1000,
+            delivery_limit=settings.queue_delivery_limit,
         )
 
     async def _on_delivery(self, delivery: Delivery) -> None:

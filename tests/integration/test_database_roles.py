@@ -173,10 +173,9 @@ async def worker_claims_only_task_rows(worker_url: str, app_url: str) -> None:
         claims = TableConsumer(
             worker,
             worker_url,
-            [names.task_queue("claims", 3), names.results, names.dlq],
+            [([names.task_queue("claims", 3), names.results, names.dlq], 5)],
             take,
             consumer_id="w",
-            capacity=5,
             lease_s=30,
             poll_s=0.2,
             aging_per_s=0,

@@ -5,6 +5,7 @@ import asyncio
 import itertools
 import json
 import uuid
+from functools import partial
 from typing import Any
 
 import aio_pika
@@ -58,10 +59,10 @@ async def rows(pool, settings, *statuses):
     return [dict(r) for r in found]
 
 
-def consumer(pool, settings, queues, into, **overrides):
+def consumer(pool, settings, queues, into, capacity=10, **overrides):
+    """A consumer of `queues` (one group of `capacity`) that collects what it claims."""
     options = {
         "consumer_id": f"test:{uuid.uuid4().hex[:8]}",
-        "capacity": 10,
         "lease_s": 30.0,
         "poll_s": 30.0,
         "aging_per_s": 0.0,
@@ -71,7 +72,7 @@ def consumer(pool, settings, queues, into, **overrides):
     async def take(row: ClaimedRow) -> None:
         into.append(row)
 
-    return TableConsumer(pool, settings.database_url, queues, take, **options)
+    return TableConsumer(pool, settings.database_url, [(queues, capacity)], take, **options)
 
 
 async def test_sessions_on_three_plans_complete_through_the_table(world, pool):
@@ -614,3 +615,92 @@ async def test_rows_past_the_message_ttl_are_dead_letters_not_runs(world, pool):
     assert len(ran) == 4  # the fresh session's four tasks only
     assert view.status == "failed"
     assert {r["status"] for r in view.results.values()} == {"timeout"}
+
+
+async def test_a_consumer_that_claims_its_own_lapsed_row_again_stops_the_first_claim(world, pool):
+    """PostgreSQL away longer than a lease: the same consumer may claim the row again. Only
+    the newer claim counts: the first is marked lost (its run stops) and its completion
+    writes nothing; the newer one completes the row with its writes."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    names = Names(settings.topology_prefix)
+    queue = names.task_queue("claims", 3)
+    await publisher.send(names.exchange, queue, aio_pika.Message(b"one"))
+    taken: list[ClaimedRow] = []
+    same = consumer(pool, settings, [queue], taken, lease_s=1.0, poll_s=0.2)
+    same._renew_loop = _never  # type: ignore[method-assign]  # as if every renewal failed
+    await same.start()
+    try:
+        await eventually(lambda: _truthy(len(taken) == 2), timeout=5)
+        first, again = taken
+        assert first.lost.is_set() and not again.lost.is_set()
+        assert (first.deliveries, again.deliveries) == (1, 2)
+        for row in (first, again):
+            with deferring_writes(row):
+                await publisher.send(names.exchange, names.result_key("claims"), row_copy(row))
+        await first.ack()
+        assert [r["status"] for r in await rows(pool, settings)] == ["running"]
+        await again.ack()
+        states = [(r["queue"], r["status"]) for r in await rows(pool, settings)]
+        assert states == [(queue, "completed"), (names.results, "pending")]
+    finally:
+        await same.stop()
+
+
+async def test_a_full_group_of_lower_plans_does_not_hold_back_an_urgent_row(world, pool):
+    """Claim groups have capacities of their own, as a broker consumer's prefetch per queue:
+    with the lower plans' group full, an urgent row is still claimed at once."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    names = Names(settings.topology_prefix)
+    low, high = names.task_queue("claims", 1), names.task_queue("claims", 6)
+    for i in range(3):
+        await publisher.send(names.exchange, low, aio_pika.Message(b"low%d" % i, priority=1))
+    taken: list[ClaimedRow] = []
+
+    async def take(row: ClaimedRow) -> None:
+        taken.append(row)
+
+    groups = TableConsumer(
+        pool,
+        settings.database_url,
+        [([low], 2), ([high], 1)],
+        take,
+        consumer_id="groups",
+        lease_s=30,
+        poll_s=30,
+        aging_per_s=0,
+    )
+    await groups.start()
+    try:
+        await eventually(lambda: _truthy(len(taken) == 2))
+        await publisher.send(names.exchange, high, aio_pika.Message(b"urgent", priority=10))
+        await eventually(lambda: _truthy(len(taken) == 3), timeout=3)
+        assert taken[2].body == b"urgent"
+    finally:
+        await groups.stop()
+
+
+async def test_a_row_that_kills_its_holders_is_dead_lettered_at_the_delivery_limit(world, pool):
+    """QUEUE_DELIVERY_LIMIT on the table: a row whose lease lapsed in the hands of that many
+    holders (each died with it) is a dead letter, reason delivery_limit, not claimed again."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    queue = Names(settings.topology_prefix).task_queue("claims", 2)
+    await publisher.send("", queue, aio_pika.Message(b"deadly"))
+    for holder in range(2):  # two holders die with it
+        held: list[ClaimedRow] = []
+        dies = consumer(pool, settings, [queue], held, lease_s=1.0, poll_s=0.2, delivery_limit=2)
+        dies._renew_loop = _never  # type: ignore[method-assign]
+        await dies.start()
+        await eventually(partial(_truthy, held), timeout=5)
+        await dies.stop()
+        assert held[0].deliveries == holder + 1
+    taken: list[ClaimedRow] = []
+    third = consumer(pool, settings, [queue], taken, poll_s=0.2, delivery_limit=2)
+    await third.start()
+    try:
+        dead = await eventually(lambda: rows(pool, settings, "error"), timeout=5)
+    finally:
+        await third.stop()
+    assert taken == [] and [r["reason"] for r in dead] == ["delivery_limit"]

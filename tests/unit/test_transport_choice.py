@@ -7,6 +7,7 @@ from ops.supervisor import Plan, Service, plan_for_transport
 from shared.job_queue import queue_of
 from shared.names import Names
 from shared.settings import Settings
+from workers.runtime import plan_groups
 
 NO_BROKER = {"redis_url": "redis://h", "database_url": "postgresql://h"}
 
@@ -40,3 +41,15 @@ def test_routing_keys_lead_to_the_queues_the_broker_would_bind_them_to():
     assert queue_of(names, names.task_queue("claims", 3)) == "x.claims.3"
     assert queue_of(names, names.result_key("claims")) == names.results
     assert queue_of(names, names.result_key("claims", urgent=True)) == names.urgent_results
+
+
+def test_a_workers_plan_queues_are_claimed_in_an_urgent_group_and_the_rest():
+    """Plans whose priority reaches URGENT_PRIORITY (business 8, enterprise 10) have a claim
+    budget of their own; without the scheduler all six share one. A prefetch per queue."""
+    names = Names("x")
+    urgent = plan_groups(names, "claims", 5, 8)
+    assert urgent == [
+        (["x.claims.1", "x.claims.2", "x.claims.3", "x.claims.4"], 20),
+        (["x.claims.5", "x.claims.6"], 10),
+    ]
+    assert plan_groups(names, "claims", 5, None) == [([f"x.claims.{p}" for p in range(1, 7)], 30)]
