@@ -463,6 +463,10 @@ class TableConsumer:
         self._ttl_s = ttl_s
         self._delivery_limit = delivery_limit
         self._held: dict[int, ClaimedRow] = {}
+        # The group of each queue, and the groups to claim from at the next wake: those a
+        # NOTIFY named or a settlement made room in (every group after a timed wait).
+        self._group_of = {q: i for i, (queues, _) in enumerate(self._groups) for q in queues}
+        self._due: set[int] = set(range(len(self._groups)))
         self._wake = asyncio.Event()
         self._stopped = asyncio.Event()
         self._claiming = True
@@ -504,7 +508,14 @@ class TableConsumer:
         """No longer held (nor renewed): only this claim of the row, not a newer one."""
         if self._held.get(row.id) is row:
             del self._held[row.id]
-        self._wake.set()
+        self._wake_for(row.queue)
+
+    def _wake_for(self, queue: str) -> None:
+        """Claim from `queue`'s group at the next round (a row ready there, or room)."""
+        group = self._group_of.get(queue)
+        if group is not None:
+            self._due.add(group)
+            self._wake.set()
 
     async def settle(self, row: ClaimedRow, status: str, reason: str | None = None) -> None:
         """Complete, re-queue or dead-letter a held row; a second settlement does nothing (as
@@ -538,26 +549,40 @@ class TableConsumer:
 
     async def _claim_loop(self) -> None:
         while self._claiming:
-            # Cleared before the claim: a row notified while it runs wakes the next round.
+            # Taken before the claims: a row notified while they run wakes the next round.
             self._wake.clear()
+            due, self._due = self._due, set()
             wait_s = self._poll_s
             try:
                 await self._ensure_listener()
-                more = False
-                for queues, capacity in self._groups:
+                found_none = False
+                for group in sorted(due):
+                    queues, capacity = self._groups[group]
                     free = capacity - sum(r.queue in queues for r in self._held.values())
-                    if free > 0 and await self._claim(queues, free) == free:
-                        more = True  # more may be ready: claim again once there is room
-                if more:
+                    if free <= 0:
+                        continue  # a settlement makes room, and names the group again
+                    claimed = await self._claim(queues, free)
+                    if claimed == free:
+                        self._due.add(group)  # more may be ready: again once there is room
+                    found_none = found_none or claimed == 0
+                if self._due:
                     continue
-                # Nothing more is ready: wake when the next retry is due, if sooner.
-                wait_s = min(wait_s, await self._next_due_s())
+                if found_none:  # named but nothing claimable: maybe a retry in its backoff
+                    wait_s = min(wait_s, await self._next_due_s())
             except UNAVAILABLE as exc:
                 log.warning("job queue unreachable, claiming later", error=repr(exc))
             except Exception:  # never the end of claiming: logged, tried again later
                 log.exception("claiming from the job queue failed")
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait_s)
+            if not await self._woken(wait_s):
+                self._due = set(range(len(self._groups)))  # the poll: every group
+
+    async def _woken(self, wait_s: float) -> bool:
+        """Wait for a wake-up, at most `wait_s`; whether one came."""
+        try:
+            await asyncio.wait_for(self._wake.wait(), wait_s)
+        except TimeoutError:
+            return False
+        return True
 
     async def _next_due_s(self) -> float:
         """Seconds until the earliest row of its queues not yet claimable (a retry in its
@@ -628,8 +653,7 @@ class TableConsumer:
                 self._lose(row)
 
     def _notified(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
-        if payload in self._queues:
-            self._wake.set()
+        self._wake_for(payload)
 
     async def _ensure_listener(self) -> None:
         """LISTEN on a connection of its own; while it cannot be had, the poll serves."""
