@@ -20,7 +20,7 @@ from shared.constants import ANALYSIS_COMPONENTS
 from shared.tenant_settings import weights_for
 from tests import services as svc
 from tests.cli import verdict
-from tests.integration.conftest import eventually, running
+from tests.integration.conftest import eventually, on_both_transports, running
 from workers.runtime import Worker, WorkerOptions
 
 pytestmark = pytest.mark.integration
@@ -91,6 +91,7 @@ def set_settings(settings, tenant, *values):
     return json.loads(run.stdout)
 
 
+@on_both_transports
 async def test_a_tenant_s_settings_change_what_runs_and_the_verdict_for_that_tenant_only(
     tenants, pool
 ):
@@ -160,6 +161,7 @@ async def _versions(pool, sid) -> dict[str, int | None]:
     return {"session": session, **{r["component"]: r["settings_version"] for r in rows}}
 
 
+@on_both_transports
 async def test_a_tenant_s_own_rate_limit_refuses_it_at_its_limit_and_not_another_tenant(
     world, pool
 ):
@@ -203,6 +205,7 @@ LOOKALIKE_TEXT = (
 )
 
 
+@on_both_transports
 async def test_a_tenant_s_brands_and_blocked_hosts_flag_its_sessions_only(tenants, pool):
     """Through the domain worker's executor: tenant A's session of a text with a lookalike of
     A's own brand and a host A blocked has both flagged (score 90, the lookalike imitating
