@@ -252,7 +252,11 @@ async def submit_all(base: str, args: argparse.Namespace, tally: Tally) -> None:
         body = {"content": f"{TEXTS[i % len(TEXTS)]} #{i}", "plan_type": 1 + i % 6}
         async with gate:
             tally.sent += 1
-            for _ in range(20):
+            # A 503 says "try again": a client keeps trying for as long as the run waits for
+            # its sessions (a Redis flush empties the worker registry until every worker's next
+            # beat, up to 30 s and longer on a loaded machine), and says so if it gives up.
+            give_up_at = time.monotonic() + args.timeout
+            while time.monotonic() < give_up_at:
                 try:
                     r = await client.post(
                         f"{API}/analyze-async", json=body, headers={"X-API-Key": KEY}
@@ -273,6 +277,7 @@ async def submit_all(base: str, args: argparse.Namespace, tally: Tally) -> None:
                     continue
                 tally.errors.append(f"POST {r.status_code}: {r.text[:200]}")
                 return
+            tally.errors.append(f"POST: still 503 after {args.timeout:.0f} s")
 
     async with httpx.AsyncClient(base_url=base, timeout=60) as client:
         pending = []

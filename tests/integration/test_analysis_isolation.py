@@ -176,7 +176,9 @@ async def test_the_api_analysing_without_a_broker_stops_a_hostile_analysis_at_it
     # can close them only on the event loop. Collected later in one of the pool's threads,
     # they would warn ("never awaited") into whichever test runs then.
     gc.collect()
-    assert first.json()["status"] == "completed"
+    # The first session only warms the analysis processes: on an overloaded machine a cold
+    # process can miss the 4 s itself (CI did once), so only its sync answer is checked.
+    assert first.json()["mode"] == "sync"
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["mode"] == "sync" and body["status"] == "partial"
