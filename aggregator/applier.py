@@ -4,27 +4,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Iterable
+import functools
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 import asyncpg
 import httpx
 import structlog
-from redis.asyncio import Redis
 
 from aggregator.explanation import explain_by_llm
 from aggregator.fanin import Explain, Recorded, finalize_overdue, live_states, record_results
 from aggregator.lanes import Lanes
 from shared import db as database
-from shared import live, metrics
+from shared import metrics
 from shared.broker import send_to_dlq
 from shared.deadletters import DeadLetterKind
 from shared.errors import SettlementFailed
+from shared.house import House
 from shared.job_queue import prune_completed
+from shared.live import Live
 from shared.messages import Result
 from shared.names import Names
 from shared.partitions import make_ahead
-from shared.redis_batches import RedisBatches
 from shared.sessions import store_explanation
 from shared.settings import Settings
 from shared.transport import Delivery, Outbox
@@ -53,7 +54,8 @@ class Storage:
     """What the aggregator holds open: its connections and its publisher."""
 
     pool: asyncpg.Pool
-    redis: Redis
+    # Live news and urgent ends (shared/house.py): Redis, or PostgreSQL without it.
+    house: House
     http: httpx.AsyncClient
     publisher: Outbox
 
@@ -76,9 +78,9 @@ class Applier:
         self._gate = gate
         self._explain = explain
         self._parking_key = parking_key  # marks what it parks (shared.signing)
-        # Live states and urgent ends of concurrent batches go to Redis together.
-        self._batches = RedisBatches(storage.redis)
-        self._signals = UrgentSignals(storage.redis, settings.key_prefix, self._batches)
+        # Live states and urgent ends of concurrent batches go out together (the house's
+        # batches of Redis commands).
+        self._live = Live(storage.house, settings.key_prefix)
         self._background: set[asyncio.Task[None]] = set()  # explanations being rewritten
         self._ending: set[asyncio.Task[None]] = set()  # urgent-session ends being announced
 
@@ -175,7 +177,8 @@ class Applier:
     async def _end_urgent(self, session_ids: list[str]) -> None:
         """Urgent sessions are final: lower tiers everywhere need not wait for them now."""
         try:
-            await self._signals.end(session_ids)
+            signals = UrgentSignals(self.storage.house.channels, self.settings.key_prefix)
+            await signals.end(session_ids)
         except Exception as exc:  # their holds lapse by themselves
             log.warning("urgent session ends not announced", error=repr(exc))
 
@@ -187,9 +190,7 @@ class Applier:
     async def _announce(self, sessions: list[Recorded]) -> None:
         """Live state for pollers; Postgres already holds the truth, so Redis may fail."""
         try:
-            await live.publish_states(
-                self._batches, self.settings.key_prefix, live_states(sessions)
-            )
+            await self._live.publish_states(live_states(sessions))
         except Exception as exc:
             log.warning("live state not updated", error=repr(exc))
         for recorded in sessions:
@@ -280,24 +281,27 @@ class Applier:
     async def prune_jobs(self, stop: asyncio.Event) -> None:
         """The postgres transport: completed rows are kept JOB_KEEP_COMPLETED_S for
         inspection, then deleted in batches, so the queue table stays small (on RabbitMQ
-        there is nothing to do)."""
+        there is nothing to do); without Redis, expired ephemera go too."""
         if self.settings.transport != "postgres":
             return
         while not stop.is_set():
             delay = JOB_PRUNE_S
             try:
-                gone = JOB_PRUNE_BATCH
-                while gone >= JOB_PRUNE_BATCH:  # a full batch: more may be waiting
-                    gone = await prune_completed(
-                        self.storage.pool, self.settings.job_keep_completed_s, JOB_PRUNE_BATCH
-                    )
-                    if gone:
-                        log.info("completed job rows deleted", rows=gone)
+                gone = await _in_batches(self._prune_completed)
+                if gone:
+                    log.info("completed job rows deleted", rows=gone)
+                ephemera = self.storage.house.ephemera
+                if ephemera is not None:
+                    await _in_batches(functools.partial(ephemera.prune, JOB_PRUNE_BATCH))
             except Exception:
                 delay = PARTITION_RETRY_S
                 log.exception("deleting completed job rows failed")
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(stop.wait(), delay)
+
+    async def _prune_completed(self) -> int:
+        keep_s = self.settings.job_keep_completed_s
+        return await prune_completed(self.storage.pool, keep_s, JOB_PRUNE_BATCH)
 
     async def close(self) -> None:
         """Cancel what still runs in the background (explanations, urgent ends)."""
@@ -344,3 +348,13 @@ def home_key(names: Names, routing_key: str) -> str:
 def janitor_delay_s(interval_s: float, failures: int) -> float:
     """The wait before the next janitor pass: the interval, doubled per failure in a row."""
     return min(interval_s * 2 ** min(failures, 16), max(interval_s, JANITOR_MAX_DELAY_S))
+
+
+async def _in_batches(delete: Callable[[], Awaitable[int]]) -> int:
+    """Run a batched delete until a batch comes back short; the rows deleted in all."""
+    total = 0
+    while True:
+        gone = await delete()
+        total += gone
+        if gone < JOB_PRUNE_BATCH:
+            return total

@@ -20,6 +20,7 @@ from shared.constants import MEDIA_INPUT_TYPES, MEDIA_PREPROCESS
 from shared.deadletters import marked_as_parked, oversize, parked_letter
 from shared.errors import InvalidMessage
 from shared.heartbeat import Heartbeat, announcement, unchanged
+from shared.house import open_house
 from shared.job_queue import TableConsumer, TablePublisher
 from shared.messages import MAX_MESSAGE_BYTES, Result, decode_result
 from shared.names import Names
@@ -60,10 +61,10 @@ class Aggregator:
             connection = (
                 None if on_table else await opened.broker(self.settings.amqp_urls(), "aggregator")
             )
-            redis = opened.redis(self.settings.redis_url)
             # On the table transport its claims and settlements use the pool too.
             size = self.prefetch + 2 + (self.prefetch + 2 if on_table else 0)
             pool = await opened.pool(self.settings.database_url, max_size=size)
+            house = await open_house(opened, self.settings, pool)
             http = opened.http()
             publisher: Outbox = (
                 TablePublisher(pool, self.names)
@@ -73,19 +74,23 @@ class Aggregator:
             # Before any consumer starts: an urgent batch announces its sessions' ends with it.
             applier = Applier(
                 self.settings,
-                Storage(pool, redis, http, publisher),
+                Storage(pool, house, http, publisher),
                 self._gate,
                 self.explain,
                 self._parking_key,
             )
             opened.closes(applier, lambda a: a.close())
             self._applier = applier
-            if self.settings.urgent_threshold is not None:  # urgent sessions anywhere hold
-                signals = UrgentSignals(redis, self.settings.key_prefix)  # lower tiers back
+            if self.settings.urgent_threshold is not None:
+                # Urgent sessions anywhere hold lower tiers back.
+                signals = UrgentSignals(house.channels, self.settings.key_prefix)
                 await opened.enter(precedence_followed(self._gate, signals))
             announced = announcement("aggregator", self.prefetch, input_types=())
             heartbeat = Heartbeat(
-                redis, self.settings.key_prefix, unchanged(announced), lambda: self._lanes.pending
+                house.shelf,
+                self.settings.key_prefix,
+                unchanged(announced),
+                lambda: self._lanes.pending,
             )
             async with (
                 in_background(applier.apply_lane(self._lanes, True), "urgent results"),

@@ -156,6 +156,10 @@ class Health(BaseModel):
 
     ok: bool
     postgres: bool
+    # Where short-lived shared state is kept (heartbeats, live news, rate-limit windows):
+    # `redis`, or `postgres` on the postgres transport with REDIS_URL unset.
+    house: str
+    # Whether Redis answers (false when the deployment runs without it).
     redis: bool
     # What carries tasks and results (TRANSPORT): `rabbitmq` or `postgres`.
     transport: str

@@ -13,11 +13,11 @@ import time
 from collections.abc import Sequence
 
 import structlog
-from redis.asyncio import Redis
 
 from shared import metrics
 from shared.background import raise_if_cancelled
 from shared.constants import ANALYSIS_COMPONENTS, QUEUE_COMPONENTS
+from shared.house import Shelf
 from shared.registry import WorkerRecord, online_by_component, registry, unserved
 
 log = structlog.get_logger(__name__)
@@ -35,8 +35,8 @@ RECHECK_BEFORE_REFUSING_S = 0.25
 class OnlineWorkers:
     """The registry, read again once `ttl_s` has passed since the last read."""
 
-    def __init__(self, redis: Redis, prefix: str, ttl_s: float) -> None:
-        self._redis = redis
+    def __init__(self, shelf: Shelf, prefix: str, ttl_s: float) -> None:
+        self._shelf = shelf
         self._prefix = prefix
         self.ttl_s = ttl_s
         self._read_at = -float("inf")
@@ -68,7 +68,7 @@ class OnlineWorkers:
         The read is as old as its start: a worker that announced itself while the read was
         under way may be missing from it, so it must not pass for newer than that."""
         started = time.monotonic()
-        records = await registry(self._redis, self._prefix, time.time())
+        records = await registry(self._shelf, self._prefix, time.time())
         if started >= self._read_at:  # a read that started earlier and ended later is older
             self._records, self._read_at = records, started
         for component, count in online_by_component(self._records, REGISTERED).items():

@@ -1,7 +1,7 @@
 """A session's progress as its submitter may read it: once, or as server-sent events.
 
 Whose session it is comes from the PostgreSQL record; Redis live state is only a cache of
-progress.
+progress (without Redis the record answers, and NOTIFY wakes the streams).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from shared.sessions import SessionView
 
 log = structlog.get_logger(__name__)
 
-# How often the event stream re-reads state when no notification arrives (Redis may be down).
+# How often the event stream re-reads state when no notification arrives (Redis, or the
+# NOTIFY listener, may be down).
 EVENT_POLL_S = 1.0
 # Waiting for a person's review can take hours: the stream is told of the decision, so it
 # re-reads only this often in case the announcement was lost (a Redis restart).
@@ -51,7 +52,7 @@ async def session_progress(state: AppState, session_id: str, who: Caller) -> dic
     if not await state.tenants.owns(who.tenant, session_id):
         raise no_such_session()
     try:
-        cached = await live.read_state(state.redis, state.settings.key_prefix, session_id)
+        cached = await state.live.read_state(session_id)
     except Exception:
         cached = None
     if cached is not None:
@@ -71,7 +72,7 @@ async def event_stream(
     event, as does a failure to read it: a stream always ends as a well-formed response.
     """
     state.streams[who.tenant] += 1
-    pubsub: Any = state.events_redis.pubsub()
+    pubsub: Any = state.live.subscription()
     try:
         await pubsub.subscribe(live.events_channel(state.settings.key_prefix, session_id))
     except Exception:  # no Redis, or every stream connection in use: follow the record

@@ -1,7 +1,7 @@
 """Quotas: 429 before anything is stored or queued.
 
 - Rate limits per API key and plan, submissions and reads apart, counted in Redis with the
-  `limits` library's fixed windows.
+  `limits` library's fixed windows (without Redis, the same windows in PostgreSQL).
 - Unknown keys are counted per client address; past `AUTH_FAILURE_LIMIT` the address is
   refused everything, valid keys included, until its window ends. Were a valid key let
   through, a guesser would learn from the answer which guess was right: the throttle would
@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import asyncpg
@@ -35,7 +36,6 @@ from fastapi import HTTPException, Request, status
 from limits import RateLimitItem
 from limits.aio.storage import RedisStorage
 from prometheus_client import Counter
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -51,6 +51,8 @@ from dispatcher.ratelimits import (
 )
 from shared import db as database
 from shared import tenants
+from shared.ephemera import Ephemera
+from shared.house import House
 from shared.keys import Keys
 from shared.settings import Settings
 from shared.tenant_store import TenantSettingsCache
@@ -88,12 +90,13 @@ def too_many(detail: str, retry_after: int) -> HTTPException:
 
 
 class Quotas:
-    """The API's quotas, read from the settings once; Redis for windows, Postgres for caps."""
+    """The API's quotas, read from the settings once; the house for windows (Redis, or
+    PostgreSQL without it), Postgres for caps."""
 
     def __init__(
         self,
         settings: Settings,
-        redis: Redis,
+        house: House,
         pool: asyncpg.Pool,
         tenant_settings: TenantSettingsCache | None = None,
     ) -> None:
@@ -102,7 +105,7 @@ class Quotas:
         self.tenant_settings = tenant_settings
         self.enabled = settings.quotas_enabled
         self.pool = pool
-        self.windows = WindowCounts(settings, redis)
+        self.windows = WindowCounts(settings, house)
         self.submissions = parse_plan_limits(settings.rate_limits_by_plan)
         self.reads = parse_plan_limits(settings.read_rate_limits_by_plan)
         self.auth_failures = parse_limits(settings.auth_failure_limit)
@@ -214,20 +217,27 @@ class Quotas:
 
 
 class WindowCounts:
-    """Fixed-window counters in Redis (the `limits` library's storage), failing open.
+    """Fixed-window counters in the house (the `limits` library's storage on Redis; its
+    calls, over PostgreSQL's ephemera, without Redis), failing open.
 
-    A method answers None, and the request goes through unchecked, when Redis does not."""
+    A method answers None, and the request goes through unchecked, when the store does not."""
 
-    def __init__(self, settings: Settings, redis: Redis) -> None:
-        # The app's connection pool (the storage's options are typed for scalars only), and
-        # keys under the deployment's Redis prefix.
-        shared_pool: dict[str, Any] = {"connection_pool": redis.connection_pool}
-        self.storage = RedisStorage(
-            f"async+{settings.redis_url}",
-            implementation="redispy",
-            key_prefix=Keys(settings.key_prefix).rate_limits,
-            **shared_pool,
-        )
+    def __init__(self, settings: Settings, house: House) -> None:
+        prefix = Keys(settings.key_prefix).rate_limits
+        self.storage: Any
+        if house.redis is not None:
+            # The app's connection pool (the storage's options are typed for scalars only),
+            # and keys under the deployment's Redis prefix.
+            shared_pool: dict[str, Any] = {"connection_pool": house.redis.connection_pool}
+            self.storage = RedisStorage(
+                f"async+{settings.redis_url}",
+                implementation="redispy",
+                key_prefix=prefix,
+                **shared_pool,
+            )
+        else:
+            assert house.ephemera is not None
+            self.storage = TableWindows(house.ephemera, prefix)
         self.unchecked_until = 0.0  # monotonic time; while ahead, Redis is not asked
         # When each window seen lately ends (wall clock, as the storage gives it): a window's
         # end is read from Redis once per process, not on every request.
@@ -309,16 +319,37 @@ class WindowCounts:
         try:
             async with asyncio.timeout(REDIS_TIMEOUT_S):
                 result = await call()
-        except (RedisError, OSError, TimeoutError) as exc:
+        except (RedisError, TimeoutError, *database.UNAVAILABLE, asyncpg.PostgresError) as exc:
             UNCHECKED.labels(check).inc()
             if not self.unchecked_until:
-                log.warning("rate limits unchecked: redis unavailable", error=repr(exc))
+                log.warning("rate limits unchecked: their store is unavailable", error=repr(exc))
             self.unchecked_until = now + REDIS_RETRY_S
             return None
         if self.unchecked_until:
             log.info("rate limits checked again")
             self.unchecked_until = 0.0
         return result
+
+
+@dataclass(frozen=True)
+class TableWindows:
+    """The three calls of the `limits` storage that WindowCounts makes, over PostgreSQL's
+    ephemera (shared/ephemera.py): fixed windows, each opened by its first hit."""
+
+    ephemera: Ephemera
+    prefix: str
+
+    async def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        hits, _ = await self.ephemera.hit(f"{self.prefix}:{key}", expiry)
+        return hits
+
+    async def get(self, key: str) -> int:
+        hits, _ = await self.ephemera.window(f"{self.prefix}:{key}")
+        return hits
+
+    async def get_expiry(self, key: str) -> float:
+        _, ends_at = await self.ephemera.window(f"{self.prefix}:{key}")
+        return ends_at
 
 
 class RateLimitHeaders:

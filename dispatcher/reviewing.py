@@ -7,7 +7,7 @@ from __future__ import annotations
 import structlog
 
 from dispatcher.state import AppState
-from shared import live, reviews
+from shared import reviews
 from shared.reviews import ReviewItem
 
 log = structlog.get_logger(__name__)
@@ -44,9 +44,7 @@ async def decide(
         label=decided.reviewed_label,
     )
     try:  # Postgres holds the decision; a stream not told re-reads it within REVIEW_POLL_S
-        await live.announce_review(
-            state.redis, state.settings.key_prefix, decided.session_id, decided.public()
-        )
+        await state.live.announce_review(decided.session_id, decided.public())
     except Exception as exc:
         log.warning("review not announced", session_id=session_id, error=repr(exc))
     return decided

@@ -13,7 +13,6 @@ import httpx
 import structlog
 from aio_pika.abc import AbstractRobustConnection
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from redis.asyncio import Redis
 
 from dispatcher import online, review_backlog
 from dispatcher.event_tokens import token_key
@@ -25,9 +24,10 @@ from dispatcher.tenancy import SessionTenants
 from shared.background import in_background
 from shared.broker import Publisher, connect
 from shared.errors import BrokerUnavailable
+from shared.house import House, open_house
 from shared.job_queue import TablePublisher
+from shared.live import Live
 from shared.names import Names
-from shared.redis_batches import RedisBatches
 from shared.resources import Resources
 from shared.settings import Settings
 from shared.signing import task_signer
@@ -48,13 +48,13 @@ API_RECONNECT_WAIT_S = 1.0
 class AppState:
     settings: Settings
     pool: asyncpg.Pool
-    redis: Redis
+    # Short-lived shared state (shared/house.py): Redis, or PostgreSQL without it. With
+    # Redis, event streams subscribe on a pool of their own, bounded (API_MAX_EVENT_STREAMS).
+    house: House
     http: httpx.AsyncClient
-    # Event streams subscribe here: a pool of their own, bounded (API_MAX_EVENT_STREAMS).
-    events_redis: Redis
     quotas: Quotas = field(init=False)
-    # Redis commands of concurrent requests sent together (live states, urgent signals).
-    batches: RedisBatches = field(init=False)
+    # Live states and news of sessions (the cache in Redis, if there is one).
+    live: Live = field(init=False)
     publisher: Outbox | None = None
     connection: AbstractRobustConnection | None = None
     tenants: SessionTenants = field(init=False)
@@ -87,29 +87,32 @@ class AppState:
         # Every task the API publishes is signed (shared/signing.py); no key, no start.
         self.task_signer = task_signer(self.settings)
         self.events_key = token_key(self.settings)
-        self.batches = RedisBatches(self.redis)
+        self.live = Live(self.house, self.settings.key_prefix)
         self.tenant_settings = TenantSettingsCache(self.pool, self.settings.tenant_settings_ttl_s)
-        self.quotas = Quotas(self.settings, self.redis, self.pool, self.tenant_settings)
+        self.quotas = Quotas(self.settings, self.house, self.pool, self.tenant_settings)
         self.tenants = SessionTenants(self.pool, self.settings.api_tenant_cache_size)
         self.workers = OnlineWorkers(
-            self.redis, self.settings.key_prefix, self.settings.api_workers_ttl_s
+            self.house.shelf, self.settings.key_prefix, self.settings.api_workers_ttl_s
         )
 
     @classmethod
     @contextlib.asynccontextmanager
     async def opened(cls, settings: Settings) -> AsyncIterator[AppState]:
-        """The API's connections for the length of the block: Postgres, Redis and HTTP at
-        once, the broker in the background (until it is up the API analyses synchronously);
+        """The API's connections for the length of the block: Postgres, Redis (if any) and
+        HTTP at once, the broker in the background (until it is up the API analyses synchronously);
         all closed in reverse on exit (shared.resources)."""
         async with Resources() as opened:
+            pool = await opened.pool(settings.database_url, max_size=20)
+            streams = (
+                opened.redis(settings.redis_url, max_connections=settings.api_max_event_streams)
+                if settings.redis_url
+                else None
+            )
             state = cls(
                 settings=settings,
-                pool=await opened.pool(settings.database_url, max_size=20),
-                redis=opened.redis(settings.redis_url),
+                pool=pool,
+                house=await open_house(opened, settings, pool, subscriber=streams),
                 http=opened.http(),
-                events_redis=opened.redis(
-                    settings.redis_url, max_connections=settings.api_max_event_streams
-                ),
             )
             opened.closes(state, lambda s: s._close_broker_and_analysis())
             if settings.transport == "postgres":  # tasks are rows of the database it holds

@@ -11,7 +11,7 @@ import structlog
 from dispatcher.media import locate
 from dispatcher.state import AppState
 from dispatcher.sync import analyse_inline
-from shared import live, metrics, sessions
+from shared import metrics, sessions
 from shared.constants import ANALYSIS_COMPONENTS, MEDIA_INPUT_TYPES, MEDIA_PREPROCESS
 from shared.errors import BrokerUnavailable, PublishError, QueueFull
 from shared.job_queue import TablePublisher
@@ -112,7 +112,7 @@ async def accept(state: AppState, session: NewSession) -> Accepted:
         )
         await sessions.mark_sync(state.pool, session.id)
         await analyse_inline(
-            tasks, state.settings, state.pool, state.redis, state.http, state.analysis
+            tasks, state.settings, state.pool, state.house, state.http, state.analysis
         )
         metrics.SESSIONS.labels("sync").inc()
         return Accepted(session.id, "sync")
@@ -177,7 +177,7 @@ async def _publish_all(state: AppState, tasks: list[Task], tenant: str) -> None:
 
 async def _forget(state: AppState, session_id: str) -> None:
     try:
-        await state.redis.delete(live.state_key(state.settings.key_prefix, session_id))
+        await state.live.forget(session_id)
     except Exception as exc:  # it expires by itself; the refused session has no row anyway
         log.warning("live state not removed", session_id=session_id, error=repr(exc))
 
@@ -185,7 +185,7 @@ async def _forget(state: AppState, session_id: str) -> None:
 async def _announce(state: AppState, session: NewSession) -> None:
     try:
         initial = {**progress_of("processing", session.components, {}), "tenant": session.tenant}
-        await live.publish_state(state.batches, state.settings.key_prefix, session.id, initial)
+        await state.live.publish_states([(session.id, initial)])
     except Exception as exc:  # Redis is a cache of Postgres: a miss falls back to the record
         log.warning("live state not written", session_id=session.id, error=repr(exc))
 
@@ -196,7 +196,7 @@ def _is_urgent(state: AppState, session: NewSession) -> bool:
 
 
 async def _signal_urgent(state: AppState, session_id: str, begin: bool) -> None:
-    signals = UrgentSignals(state.redis, state.settings.key_prefix, state.batches)
+    signals = UrgentSignals(state.house.channels, state.settings.key_prefix)
     try:
         await (signals.begin(session_id) if begin else signals.end([session_id]))
     except Exception as exc:  # precedence is an optimisation: the session goes on without it

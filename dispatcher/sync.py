@@ -10,13 +10,13 @@ from collections.abc import Awaitable
 import asyncpg
 import httpx
 import structlog
-from redis.asyncio import Redis
 
 from aggregator.explanation import explain
 from aggregator.fanin import live_states, record_result
-from shared import live
 from shared.constants import MEDIA_PREPROCESS
 from shared.errors import AnalysisTimeout
+from shared.house import House
+from shared.live import Live
 from shared.messages import Result, Task, failure_results, success_result
 from shared.settings import Settings
 from workers.executor import Analysis, ExecutorContext, executor_for
@@ -34,7 +34,7 @@ async def analyse_inline(
     tasks: list[Task],
     settings: Settings,
     pool: asyncpg.Pool,
-    redis: Redis,
+    house: House,
     http: httpx.AsyncClient,
     analysis: AnalysisPool,
 ) -> None:
@@ -48,7 +48,9 @@ async def analyse_inline(
     async def collect(task: Task) -> None:
         follow_ups.append(task)
 
-    context = ExecutorContext(settings, redis, pool, http, collect, SYNC_WORKER, analysis=analysis)
+    context = ExecutorContext(
+        settings, house.shelf, pool, http, collect, SYNC_WORKER, analysis=analysis
+    )
     results: list[Result] = []
     for media in (t for t in tasks if t.component == MEDIA_PREPROCESS):
         outcome = await _attempt(media, context, settings.sync_timeout_s)
@@ -64,7 +66,7 @@ async def analyse_inline(
         for r in results
     ]
     try:  # the POST's "processing" state would otherwise stand in Redis for a day
-        await live.publish_states(redis, settings.key_prefix, live_states(recorded))
+        await Live(house, settings.key_prefix).publish_states(live_states(recorded))
     except Exception as exc:  # Redis is a cache of Postgres: a miss falls back to the record
         log.warning("live state not updated", error=repr(exc))
 

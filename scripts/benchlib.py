@@ -414,11 +414,12 @@ async def _announced(world: World) -> bool:
     from redis.asyncio import Redis
 
     from shared.constants import ANALYSIS_COMPONENTS
+    from shared.house import redis_house
     from shared.registry import online_by_component, registry
 
     redis = Redis.from_url(world.redis_url)
     try:
-        records = await registry(redis, world.settings().key_prefix, time.time())
+        records = await registry(redis_house(redis).shelf, world.settings().key_prefix, time.time())
     finally:
         await redis.aclose()
     return all(online_by_component(records, ANALYSIS_COMPONENTS).values())

@@ -150,7 +150,25 @@ def worker_statements(roles: DatabaseRoles, existing: set[str]) -> list[str]:
         statements.append(f"GRANT {what} ON TABLE {_ident(table)} TO {worker}")
     if "job_queue" in existing:
         statements += job_queue_statements(roles)
+    if "ephemera" in existing:
+        statements += ephemera_statements(roles)
     return statements
+
+
+# The ephemera a worker writes without Redis (shared/house.py): its heartbeat, the attempts of
+# its tasks, a media task's extracted text — never a console sign-out or a rate-limit window.
+WORKER_EPHEMERA = "key ~ '^[^:]+:(workers|attempts|media):'"
+
+
+def ephemera_statements(roles: DatabaseRoles) -> list[str]:
+    """Without Redis the worker role reads and writes only its own kinds of ephemera (as its
+    Redis user may only write its keys); the app role, every kind."""
+    worker, app = _ident(roles.worker), _ident(roles.app)
+    policies = {
+        "ephemera_app": f"TO {app} USING (true) WITH CHECK (true)",
+        "ephemera_worker": f"TO {worker} USING ({WORKER_EPHEMERA}) WITH CHECK ({WORKER_EPHEMERA})",
+    }
+    return row_security("ephemera", worker, policies)
 
 
 def job_queue_statements(roles: DatabaseRoles) -> list[str]:
@@ -159,8 +177,7 @@ def job_queue_statements(roles: DatabaseRoles) -> list[str]:
     of the DLQ queue (it does see task rows dead-lettered where they were: rejected unread
     or expired, tasks it could have claimed). Results are signed and tasks too, so what it
     may insert it cannot forge. Like a broker user of any one component, it could settle a
-    task without running it; unlike one, any component's. Policies are made anew each time
-    (provisioning is idempotent)."""
+    task without running it; unlike one, any component's."""
     worker, app = _ident(roles.worker), _ident(roles.app)
     policies = {
         "job_queue_app": f"TO {app} USING (true) WITH CHECK (true)",
@@ -174,13 +191,19 @@ def job_queue_statements(roles: DatabaseRoles) -> list[str]:
             f"FOR INSERT TO {worker} WITH CHECK (status IN ('pending', 'retry', 'error'))"
         ),
     }
+    return row_security("job_queue", worker, policies)
+
+
+def row_security(table: str, worker: str, policies: dict[str, str]) -> list[str]:
+    """The worker may select, insert and update rows of `table` as far as `policies` let it
+    (each made anew: provisioning is idempotent)."""
     statements = [
-        f"GRANT SELECT, INSERT, UPDATE ON TABLE job_queue TO {worker}",
-        "ALTER TABLE job_queue ENABLE ROW LEVEL SECURITY",
+        f"GRANT SELECT, INSERT, UPDATE ON TABLE {table} TO {worker}",
+        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
     ]
     for name, rule in policies.items():
-        statements.append(f"DROP POLICY IF EXISTS {name} ON job_queue")
-        statements.append(f"CREATE POLICY {name} ON job_queue {rule}")
+        statements.append(f"DROP POLICY IF EXISTS {name} ON {table}")
+        statements.append(f"CREATE POLICY {name} ON {table} {rule}")
     return statements
 
 

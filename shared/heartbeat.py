@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from importlib import metadata
 
 import structlog
-from redis.asyncio import Redis
 
 from shared.background import in_background
+from shared.house import Shelf
 from shared.keys import Keys
 from shared.registry import HEARTBEAT_EVERY_S, RECORD_TTL_S, Announcement, encode
 
@@ -77,12 +77,12 @@ class Heartbeat:
 
     def __init__(
         self,
-        redis: Redis,
+        shelf: Shelf,
         prefix: str,
         announce: Announce,
         in_flight: Callable[[], int] = lambda: 0,
     ) -> None:
-        self._redis = redis
+        self._shelf = shelf
         self._prefix = prefix
         self._announce = announce
         self._in_flight = in_flight
@@ -104,12 +104,12 @@ class Heartbeat:
 
     async def _write(self, said: Announcement, in_flight: int, stopped_at: float | None) -> None:
         body = encode(said, in_flight, time.time(), stopped_at)
-        await self._redis.set(worker_key(self._prefix, said.worker_id), body, ex=RECORD_TTL_S)
+        await self._shelf.put(worker_key(self._prefix, said.worker_id), body, RECORD_TTL_S)
 
     async def _loop(self) -> None:
         while True:
             try:
                 await self.beat()
-            except Exception as exc:  # Redis away: the next beat will do
+            except Exception as exc:  # Redis (or PostgreSQL) away: the next beat will do
                 log.warning("heartbeat not written", error=repr(exc))
             await asyncio.sleep(HEARTBEAT_EVERY_S)

@@ -1,15 +1,19 @@
-"""Live session state and progress events in Redis. Postgres stays the record."""
+"""Live session state and progress events: in Redis, or over NOTIFY without it (`Live`).
+Postgres stays the record."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redis.asyncio import Redis
 
 from shared.constants import LIVE_STATE_TTL_S
 from shared.keys import Keys
 from shared.redis_batches import RedisBatches, Scripted, send
+
+if TYPE_CHECKING:
+    from shared.house import House
 
 
 def state_key(prefix: str, session_id: str) -> str:
@@ -76,3 +80,48 @@ async def announce_review(
 ) -> None:
     """Tell the session's event streams that its verdict was reviewed (they re-read it)."""
     await redis.publish(events_channel(prefix, session_id), json.dumps({"review": review}))
+
+
+class Live:
+    """A session's live news through the process's house (shared/house.py). With Redis the
+    state is cached there too (read before PostgreSQL) and announced on the session's
+    channel; without it the record is the only state, and each change is announced over
+    NOTIFY, so event streams still wake at once instead of at their next poll."""
+
+    def __init__(self, house: House, prefix: str) -> None:
+        self.house = house
+        self.prefix = prefix
+
+    async def publish_states(self, states: list[tuple[str, dict[str, Any]]]) -> None:
+        if self.house.redis is not None:
+            await publish_states(self.house.batches or self.house.redis, self.prefix, states)
+            return
+        await self.house.channels.publish_many(
+            (events_channel(self.prefix, sid), _news(state)) for sid, state in states
+        )
+
+    async def read_state(self, session_id: str) -> dict[str, Any] | None:
+        """The cached state, or None (then the record says)."""
+        if self.house.redis is None:
+            return None
+        return await read_state(self.house.redis, self.prefix, session_id)
+
+    async def forget(self, session_id: str) -> None:
+        """Drop the cached state (a session submitted again under its id)."""
+        if self.house.redis is not None:
+            await self.house.redis.delete(state_key(self.prefix, session_id))
+
+    async def announce_review(self, session_id: str, review: dict[str, Any]) -> None:
+        await self.house.channels.publish_many(
+            [(events_channel(self.prefix, session_id), json.dumps({"review": review}))]
+        )
+
+    def subscription(self) -> Any:
+        """A subscription for one event stream (subscribe to `events_channel` on it)."""
+        return self.house.channels.pubsub(ignore_subscribe_messages=True)
+
+
+def _news(state: dict[str, Any]) -> str:
+    """What a NOTIFY says of a new state: enough for a log, small enough for any session
+    (readers re-read the record)."""
+    return json.dumps({"status": state["status"], "progress": state["progress"]})

@@ -1,7 +1,8 @@
 """The worker registry: what each worker process announced, and whether it is still there.
 
 Every worker and aggregator writes its announcement (shared/heartbeat.py) under
-`Keys.worker(id)` every HEARTBEAT_EVERY_S. Records outlive the beats (RECORD_TTL_S), so a
+`Keys.worker(id)` every HEARTBEAT_EVERY_S (in Redis, or in PostgreSQL without it:
+shared/house.py). Records outlive the beats (RECORD_TTL_S), so a
 worker that went silent is still listed, as stale and then offline; its status is a pure
 function of the clock (`status_at`). A clean stop marks the record offline at once.
 """
@@ -11,12 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
-
-from redis.asyncio import Redis
+from typing import TYPE_CHECKING, Any, Literal
 
 from shared.constants import ANALYSIS_COMPONENTS, MEDIA_INPUT_TYPES, MEDIA_PREPROCESS
 from shared.keys import Keys
+
+if TYPE_CHECKING:
+    from shared.house import Shelf
 
 HEARTBEAT_EVERY_S = 30
 # Two beats missed: the worker may be gone (a long GC pause or a slow Redis can explain one).
@@ -96,10 +98,9 @@ def decode(raw: str | bytes, now: float) -> WorkerRecord | None:
     return WorkerRecord(**{**asdict(record), "status": status})
 
 
-async def registry(redis: Redis, prefix: str, now: float) -> list[WorkerRecord]:
+async def registry(shelf: Shelf, prefix: str, now: float) -> list[WorkerRecord]:
     """Every worker record of the deployment with its status at `now`, by worker id."""
-    keys = sorted([k async for k in redis.scan_iter(match=Keys(prefix).workers, count=500)])
-    values = await redis.mget(keys) if keys else []
+    values = await shelf.starting_with(Keys(prefix).worker(""))
     records = (decode(v, now) for v in values if v)
     return sorted((r for r in records if r is not None), key=lambda r: r.worker_id)
 

@@ -78,7 +78,9 @@ class Settings(BaseSettings):
     # AMQP_URL's credentials and vhost to the first that answers, and on a loss to the next.
     # Empty counts as unset (compose passes `${AMQP_HOSTS:-}`).
     amqp_hosts: str | None = Field(None, pattern=r"^([^,/@\s]+(,[^,/@\s]+)*)?$")
-    redis_url: str
+    # Required with TRANSPORT=rabbitmq; with TRANSPORT=postgres, unset keeps what Redis would
+    # hold (heartbeats, attempts, live news, rate-limit windows…) in PostgreSQL too.
+    redis_url: str = ""
     database_url: str
     rabbitmq_management_url: str | None = None
     # A process serving several components (`verdict worker --components a,b`) connects each
@@ -233,6 +235,11 @@ class Settings(BaseSettings):
     def _broker_for_its_transport(self) -> Settings:
         if self.transport == "rabbitmq" and not self.amqp_url:
             raise ValueError("AMQP_URL is required with TRANSPORT=rabbitmq (the default)")
+        if self.transport == "rabbitmq" and not self.redis_url:
+            raise ValueError(
+                "REDIS_URL is required with TRANSPORT=rabbitmq (the default); "
+                "only TRANSPORT=postgres runs without Redis"
+            )
         return self
 
     @field_validator("component_amqp_urls", "component_redis_urls", mode="after")

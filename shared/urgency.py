@@ -7,7 +7,7 @@ and the CPUs are saturated, lower tiers wait a little before they start:
 
 - locally, while an urgent task or result is being handled in this process;
 - cluster-wide, from the moment the API accepts an urgent session until the aggregator
-  finalizes it, for at most `max_hold_s` (`UrgentSignals`, Redis pub/sub).
+  finalizes it, for at most `max_hold_s` (`UrgentSignals`: Redis pub/sub, or NOTIFY).
 
 With CPU to spare nothing is held (`shared/cpu.py`): the urgent work would gain nothing
 and the lower tiers would lose throughput. Every wait is capped (`max_hold_s` per start,
@@ -23,13 +23,12 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable
 
 import structlog
-from redis.asyncio import Redis
 
 from shared.background import in_background, raise_if_cancelled, stop_if_cancelled
 from shared.constants import MAX_PRIORITY
 from shared.cpu import CpuLoad
+from shared.house import PubSub
 from shared.keys import Keys
-from shared.redis_batches import RedisBatches, send
 from shared.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -167,26 +166,26 @@ def decode_signal(data: bytes | str) -> tuple[bool, str] | None:
 
 
 class UrgentSignals:
-    """Urgent sessions in flight, announced to every worker and aggregator over Redis."""
+    """Urgent sessions in flight, announced to every worker and aggregator over the house's
+    channels (Redis pub/sub, or NOTIFY without Redis)."""
 
-    def __init__(self, redis: Redis, key_prefix: str, batches: RedisBatches | None = None) -> None:
-        """`batches`: send signals with the process's other Redis commands."""
-        self.redis = redis
+    def __init__(self, channels: PubSub, key_prefix: str) -> None:
+        self.channels = channels
         self.channel = Keys(key_prefix).urgent
-        self._sender: Redis | RedisBatches = batches or redis
 
     async def begin(self, session_id: str) -> None:
-        await send(self._sender, [("PUBLISH", self.channel, encode_signal(True, session_id))])
+        await self.channels.publish_many([(self.channel, encode_signal(True, session_id))])
 
     async def end(self, session_ids: Iterable[str]) -> None:
-        ended = [("PUBLISH", self.channel, encode_signal(False, sid)) for sid in session_ids]
-        await send(self._sender, ended)
+        ended = [(self.channel, encode_signal(False, sid)) for sid in session_ids]
+        if ended:
+            await self.channels.publish_many(ended)
 
     async def follow(self, gate: UrgentGate) -> None:
         """Feed the gate with begins and ends until cancelled; Redis outages only pause it
         (a lost end lapses with the hold)."""
         while True:
-            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            pubsub = self.channels.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self.channel)
                 while True:

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import asyncpg
     import httpx
-    from redis.asyncio import Redis
 
+    from shared.house import Shelf
     from shared.messages import Task
     from shared.settings import Settings
     from workers.isolation import AnalysisPool
@@ -34,7 +34,8 @@ class ExecutorContext:
     CPU-bound analysis runs through `analysis`, where a timeout really stops it."""
 
     settings: Settings
-    redis: Redis
+    # Short-lived values shared between workers (shared/house.py): a media task's text.
+    shelf: Shelf
     db: asyncpg.Pool
     http: httpx.AsyncClient
     dispatch: Callable[[Task], Awaitable[None]]

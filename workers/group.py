@@ -13,6 +13,7 @@ import structlog
 from shared.constants import QUEUE_COMPONENTS, WORKER_DEFAULTS
 from shared.errors import InvalidWorkerOptions, VerdictError
 from shared.heartbeat import Heartbeat
+from shared.house import open_house
 from shared.resources import Resources
 from shared.settings import Settings
 from workers.capabilities import group_announcer
@@ -78,8 +79,11 @@ class WorkerGroup:
     async def run(self, stop: asyncio.Event) -> None:
         """Serve every component until `stop` is set; each then drains as a lone worker does."""
         async with Resources() as opened:
-            # Any component's Redis user may write the registry: the first one's announces.
-            redis = opened.redis(self.workers[0].settings.redis_url)
+            # Any component's Redis user may write the registry: the first one's announces
+            # (without Redis, a small pool of its own writes it to PostgreSQL).
+            first = self.workers[0].settings
+            pool = await opened.pool(first.database_url, max_size=2)
+            house = await open_house(opened, first, pool)
             http = opened.http()
             async with _first_error_unwrapped(), asyncio.TaskGroup() as group:
                 for worker in self.workers:
@@ -87,7 +91,7 @@ class WorkerGroup:
                 # Announced once every component consumes: online means able to take work.
                 await asyncio.gather(*(w.ready.wait() for w in self.workers))
                 heartbeat = Heartbeat(
-                    redis,
+                    house.shelf,
                     self.settings.key_prefix,
                     group_announcer([w.announcer(http) for w in self.workers]),
                     lambda: self.busy,

@@ -67,7 +67,7 @@ def steps_for(
     settings: Settings,
     component: str,
     publisher: Outbox,
-    locks: Callable[[Task], Lock],
+    locks: Callable[[Task], Lock] | None,
     db: asyncpg.Pool,
     worker_id: str,
     keys: Authenticity,
@@ -86,7 +86,7 @@ def steps_for(
       goes between Report and Watchdog (it sees `job.results` before they are published);
     - `attempts`, when given, notes each run once it is settled (inside the lock, so it
       sees retries and dead letters decided within); its log writes the note to Redis
-      afterwards, off the task's path.
+      afterwards, off the task's path (shared/house.py).
     """
     park_ms = max(settings.retry_delays_ms())  # the longest tier: a full DLQ drains meanwhile
     # What this component's workers park, only they (and aggregators) can mark as parked.
@@ -101,11 +101,7 @@ def steps_for(
         bind_log_context,
         count_outcome,
         SkipFinished(db, settings.lock_retry_ms),
-        (
-            HoldLease(settings.job_lease_s)
-            if settings.transport == "postgres"
-            else HoldLock(locks, settings.lock_retry_ms)
-        ),
+        _exclusive(settings, locks),
         *([attempts] if attempts is not None else []),
         Report(publisher, component, park_ms, parking_key),
         SignResults(component, keys.result_key),
@@ -114,6 +110,16 @@ def steps_for(
         ReportSuccess(worker_id),
         time_execution,
     ]
+
+
+def _exclusive(settings: Settings, locks: Callable[[Task], Lock] | None) -> Step:
+    """What keeps a task to one run at a time: the claimed row's lease on the table
+    transport, a Redis lock per task on RabbitMQ (which always has Redis: `locks`)."""
+    if settings.transport == "postgres":
+        return HoldLease(settings.job_lease_s)
+    if locks is None:
+        raise ValueError("RabbitMQ workers need Redis locks")
+    return HoldLock(locks, settings.lock_retry_ms)
 
 
 class TaskHandler:

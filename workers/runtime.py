@@ -12,18 +12,17 @@ import asyncpg
 import httpx
 import structlog
 from aio_pika.abc import AbstractQueue, AbstractRobustConnection
-from redis.asyncio import Redis
 
 from shared import metrics
 from shared.attempts import AttemptLog
 from shared.broker import Publisher
 from shared.constants import MEDIA_PREPROCESS, PLANS
 from shared.heartbeat import Announce, Heartbeat, worker_id
+from shared.house import House, open_house
 from shared.job_queue import QueueGroup, TableConsumer, TablePublisher
 from shared.keys import Keys
 from shared.messages import priority_of
 from shared.names import Names
-from shared.redis_batches import RedisBatches
 from shared.resources import Resources
 from shared.settings import Settings
 from shared.signing import media_signer, result_key, task_keys
@@ -121,10 +120,11 @@ class Worker:
                     settings.amqp_urls(), f"worker:{opts.component}:{opts.worker_id}"
                 )
             )
-            redis = opened.redis(settings.redis_url)
-            # On the table transport the claims, settlements and publishes use the pool too.
+            # On the table transport the claims, settlements and publishes use the pool too
+            # (and the house, without Redis: heartbeats, attempts, signals).
             size = max(2, opts.concurrency) + (opts.concurrency + 2 if on_table else 0)
             pool = await opened.pool(settings.database_url, max_size=size)
+            house = await open_house(opened, settings, pool)
             http = opened.http()
             analysis = opened.closes(
                 AnalysisPool(
@@ -150,13 +150,16 @@ class Worker:
                     task_signer=self._task_signer,
                 ).open()
             context = ExecutorContext(
-                settings, redis, pool, http, publisher.task, opts.worker_id, analysis=analysis
+                settings, house.shelf, pool, http, publisher.task, opts.worker_id, analysis=analysis
             )
-            # Locks and attempts share batches of Redis commands; closed before Redis is, so
-            # what is still on its way is written first.
-            batches = opened.closes(RedisBatches(redis), RedisBatches.flush)
-            locks = redis_locks(redis, settings.key_prefix, settings.lock_ttl_ms, batches)
-            attempt_log = AttemptLog(batches, Keys(settings.key_prefix))
+            # Locks and attempts share batches of Redis commands (the house's: closed before
+            # Redis is, so what is still on its way is written first).
+            locks = (
+                redis_locks(house.redis, settings.key_prefix, settings.lock_ttl_ms, house.batches)
+                if house.redis is not None and not on_table
+                else None
+            )
+            attempt_log = AttemptLog(house.shelf, Keys(settings.key_prefix))
             steps = steps_for(
                 settings,
                 opts.component,
@@ -194,7 +197,7 @@ class Worker:
                 prefetch=opts.prefetch,
             )
             # Urgent sessions in flight anywhere hold this worker's lower-tier starts back.
-            async with self._precedence(redis), self._heartbeat(redis, http):
+            async with self._precedence(house), self._heartbeat(house, http):
                 await stop.wait()
             await self._shutdown(slots)
 
@@ -209,19 +212,20 @@ class Worker:
         return announcer(self.settings, http, opts.component, opts.concurrency, opts.prefetch)
 
     def _heartbeat(
-        self, redis: Redis, http: httpx.AsyncClient
+        self, house: House, http: httpx.AsyncClient
     ) -> contextlib.AbstractAsyncContextManager[None]:
         if not self._announce:
             return contextlib.nullcontext()
         return Heartbeat(
-            redis, self.settings.key_prefix, self.announcer(http), lambda: self.busy
+            house.shelf, self.settings.key_prefix, self.announcer(http), lambda: self.busy
         ).running()
 
-    def _precedence(self, redis: Redis) -> contextlib.AbstractAsyncContextManager[None]:
+    def _precedence(self, house: House) -> contextlib.AbstractAsyncContextManager[None]:
         """Feeds the gate while the worker serves (without the scheduler nothing is urgent)."""
         if self._urgent_priority is None:
             return contextlib.nullcontext()
-        return precedence_followed(self._gate, UrgentSignals(redis, self.settings.key_prefix))
+        signals = UrgentSignals(house.channels, self.settings.key_prefix)
+        return precedence_followed(self._gate, signals)
 
     async def _consume(self, connection: AbstractRobustConnection) -> None:
         channel = await connection.channel()

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, TypeVar
 
+import asyncpg
 from fastapi import Depends, HTTPException, Request, status
 from limits import RateLimitItem
 from redis.exceptions import RedisError
@@ -17,6 +18,7 @@ from dispatcher.dependencies import State
 from dispatcher.quotas import WindowCounts
 from dispatcher.ratelimits import Usage, parse_limits, retry_after_s
 from dispatcher.state import AppState
+from shared import db as database
 from shared.keys import Keys
 from shared.settings import ADMIN_SCOPE, ApiKey
 
@@ -49,7 +51,7 @@ class Console:
         cookies = SessionCookies(key.get_secret_value(), state.settings.admin_session_ttl_s)
         return cls(
             cookies,
-            WindowCounts(state.settings, state.redis),
+            WindowCounts(state.settings, state.house),
             list(parse_limits(state.settings.admin_login_limit)),
             {cookies.key_tag(h): h for h in state.settings.api_keys},
             Keys(state.settings.key_prefix),
@@ -65,13 +67,16 @@ class Console:
 
     async def revoke(self, state: AppState, session: ConsoleSession) -> None:
         """Sign the session out for good: its nonce is refused for the cookie's remaining life
-        (a copy of the cookie would otherwise work until it expires). 503 when Redis fails."""
+        (a copy of the cookie would otherwise work until it expires). 503 when the house fails
+        (Redis, or PostgreSQL without it)."""
         ttl = self.cookies.remaining_s(session, time.time())
-        await _redis_or_503(state.redis.set(self.keys.console_signed_out(session.nonce), 1, ex=ttl))
+        key = self.keys.console_signed_out(session.nonce)
+        await _redis_or_503(state.house.shelf.put(key, "1", ttl))
 
     async def signed_out(self, state: AppState, session: ConsoleSession) -> bool:
-        """Whether the session was signed out; 503 when Redis cannot say (fail closed)."""
-        found = await _redis_or_503(state.redis.get(self.keys.console_signed_out(session.nonce)))
+        """Whether the session was signed out; 503 when the house cannot say (fail closed)."""
+        key = self.keys.console_signed_out(session.nonce)
+        found = await _redis_or_503(state.house.shelf.get(key))
         return found is not None
 
     async def refuse_too_many_logins(self, address: str) -> None:
@@ -88,7 +93,7 @@ class Console:
 async def _redis_or_503(pending: Awaitable[T]) -> T:
     try:
         return await pending
-    except (RedisError, OSError) as exc:
+    except (RedisError, *database.UNAVAILABLE, asyncpg.PostgresError) as exc:
         raise HTTPException(
             status.HTTP_503_SERVICE_UNAVAILABLE,
             "the console cannot check sign-outs right now; try again shortly",

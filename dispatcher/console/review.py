@@ -16,7 +16,7 @@ from dispatcher.console.pages import HEADERS, render
 from dispatcher.dependencies import State
 from dispatcher.schemas import PlainText
 from dispatcher.state import AppState
-from shared import console_store, live, reviews
+from shared import console_store, reviews
 from shared.api_keys import key_label
 from shared.review_policy import LABELS
 from shared.reviews import ReviewItem
@@ -148,8 +148,6 @@ def refusal(found: ReviewItem, me: str) -> str:
 async def _announce(state: AppState, decided: ReviewItem) -> None:
     """Wake the session's event streams; Postgres holds the decision, so Redis may fail."""
     try:
-        await live.announce_review(
-            state.redis, state.settings.key_prefix, decided.session_id, decided.public()
-        )
+        await state.live.announce_review(decided.session_id, decided.public())
     except Exception as exc:
         log.warning("review not announced", session_id=decided.session_id, error=repr(exc))

@@ -26,7 +26,7 @@ from dispatcher.console.pages import HEADERS, render
 from dispatcher.console.search import FIELDS, SearchRefused, session_query
 from dispatcher.console.timeline import timeline
 from dispatcher.dependencies import State
-from shared import attempts, console_store, live, tenant_store
+from shared import attempts, console_store, tenant_store
 from shared.api_keys import key_hash
 from shared.console_store import STATUSES
 from shared.constants import QUEUE_COMPONENTS
@@ -165,8 +165,8 @@ async def session_page(
             what=f"no session {session_id[:60]}", page="sessions",
         )  # fmt: skip
     prefix = state.settings.key_prefix
-    live_state = await live.read_state(state.redis, prefix, str(sid))
-    tried = await attempts.read(state.redis, Keys(prefix), str(sid), QUEUE_COMPONENTS)
+    live_state = await state.live.read_state(str(sid))
+    tried = await attempts.read(state.house.shelf, Keys(prefix), str(sid), QUEUE_COMPONENTS)
     return render(
         request, "session.html", on.cookies, session,
         s=record, moments=timeline(record, tried), live_state=live_state, page="sessions",
@@ -178,7 +178,7 @@ async def workers_page(
     request: Request, state: State, on: TheConsole, session: SignedIn
 ) -> HTMLResponse:
     """Every worker of the registry (the last hour's), online, stale or offline."""
-    found = await registry(state.redis, state.settings.key_prefix, time.time())
+    found = await registry(state.house.shelf, state.settings.key_prefix, time.time())
     rows = sorted(found, key=lambda w: (w.status != "online", w.components, w.worker_id))
     return render(request, "workers.html", on.cookies, session, workers=rows, page="workers")
 

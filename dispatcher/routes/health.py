@@ -21,7 +21,9 @@ async def healthz(state: State) -> JSONResponse:
     """200 while Postgres answers: without the broker or Redis the API still serves (sync)."""
     checks = {
         "postgres": await _answers(sessions.store_answers(state.pool)),
-        "redis": await _answers(state.redis.ping()),
+        # Where heartbeats, live news and rate-limit windows are kept (shared/house.py).
+        "house": state.house.kind,
+        "redis": state.house.redis is not None and await _answers(state.house.ping()),
         "transport": state.settings.transport,
         # Whether sessions go to RabbitMQ now (never on the postgres transport).
         "rabbitmq": state.settings.transport == "rabbitmq" and state.publisher is not None,

@@ -17,6 +17,7 @@ from dispatcher.auth import Caller, authenticated
 from dispatcher.quotas import Quotas
 from dispatcher.tenancy import SessionTenants
 from shared.api_keys import hashed
+from shared.house import redis_house
 from shared.settings import Settings
 
 API = "/api/v3/pipeline"
@@ -64,7 +65,7 @@ async def api(keys: CountingKeys) -> AsyncIterator[httpx.AsyncClient]:
     redis = Redis.from_url(settings.redis_url)
     app = create_app(settings)
     app.state.pipeline = Offline(
-        settings, Quotas(settings, redis, pool=None), SessionTenants(pool=None, size=1)
+        settings, Quotas(settings, redis_house(redis), pool=None), SessionTenants(pool=None, size=1)
     )  # type: ignore[arg-type]
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:

@@ -106,7 +106,7 @@ def test_compose_plan_takes_verdict_services_with_their_replicas():
     ("missing", "says"),
     [
         ("AMQP_URL", "AMQP_URL is required"),
-        ("REDIS_URL", "redis_url"),
+        ("REDIS_URL", "REDIS_URL is required"),
         ("DATABASE_URL", "database_url"),
     ],
 )
@@ -117,6 +117,19 @@ def test_settings_have_no_credential_defaults(monkeypatch, missing, says):
     monkeypatch.delenv(missing)
     monkeypatch.delenv("TRANSPORT", raising=False)
     with pytest.raises(ValidationError, match=says):
+        Settings()
+
+
+def test_only_the_postgres_transport_runs_without_redis(monkeypatch):
+    """With TRANSPORT=postgres, REDIS_URL may be unset (the house is PostgreSQL then)."""
+    for name in ("AMQP_URL", "REDIS_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DATABASE_URL", "postgresql://db/verdict")
+    monkeypatch.setenv("TRANSPORT", "postgres")
+    assert Settings().redis_url == ""
+    monkeypatch.setenv("TRANSPORT", "rabbitmq")
+    monkeypatch.setenv("AMQP_URL", "amqp://broker/")
+    with pytest.raises(ValidationError, match="only TRANSPORT=postgres runs without Redis"):
         Settings()
 
 

@@ -26,7 +26,7 @@ def sql_literals(source: str) -> list[str]:
 
 # The storage modules: the record (sessions, results, verdicts, tenants, tenant settings),
 # the console's reads of it, the fan-in's statements, the fact-check store, migrations, roles,
-# and the PostgreSQL transport's queue table.
+# the PostgreSQL transport's queue table, and what Redis would hold without Redis.
 STORAGE = {
     "shared/db.py",
     "shared/db_roles.py",
@@ -38,6 +38,7 @@ STORAGE = {
     "shared/partitions.py",
     "shared/job_queue.py",
     "shared/dead_letter_table.py",
+    "shared/ephemera.py",
     "aggregator/fanin.py",
     "workers/analysis/factcheck_store.py",
 }

@@ -22,12 +22,12 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 @executor("media_preprocess")
 async def run(task: Task, ctx: ExecutorContext) -> Analysis:
     key = Keys(ctx.settings.key_prefix).media_text(task.session_id)
-    cached = await ctx.redis.get(key)
+    cached = await ctx.shelf.get(key)
     if cached:
         media = MediaText(**json.loads(cached))
     else:
         media = await _extract(task, ctx)
-        await ctx.redis.set(key, json.dumps(media.__dict__), ex=MEDIA_CACHE_TTL_S)
+        await ctx.shelf.put(key, json.dumps(media.__dict__), MEDIA_CACHE_TTL_S)
     # Only the components the session runs: a tenant may have chosen fewer than four.
     components = task.tenant.components if task.tenant else ANALYSIS_COMPONENTS
     for component in components:
