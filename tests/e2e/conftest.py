@@ -14,12 +14,14 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import asyncpg
 import httpx
 import pytest
 import redis as redis_sync
 
 from dispatcher.online import REGISTERED
 from shared.api_keys import hashed
+from shared.ephemera import Ephemera
 from shared.keys import Keys
 from shared.registry import decode
 from tests import services as svc
@@ -136,7 +138,7 @@ def running_pipeline(
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_ready(base, process, folder, services.redis_url, prefix)
+        _wait_ready(base, process, folder, env, prefix)
         yield {"base": base, "prefix": prefix, "process": process, "logs": folder, "env": env}
     finally:
         if process.poll() is None:
@@ -155,7 +157,7 @@ def _wait_ready(
     base: str,
     process: subprocess.Popen,
     logs: Path,
-    redis_url: str,
+    env: dict[str, str],
     prefix: str,
     timeout: float = 90,
 ) -> None:
@@ -172,7 +174,7 @@ def _wait_ready(
             health = answer.json()
             carried = health.get("rabbitmq") or health.get("transport") == "postgres"
             reached = carried and health.get("postgres")
-            if reached and set(REGISTERED) <= _online(redis_url, prefix):
+            if reached and set(REGISTERED) <= _online(env, prefix):
                 # The API's own view last: a POST made now is not refused for want of a
                 # worker its registry read missed (a read under way while it announced).
                 accepting = httpx.get(f"{base}/healthz", timeout=2).json()
@@ -187,16 +189,28 @@ def _wait_ready(
     )
 
 
-def _online(redis_url: str, prefix: str) -> set[str]:
-    """Components with an online worker in the registry of `prefix`."""
-    client = redis_sync.Redis.from_url(redis_url)
-    try:
-        keys = list(client.scan_iter(match=Keys(prefix).workers, count=500))
-        values = client.mget(keys) if keys else []
-    finally:
-        client.close()
+def _online(env: dict[str, str], prefix: str) -> set[str]:
+    """Components with an online worker in the registry of `prefix` (in Redis, or in
+    PostgreSQL for a deployment without it)."""
+    if env.get("REDIS_URL"):
+        client = redis_sync.Redis.from_url(env["REDIS_URL"])
+        try:
+            keys = list(client.scan_iter(match=Keys(prefix).workers, count=500))
+            values = client.mget(keys) if keys else []
+        finally:
+            client.close()
+    else:
+        values = asyncio.run(_beats_in_postgres(env["DATABASE_URL"], prefix))
     records = [decode(v, time.time()) for v in values if v]
     return {c for r in records if r is not None and r.status == "online" for c in r.components}
+
+
+async def _beats_in_postgres(database_url: str, prefix: str) -> list[str]:
+    conn = await asyncpg.connect(database_url)
+    try:
+        return [str(v) for v in await Ephemera(conn).starting_with(Keys(prefix).worker(""))]
+    finally:
+        await conn.close()
 
 
 def free_port() -> int:

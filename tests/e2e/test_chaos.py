@@ -1,5 +1,5 @@
-"""The chaos scenario, small: kills, a RabbitMQ (or, on the postgres transport, a PostgreSQL)
-restart and a Redis flush lose no session.
+"""The chaos scenario, small: kills, a RabbitMQ restart and a Redis flush (or, on the postgres
+transport with PostgreSQL alone, a PostgreSQL crash-restart) lose no session.
 
 It runs on a RabbitMQ node of its own (other ports), so restarting it disturbs no one."""
 
@@ -21,12 +21,13 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize("transport", ["rabbitmq", "postgres"])
 def test_chaos_loses_nothing_and_dead_letters_only_the_poison(services, transport):
     """Every session completes (none left to the janitor) with a verdict that matches its rows;
-    the DLQ holds just the poison. On RabbitMQ the broker restarts mid-run; on the postgres
-    transport the database that holds the queue crashes and restarts instead."""
+    the DLQ holds just the poison. On RabbitMQ the broker restarts mid-run and Redis is
+    flushed; on the postgres transport, run with PostgreSQL alone (no Redis), the database
+    that holds the queue, the heartbeats and the live news crashes and restarts instead."""
     where = (
         ["--own-broker", str(free_node_port())]
         if transport == "rabbitmq"
-        else ["--transport", "postgres"]
+        else ["--transport", "postgres", "--without-redis"]
     )
     env_args = [
         "--sessions",

@@ -13,6 +13,7 @@ import aio_pika
 import asyncpg
 import httpx
 import pytest
+from redis.asyncio import Redis
 
 from shared.broker import connect
 from tests.e2e.conftest import API, poll_result
@@ -59,14 +60,15 @@ def test_sessions_on_three_plans_reach_a_verdict(pipeline, database_url, service
     assert asyncio.run(_ready_messages(services.amqp_url, pipeline["prefix"])) == 0
 
 
-@pytest.mark.parametrize("pipeline_env", [{"AMQP_URL": ""}])
+@pytest.mark.parametrize("pipeline_env", [{"AMQP_URL": "", "REDIS_URL": ""}])
 @pytest.mark.parametrize("pipeline_shape", [("--compact", "--transport", "postgres")])
-def test_the_postgres_transport_runs_the_pipeline_without_a_broker(
+def test_the_postgres_transport_runs_the_pipeline_with_postgresql_alone(
     pipeline, database_url, services
 ):
-    """`verdict up --transport postgres` with no AMQP_URL at all: sessions on plans 1 and 6
-    reach their verdicts through job_queue, every row of it ends completed, and nothing of
-    this deployment exists on the broker."""
+    """`verdict up --transport postgres` with neither AMQP_URL nor REDIS_URL: sessions on
+    plans 1 and 6 reach their verdicts through job_queue (an event stream follows one to its
+    result), every row of it ends completed, the workers' heartbeats are in PostgreSQL, and
+    nothing of this deployment exists on the broker or in Redis."""
     base, prefix = pipeline["base"], pipeline["prefix"]
     key = {"X-API-Key": "test-enterprise"}
     texts = [
@@ -74,7 +76,12 @@ def test_the_postgres_transport_runs_the_pipeline_without_a_broker(
         "The city council met on Tuesday to discuss the new bus routes.",
     ]
     with httpx.Client(base_url=base, timeout=10) as client:
-        assert client.get("/healthz").json()["transport"] == "postgres"
+        health = client.get("/healthz").json()
+        assert (health["transport"], health["house"], health["redis"]) == (
+            "postgres",
+            "postgres",
+            False,
+        )
         sids = []
         for plan in (1, 6):
             for text in texts:
@@ -84,12 +91,34 @@ def test_the_postgres_transport_runs_the_pipeline_without_a_broker(
                 assert r.status_code == 202, r.text
                 sids.append(r.json()["session_id"])
         results = [poll_result(client, sid, key) for sid in sids]
+        events = client.get(f"{API}/{sids[0]}/events", headers=key).text
     assert all(body["status"] == "completed" for body in results), results
+    assert "event: result" in events
     assert asyncio.run(_verdict_rows(database_url, sids)) == len(sids)
     statuses = asyncio.run(_job_statuses(database_url, prefix))
     # Per session four tasks and four results, every one settled.
     assert statuses == {"completed": 8 * len(sids)}
     assert not asyncio.run(_broker_has_queue(services.amqp_url, f"{prefix}.claims.1"))
+    assert asyncio.run(_ephemera_beats(database_url, prefix)) >= 2  # workers and aggregator
+    assert not asyncio.run(_redis_keys(services.redis_url, prefix))
+
+
+async def _ephemera_beats(database_url: str, prefix: str) -> int:
+    conn = await asyncpg.connect(database_url)
+    try:
+        return await conn.fetchval(
+            "SELECT count(*) FROM ephemera WHERE key LIKE $1 || ':workers:%'", prefix
+        )
+    finally:
+        await conn.close()
+
+
+async def _redis_keys(redis_url: str, prefix: str) -> list[bytes]:
+    client = Redis.from_url(redis_url)
+    try:
+        return [k async for k in client.scan_iter(match=f"{prefix}:*")]
+    finally:
+        await client.aclose()
 
 
 async def _job_statuses(database_url: str, prefix: str) -> dict[str, int]:

@@ -36,14 +36,22 @@ def transport() -> str:
     return "rabbitmq"
 
 
-# A module's `pytestmark`: every test runs on RabbitMQ and on the postgres transport (the
-# `transport` fixture, which every world reads, parametrized directly).
-on_both_transports = pytest.mark.parametrize("transport", ["rabbitmq", "postgres"])
+# The postgres transport with REDIS_URL unset: PostgreSQL alone, no broker and no Redis.
+POSTGRES_ALONE = "postgres-alone"
+# A module's `pytestmark`: every test runs on RabbitMQ, on the postgres transport, and on it
+# without Redis (the `transport` fixture, which every world reads, parametrized directly).
+on_both_transports = pytest.mark.parametrize("transport", ["rabbitmq", "postgres", POSTGRES_ALONE])
 
 
 def only_on_rabbitmq(settings: Settings, why: str) -> None:
     """Skip, saying why, a test of a module on both transports that is RabbitMQ's alone."""
     if settings.transport != "rabbitmq":
+        pytest.skip(why)
+
+
+def only_with_redis(settings: Settings, why: str) -> None:
+    """Skip, saying why, a test that looks at what Redis holds, in a world without Redis."""
+    if not settings.redis_url:
         pytest.skip(why)
 
 
@@ -54,7 +62,9 @@ async def world(services: svc.Services, database_url: str, transport: str) -> As
     prefixes: list[str] = []
 
     async def make(**overrides: Any) -> Settings:
-        overrides.setdefault("transport", transport)
+        if transport == POSTGRES_ALONE and "transport" not in overrides:
+            overrides.setdefault("redis_url", "")
+        overrides.setdefault("transport", "postgres" if transport == POSTGRES_ALONE else transport)
         prefix = svc.unique("t")
         prefixes.append(prefix)
         # A world may have a database of its own (`database_url=`), else the run's.

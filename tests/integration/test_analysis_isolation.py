@@ -78,7 +78,7 @@ async def test_a_task_past_its_timeout_is_reported_and_the_next_task_runs_at_onc
 
     async def analyse(task: Task, ctx: ExecutorContext) -> Analysis:
         started_at[task.session_id] = time.time()
-        locked_while_running.append(await ctx.redis.exists(lock))
+        locked_while_running.append(await redis.exists(lock))
         return Analysis(await ctx.analysis.run(backtrack, task.input.content, timeout_s=60))
 
     lock_gone_at: list[float] = []

@@ -24,6 +24,7 @@ from redis.asyncio import Redis
 from aggregator.explanation import llm_explanation, template_explanation
 from shared import llm
 from shared.errors import MediaUnavailable, RetryableAnalysisError
+from shared.house import redis_house
 from shared.keys import Keys
 from shared.llm import TechniquesReply, ask_json
 from shared.messages import Task, TaskInput, now_ms
@@ -213,7 +214,8 @@ def context(
     settings: Settings, redis: Any, db: Any, http: httpx.AsyncClient, analysis: AnalysisPool
 ) -> tuple[ExecutorContext, Dispatched]:
     dispatched = Dispatched()
-    ctx = ExecutorContext(settings, redis, db, http, dispatched, "test-worker", analysis=analysis)
+    shelf = redis_house(redis).shelf
+    ctx = ExecutorContext(settings, shelf, db, http, dispatched, "test-worker", analysis=analysis)
     return ctx, dispatched
 
 

@@ -8,6 +8,7 @@ from redis.asyncio import Redis
 
 from shared import attempts
 from shared.attempts import Attempt, AttemptLog
+from shared.house import RedisShelf
 from shared.keys import Keys
 from shared.redis_batches import RedisBatches
 
@@ -24,12 +25,12 @@ async def test_attempts_added_while_a_write_is_on_its_way_are_all_written_in_ord
     keys = Keys(f"t{uuid.uuid4().hex[:8]}")
     sid = str(uuid.uuid4())
     batches = RedisBatches(redis)
-    log = AttemptLog(batches, keys)
+    log = AttemptLog(RedisShelf(redis, batches), keys)
     for n in range(1, 8):
         log.add(sid, "claims", tried(n))
         log.add(sid, "domain", tried(n))
     await batches.flush()
-    recorded = await attempts.read(redis, keys, sid, ["claims", "domain"])
+    recorded = await attempts.read(RedisShelf(redis, batches), keys, sid, ["claims", "domain"])
     assert recorded == {c: [tried(n) for n in range(1, 8)] for c in ("claims", "domain")}
 
 
@@ -38,7 +39,9 @@ async def test_an_attempt_redis_cannot_take_is_dropped_without_failing_anything(
     unreachable = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
     try:
         batches = RedisBatches(unreachable)
-        AttemptLog(batches, Keys("t")).add(str(uuid.uuid4()), "claims", tried(1))
+        AttemptLog(RedisShelf(unreachable, batches), Keys("t")).add(
+            str(uuid.uuid4()), "claims", tried(1)
+        )
         await batches.flush()
     finally:
         await unreachable.aclose()

@@ -23,10 +23,11 @@ from dispatcher.queue_watch import FIGURES
 from shared.api_keys import hashed, key_hash, key_label
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.errors import RetryableAnalysisError
+from shared.house import redis_house
 from shared.live import events_channel
 from shared.settings import Settings
 from tests.conftest import TEST_API_KEYS
-from tests.integration.conftest import World, eventually, running
+from tests.integration.conftest import POSTGRES_ALONE, World, eventually, running
 from tests.integration.test_dlq import dlq_of, expired_session, workers_consume
 from tests.integration.test_review import new_session, queued_unsure, stream_events
 from tests.integration.test_worker_flow import final_view
@@ -153,6 +154,7 @@ async def test_every_post_needs_the_sessions_csrf_token(world):
         assert (await client.get("/admin")).status_code == 303
 
 
+@pytest.mark.parametrize("transport", ["rabbitmq", POSTGRES_ALONE])
 async def test_sign_in_attempts_are_rate_limited_per_address(world):
     """Past ADMIN_LOGIN_LIMIT, even the right key is refused with 429 and Retry-After."""
     settings = await console_world(world, admin_login_limit="2/minute")
@@ -165,6 +167,7 @@ async def test_sign_in_attempts_are_rate_limited_per_address(world):
         assert (await client.get("/admin")).status_code == 303
 
 
+@pytest.mark.parametrize("transport", ["rabbitmq", POSTGRES_ALONE])
 async def test_a_signed_out_cookie_is_refused_even_when_replayed(world):
     """A copy of the cookie taken before sign-out no longer opens any page afterwards, and
     the sign-in page gives it a fresh anonymous session instead of a redirect loop."""
@@ -192,12 +195,13 @@ async def test_the_console_fails_closed_while_redis_cannot_check_sign_outs(world
     async with browser(settings) as client:
         assert (await sign_in(client)).status_code == 303
         state = client._transport.app.state.pipeline  # type: ignore[attr-defined]
-        working, state.redis = state.redis, Redis.from_url("redis://127.0.0.1:1/0")
+        unreachable = Redis.from_url("redis://127.0.0.1:1/0")
+        working, state.house = state.house, redis_house(unreachable)
         try:
             refused = await client.get("/admin/workers")
         finally:
-            await state.redis.aclose()
-            state.redis = working
+            await unreachable.aclose()
+            state.house = working
         assert refused.status_code == 503
         assert "sign-outs" in refused.text
         assert (await client.get("/admin/workers")).status_code == 200
@@ -362,6 +366,7 @@ async def test_the_overview_charts_every_queue_figure_over_the_hour(world, pool)
     assert all(re.fullmatch(r"\d+\.\d", rate) for rate in rates), row
 
 
+@pytest.mark.parametrize("transport", ["rabbitmq", POSTGRES_ALONE])
 async def test_a_retried_task_shows_each_attempt_as_the_workers_recorded_it(world):
     """A claims task that failed once: its timeline shows attempt 1 retried with the delay,
     then attempt 2 started on a worker and finished."""

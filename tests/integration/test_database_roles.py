@@ -4,6 +4,7 @@ application role does the pipeline's work and nothing more; migrations run as th
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 
 import aio_pika
@@ -17,6 +18,7 @@ from shared import reviews, sessions
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.db import create_pool, migrate
 from shared.db_roles import DatabaseRoles, provision, scram_verifier
+from shared.ephemera import Ephemera
 from shared.job_queue import ClaimedRow, TableConsumer, TablePublisher, deferring_writes
 from shared.messages import Result, now_ms
 from shared.names import Names
@@ -96,6 +98,9 @@ async def test_the_app_role_works_rows_and_nothing_else(services, database_url):
             server.tcp_url("verdict_worker", "worker-pw", "verdict"), sid
         )
         await worker_claims_only_task_rows(
+            server.tcp_url("verdict_worker", "worker-pw", "verdict"), app_url
+        )
+        await worker_keeps_only_its_own_ephemera(
             server.tcp_url("verdict_worker", "worker-pw", "verdict"), app_url
         )
         with pytest.raises(asyncpg.InvalidPasswordError):
@@ -216,6 +221,37 @@ async def worker_claims_only_task_rows(worker_url: str, app_url: str) -> None:
             ("rls_dlq", "error"),
             ("rls.results", "pending"),
         ]
+    finally:
+        await app.close()
+        await worker.close()
+
+
+async def worker_keeps_only_its_own_ephemera(worker_url: str, app_url: str) -> None:
+    """Without Redis (shared/ephemera.py) the worker role writes and reads its heartbeat, a
+    task's attempts and a media task's text; it neither sees nor changes a console sign-out
+    or a rate-limit window, which the app role keeps."""
+    app = await create_pool(app_url, max_size=2)
+    worker = await create_pool(worker_url, max_size=2)
+    try:
+        as_app, as_worker = Ephemera(app), Ephemera(worker)
+        await as_app.put("rls:console:signed-out:n1", "1", 60)
+        await as_app.hit("rls:ratelimit:k", 60)
+        await as_worker.put("rls:workers:w1", "beat", 60)
+        await as_worker.append("rls:attempts:s1:claims", {"attempt": 1}, 50, 60)
+        await as_worker.put("rls:media:s1:transcript", "text", 60)
+        # By key: attempts, media, workers; neither the sign-out nor the window.
+        assert await as_worker.starting_with("rls:") == [[{"attempt": 1}], "text", "beat"]
+        assert await as_worker.get("rls:console:signed-out:n1") is None
+        for forbidden in (
+            as_worker.put("rls:console:signed-out:n1", "0", 0.001),  # un-sign-out someone
+            as_worker.hit("rls:ratelimit:k", 60),
+            as_worker.put("rls:console:signed-out:n2", "1", 60),
+        ):
+            with pytest.raises(asyncpg.InsufficientPrivilegeError):
+                await forbidden
+        assert await as_app.get("rls:console:signed-out:n1") == "1"
+        assert await as_app.window("rls:ratelimit:k") == (1, pytest.approx(time.time() + 60, abs=5))
+        assert await as_app.get("rls:workers:w1") == "beat"
     finally:
         await app.close()
         await worker.close()

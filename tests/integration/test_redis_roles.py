@@ -17,8 +17,9 @@ from redis.exceptions import NoPermissionError
 from dispatcher.quotas import WindowCounts
 from dispatcher.ratelimits import parse_limits
 from shared import attempts, live
-from shared.attempts import Attempt
+from shared.attempts import Attempt, AttemptLog
 from shared.heartbeat import Heartbeat, announcement, unchanged
+from shared.house import redis_house
 from shared.keys import Keys
 from shared.locks import ComponentLock, lock_key
 from shared.redis_roles import password_variable, redis_roles, setuser_arguments
@@ -80,21 +81,24 @@ async def test_each_role_runs_its_own_code_as_its_user(clients) -> None:
     assert await other.acquire()
     await other.release()
     said = announcement("claims", 2, ("text",))
-    await Heartbeat(redis["worker-claims"], keys.prefix, unchanged(said)).beat()
+    await Heartbeat(redis_house(redis["worker-claims"]).shelf, keys.prefix, unchanged(said)).beat()
     for reader in ("worker-claims", "aggregator", "api"):  # health checks; the API's registry
-        found = await registry(redis[reader], keys.prefix, time.time())
+        found = await registry(redis_house(redis[reader]).shelf, keys.prefix, time.time())
         assert [(r.worker_id, r.status) for r in found] == [(said.worker_id, "online")]
     await redis["worker-media_preprocess"].set(keys.media_text(sid), "text", ex=60)
     assert await redis["api"].get(keys.media_text(sid)) == b"text"  # the API's sync path
     await redis["api"].set(keys.console_signed_out("n-1"), 1, ex=60)  # console sign-out
     assert await redis["api"].get(keys.console_signed_out("n-1")) == b"1"
-    await UrgentSignals(redis["api"], keys.prefix).begin(sid)
-    await UrgentSignals(redis["aggregator"], keys.prefix).end([sid])
+    await UrgentSignals(redis_house(redis["api"]).channels, keys.prefix).begin(sid)
+    await UrgentSignals(redis_house(redis["aggregator"]).channels, keys.prefix).end([sid])
     tried = Attempt(1, "w-1", 1.0, 2.0, "retry", "next attempt in 200 ms")
-    await attempts.record(redis["worker-claims"], keys, sid, "claims", tried)
-    assert await attempts.read(redis["api"], keys, sid, ["claims", "domain"]) == {
-        "claims": [tried]
-    }  # the console's timeline
+    worker_claims = redis_house(redis["worker-claims"])
+    AttemptLog(worker_claims.shelf, keys).add(sid, "claims", tried)
+    assert worker_claims.batches is not None
+    await worker_claims.batches.flush()
+    assert await attempts.read(
+        redis_house(redis["api"]).shelf, keys, sid, ["claims", "domain"]
+    ) == {"claims": [tried]}  # the console's timeline
 
 
 async def test_the_api_counts_rate_limits_as_its_user(clients, services, database_url) -> None:
@@ -102,7 +106,7 @@ async def test_the_api_counts_rate_limits_as_its_user(clients, services, databas
     silently switch limits off: the API's user must get real counts back."""
     keys, redis = clients
     settings = make_settings(services, database_url, keys.prefix, redis_url=urls["api"])
-    counts = WindowCounts(settings, redis["api"])
+    counts = WindowCounts(settings, redis_house(redis["api"]))
     first = await counts.charge("submissions", parse_limits("5/minute"), "key-1")
     second = await counts.charge("submissions", parse_limits("5/minute"), "key-1")
     assert first is not None and second is not None

@@ -17,6 +17,7 @@ from aggregator.service import Aggregator
 from shared import sessions
 from shared.broker import Publisher
 from shared.constants import ANALYSIS_COMPONENTS as ALL
+from shared.house import redis_house
 from shared.messages import Task, TaskInput, now_ms, priority_of
 from shared.names import Names
 from shared.sessions import NewSession
@@ -253,7 +254,7 @@ async def test_an_urgent_session_holds_lower_tiers_everywhere_until_it_is_final(
     # load); URGENT_CPU_BUSY=0 holds whatever the load, so the test does not depend on it.
     settings = await world(urgent_hold_ms=10_000, urgent_cpu_busy=0)
     gate = gate_for(settings)
-    signals = UrgentSignals(redis, settings.key_prefix)
+    signals = UrgentSignals(redis_house(redis).channels, settings.key_prefix)
     async with precedence_followed(gate, signals):
         await eventually(lambda: _subscribed(redis, signals.channel), timeout=5)
         async with client_for(settings) as api:

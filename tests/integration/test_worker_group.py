@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from aggregator.service import Aggregator
+from shared.house import redis_house
 from shared.registry import registry
 from tests.cli import ROOT, settings_env
 from tests.integration.conftest import eventually, running
@@ -73,7 +74,7 @@ async def test_one_process_with_two_components_finishes_tasks_of_both(
 
 
 async def _records_of(settings, redis, pid, status="online"):
-    records = await registry(redis, settings.key_prefix, time.time())
+    records = await registry(redis_house(redis).shelf, settings.key_prefix, time.time())
     return [r for r in records if r.pid == pid and (status is None or r.status == status)]
 
 

@@ -20,6 +20,7 @@ from dispatcher.online import OnlineWorkers
 from shared.api_keys import hashed
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.heartbeat import Heartbeat, announcement, unchanged
+from shared.house import redis_house
 from shared.keys import Keys
 from shared.registry import encode, registry
 from shared.settings import Settings
@@ -61,7 +62,9 @@ async def http_service() -> AsyncIterator[str]:
 
 
 async def registry_of(settings: Settings, redis, now: float | None = None):
-    return await registry(redis, settings.key_prefix, time.time() if now is None else now)
+    return await registry(
+        redis_house(redis).shelf, settings.key_prefix, time.time() if now is None else now
+    )
 
 
 async def test_a_worker_announces_itself_and_goes_stale_then_offline(world: World, redis):
@@ -106,7 +109,7 @@ async def test_a_reachable_transcription_service_adds_audio_and_video(settings):
 async def beating(settings: Settings, redis, component: str, input_types: tuple[str, ...]):
     """A worker record of `component` kept online until the block ends (then stopped)."""
     said = replace(announcement(component, 1, input_types), worker_id=svc.unique(component))
-    async with Heartbeat(redis, settings.key_prefix, unchanged(said)).running():
+    async with Heartbeat(redis_house(redis).shelf, settings.key_prefix, unchanged(said)).running():
         await eventually(lambda: redis.exists(Keys(settings.key_prefix).worker(said.worker_id)))
         yield said
 
@@ -138,7 +141,7 @@ async def test_text_is_refused_until_every_analysis_component_has_an_online_work
             silent = encode(said, 0, time.time() - 61)  # its last beat a minute ago
             await redis.set(Keys(settings.key_prefix).worker(said.worker_id), silent)
             stale = await post(api, text)
-            await Heartbeat(redis, settings.key_prefix, unchanged(said)).beat()
+            await Heartbeat(redis_house(redis).shelf, settings.key_prefix, unchanged(said)).beat()
             back = await post(api, text)
         stopped = await post(api, text)
         replayed = await post(api, text, key="once")
@@ -212,8 +215,8 @@ def sample(name: str, component: str) -> float | None:
 async def test_the_api_trusts_its_copy_of_the_registry_for_its_ttl_only(settings, redis):
     """Within API_WORKERS_TTL_S a new worker is not seen (POST stays one read per TTL); with
     TTL 0 every call reads the registry."""
-    cached = OnlineWorkers(redis, settings.key_prefix, ttl_s=60)
-    fresh = OnlineWorkers(redis, settings.key_prefix, ttl_s=0)
+    cached = OnlineWorkers(redis_house(redis).shelf, settings.key_prefix, ttl_s=60)
+    fresh = OnlineWorkers(redis_house(redis).shelf, settings.key_prefix, ttl_s=0)
     assert await cached.records() == [] and await fresh.records() == []
     async with beating(settings, redis, "claims", TEXT_INPUT):
         assert await cached.records() == []
@@ -235,7 +238,7 @@ async def test_an_empty_registry_is_no_evidence_and_the_session_is_queued(world,
 async def test_a_refusal_is_never_made_on_a_stale_copy_of_the_registry(settings, redis):
     """A worker that came online after the API's last read (the pipeline just started) is seen
     before a session is refused: the cached copy may say 'no worker', a fresh read decides."""
-    online = OnlineWorkers(redis, settings.key_prefix, ttl_s=60)
+    online = OnlineWorkers(redis_house(redis).shelf, settings.key_prefix, ttl_s=60)
     async with beating(settings, redis, "aggregator", ()):
         assert await online.refusal("text") is not None  # read: only an aggregator is online
         async with (
@@ -264,7 +267,7 @@ async def test_a_read_under_way_when_a_worker_announced_is_as_old_as_its_start(
         await asyncio.sleep(0.3)  # ends past the recheck bound after its start
         return records
 
-    online = OnlineWorkers(redis, settings.key_prefix, ttl_s=60)
+    online = OnlineWorkers(redis_house(redis).shelf, settings.key_prefix, ttl_s=60)
     async with contextlib.AsyncExitStack() as stack:
         await stack.enter_async_context(beating(settings, redis, "aggregator", ()))
         monkeypatch.setattr(online_module, "registry", slow)
@@ -330,6 +333,6 @@ async def test_requests_queued_behind_one_slow_read_do_not_each_read_again(
         return await real(redis_, prefix, now)
 
     monkeypatch.setattr(online_module, "registry", slow)
-    online = OnlineWorkers(redis, settings.key_prefix, ttl_s=0.2)
+    online = OnlineWorkers(redis_house(redis).shelf, settings.key_prefix, ttl_s=0.2)
     await asyncio.gather(*(online.records() for _ in range(10)))
     assert len(reads) == 2
