@@ -9,7 +9,8 @@ database, submits sessions over HTTP on every plan, and meanwhile:
     of its own on other ports (scripts/rabbit_node.py), so the machine's broker is untouched;
     with --transport postgres (tasks and results as rows of job_queue, no broker) it crashes
     and restarts a PostgreSQL server of the run's own instead,
-  - flushes the run's Redis database once,
+  - flushes the run's Redis database once (with --without-redis, on the postgres transport,
+    there is none: what Redis holds lives in PostgreSQL, and crashes with it),
   - injects poison messages into plan queues.
 With --cluster PORT it runs in quorum mode on a three-node cluster of its own
 (scripts/rabbit_cluster.py) and, instead of the process kills and the RabbitMQ restart,
@@ -147,8 +148,10 @@ async def scenario(
         amqp = ""  # no broker at all
     management = node.management_url if node else os.environ.get("RABBITMQ_MANAGEMENT_URL")
     cluster = node if isinstance(node, RabbitCluster) else None
-    redis_url = with_db(
-        os.environ.get("REDIS_URL", sandbox.LOOPBACK["REDIS_URL"]), str(args.redis_db)
+    redis_url = (
+        ""
+        if args.without_redis
+        else with_db(os.environ.get("REDIS_URL", sandbox.LOOPBACK["REDIS_URL"]), str(args.redis_db))
     )
     admin_db = pg.url if pg else os.environ.get("DATABASE_URL", sandbox.LOOPBACK["DATABASE_URL"])
     prefix, db_name = sandbox.unique("chaos"), sandbox.unique("verdict_chaos_")
@@ -316,7 +319,7 @@ async def make_chaos(
             else:
                 await restart_rabbitmq(tally, node)
             await inject_poison(settings, args.poison, tally)
-        if n == 2 * len(plan) // 3:
+        if n == 2 * len(plan) // 3 and settings.redis_url:
             await flush_redis(settings, tally)
 
 
@@ -689,6 +692,8 @@ async def cleanup(
         await sandbox.delete_broker_objects(
             settings.amqp_url, (settings.topology_prefix,), management
         )
+    if not settings.redis_url:
+        return
     redis = Redis.from_url(settings.redis_url)
     try:
         await redis.flushdb()
@@ -733,7 +738,15 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         help="postgres: the pipeline on PostgreSQL's job_queue, on a server of its own that the "
         "run crashes and starts again instead of restarting RabbitMQ",
     )
+    p.add_argument(
+        "--without-redis",
+        action="store_true",
+        help="with --transport postgres: no Redis at all (REDIS_URL unset); heartbeats, live "
+        "news, attempts and rate-limit windows live in the crashed PostgreSQL too",
+    )
     args = p.parse_args(argv)
+    if args.without_redis and args.transport != "postgres":
+        p.error("--without-redis needs --transport postgres (RabbitMQ workers lock in Redis)")
     if args.transport == "postgres" and (args.cluster or args.own_broker):
         p.error("--transport postgres uses no broker: no --cluster, no --own-broker")
     if not 1 <= args.redis_db <= 15:
