@@ -92,6 +92,8 @@ class Tally:
     accepted_async: list[str] = field(default_factory=list)
     finished_sync: list[str] = field(default_factory=list)
     refused_503: int = 0
+    # POSTs sent again, with the same Idempotency-Key, after the connection failed mid-way.
+    resent_after_transport_error: int = 0
     errors: list[str] = field(default_factory=list)
     poison: list[bytes] = field(default_factory=list)
     kills: dict[str, int] = field(default_factory=dict)
@@ -246,13 +248,20 @@ async def wait_ready(base: str, up: subprocess.Popen, logs: Path, timeout: float
     raise SystemExit("pipeline not ready")
 
 
+def log_resend(exc: Exception) -> None:
+    print(f"chaos: POST sent again after {exc!r}", file=sys.stderr)
+
+
 async def submit_all(base: str, args: argparse.Namespace, tally: Tally) -> None:
-    """POST sessions over plans 1..6 at a steady pace; a 503 is retried after Retry-After."""
+    """POST sessions over plans 1..6 at a steady pace; a 503 is retried after Retry-After,
+    and a POST whose connection failed is sent again under its Idempotency-Key (the API may
+    have accepted it: the key makes the second send return that same session)."""
     gate = asyncio.Semaphore(8)
     interval = args.duration / args.sessions
 
     async def one(i: int, client: httpx.AsyncClient) -> None:
         body = {"content": f"{TEXTS[i % len(TEXTS)]} #{i}", "plan_type": 1 + i % 6}
+        headers = {"X-API-Key": KEY, "Idempotency-Key": f"chaos-{uuid.uuid4()}"}
         async with gate:
             tally.sent += 1
             # A 503 says "try again": a client keeps trying for as long as the run waits for
@@ -261,9 +270,12 @@ async def submit_all(base: str, args: argparse.Namespace, tally: Tally) -> None:
             give_up_at = time.monotonic() + args.timeout
             while time.monotonic() < give_up_at:
                 try:
-                    r = await client.post(
-                        f"{API}/analyze-async", json=body, headers={"X-API-Key": KEY}
-                    )
+                    r = await client.post(f"{API}/analyze-async", json=body, headers=headers)
+                except httpx.TransportError as exc:  # cut mid-way: the API restarting, say
+                    tally.resent_after_transport_error += 1
+                    log_resend(exc)
+                    await asyncio.sleep(1.0)
+                    continue
                 except httpx.HTTPError as exc:
                     tally.errors.append(f"POST: {exc!r}")
                     return
@@ -519,6 +531,7 @@ async def settle_and_check(
         "accepted_202": len(tally.accepted_async),
         "finished_sync_200": len(tally.finished_sync),
         "retried_after_503": tally.refused_503,
+        "resent_after_transport_error": tally.resent_after_transport_error,
         "finished": final,
         "lost": len(accepted) - final,
         "not_completed": len(accepted) - statuses.get("completed", 0),
