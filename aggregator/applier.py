@@ -21,7 +21,7 @@ from shared.broker import send_to_dlq
 from shared.deadletters import DeadLetterKind
 from shared.errors import SettlementFailed
 from shared.house import House
-from shared.job_queue import prune_completed
+from shared.job_queue import ack_together, prune_completed
 from shared.live import Live
 from shared.messages import Result
 from shared.names import Names
@@ -319,9 +319,14 @@ class Applier:
 
 async def ack_all(deliveries: Iterable[Delivery]) -> None:
     """Ack a batch's deliveries together: their frames leave in one go instead of one
-    flushed write awaited after another. The first failure is raised once all have ended
-    (the caller hands the batch back; a delivery already acked is passed over then)."""
-    outcomes = await asyncio.gather(*(d.ack() for d in deliveries), return_exceptions=True)
+    flushed write awaited after another (the table transport's rows: one statement). The
+    first failure is raised once all have ended (the caller hands the batch back; a
+    delivery already acked is passed over then)."""
+    try:
+        brokers = await ack_together(list(deliveries))
+    except Exception as exc:
+        raise SettlementFailed(f"acknowledgement failed: {exc!r}") from exc
+    outcomes = await asyncio.gather(*(d.ack() for d in brokers), return_exceptions=True)
     for outcome in outcomes:
         if isinstance(outcome, BaseException):
             # Not a refusal of the results (they are recorded): on the postgres transport an

@@ -51,6 +51,7 @@ from shared.deadletters import dead_letter_headers
 from shared.messages import Result, Task
 from shared.names import Names
 from shared.signing import sign_task
+from shared.transport import Delivery
 
 log = structlog.get_logger(__name__)
 
@@ -358,6 +359,18 @@ WHERE id = $1 AND claimed_by = $4 AND deliveries = $5 AND status = 'running'
 """
 
 
+# Completes many rows held by one consumer in one statement, each fenced as `_SETTLE` is.
+_COMPLETE_MANY = """
+UPDATE job_queue AS j
+SET status = 'completed', claimed_by = NULL, lease_until = NULL,
+    finished_at = clock_timestamp()
+FROM unnest($1::bigint[], $2::integer[]) AS f(id, deliveries)
+WHERE j.id = f.id AND j.deliveries = f.deliveries AND j.claimed_by = $3
+  AND j.status = 'running'
+RETURNING j.id
+"""
+
+
 # The types of an Insert's values, in its order (headers travel as JSON text).
 _COLUMN_TYPES = (
     *("text", "text", "text", "smallint", "bytea", "text", "text", "text", "text"),
@@ -547,6 +560,30 @@ class TableConsumer:
         if not ours:
             log.warning("job queue row no longer ours: settled by nobody", row=row.id)
 
+    async def complete_all(self, rows: Sequence[ClaimedRow]) -> None:
+        """Complete held rows that published nothing while handled (an aggregator's batch of
+        results), in one statement; each is fenced as by `settle`, and a row no longer this
+        claim's is left to its new holder."""
+        mine = [r for r in rows if not r.settled and not r.lease_lost and not r.pending]
+        for row in (r for r in rows if r not in mine):
+            await self.settle(row, "completed")
+        if not mine:
+            return
+        try:
+            done = await self._pool.fetch(
+                _COMPLETE_MANY,
+                [r.id for r in mine],
+                [r.deliveries for r in mine],
+                self.consumer_id,
+            )
+        finally:
+            for row in mine:  # as `settle` does: let go, settled or not
+                row.settled = True
+                self._let_go(row)
+        lost = len(mine) - len(done)
+        if lost:
+            log.warning("job queue rows no longer ours: settled by nobody", rows=lost)
+
     async def _claim_loop(self) -> None:
         while self._claiming:
             # Taken before the claims: a row notified while they run wakes the next round.
@@ -703,3 +740,18 @@ class Lease:
 
     def watchdog(self) -> contextlib.AbstractAsyncContextManager[None]:
         return contextlib.nullcontext()
+
+
+async def ack_together(deliveries: Sequence[Delivery]) -> list[Delivery]:
+    """Complete the table transport's rows among `deliveries` with one statement per
+    consumer; the other deliveries (a broker's) are returned, for the caller to ack."""
+    others: list[Delivery] = []
+    by_consumer: dict[int, list[ClaimedRow]] = {}
+    for delivery in deliveries:
+        if isinstance(delivery, ClaimedRow):
+            by_consumer.setdefault(id(delivery.consumer), []).append(delivery)
+        else:
+            others.append(delivery)
+    for rows in by_consumer.values():
+        await rows[0].consumer.complete_all(rows)
+    return others

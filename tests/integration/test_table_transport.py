@@ -13,6 +13,7 @@ import asyncpg
 import pytest
 from postgres_node import owned_postgres
 
+from aggregator.applier import ack_all
 from aggregator.service import Aggregator
 from dispatcher.submit import first_tasks
 from shared import db as database
@@ -704,3 +705,29 @@ async def test_a_row_that_kills_its_holders_is_dead_lettered_at_the_delivery_lim
     finally:
         await third.stop()
     assert taken == [] and [r["reason"] for r in dead] == ["delivery_limit"]
+
+
+async def test_an_aggregator_completes_its_batch_in_one_statement_each_row_still_fenced(
+    world, pool
+):
+    """`ack_all` of three claimed rows (one UPDATE), one of which another consumer took
+    meanwhile: the two still held are completed, the taken one stays its new holder's."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    names = Names(settings.topology_prefix)
+    for body in (b"a", b"b", b"c"):
+        await publisher.send(names.exchange, names.result_key("claims"), aio_pika.Message(body))
+    taken: list[ClaimedRow] = []
+    results = consumer(pool, settings, [names.results], taken, poll_s=0.2)
+    await results.start()
+    try:
+        await eventually(lambda: _truthy(len(taken) == 3), timeout=5)
+        await pool.execute(
+            "UPDATE job_queue SET claimed_by = 'someone-else' WHERE id = $1", taken[1].id
+        )
+        await ack_all(taken)
+        states = [r["status"] for r in await rows(pool, settings)]
+    finally:
+        await results.stop()
+    assert states == ["completed", "running", "completed"]
+    assert all(row.settled for row in taken)
