@@ -89,7 +89,7 @@ async def ours(
     worker_shape: str = "apart",
     transport: str = "rabbitmq",
 ) -> dict[str, Any]:
-    world = replace(lib.new_world("bench"), extra_env={"TRANSPORT": transport})
+    world = replace(lib.new_world("bench"), extra_env=lib.transport_env(transport))
     await lib.create_world(world)
     try:
         with lib.ProcessGroup() as group:
@@ -374,11 +374,12 @@ def report(s: dict[str, Any]) -> str:
 @click.option("--timeout", "timeout_s", default=1500, show_default=True, help="hard limit, s")
 @click.option(
     "--transport",
-    type=click.Choice(["rabbitmq", "postgres", "both"]),
+    type=click.Choice(["rabbitmq", "postgres", "postgres-alone", "both", "all"]),
     default="rabbitmq",
     show_default=True,
-    help="what carries our tasks and results (TRANSPORT); both: each in turn, the RabbitMQ "
-    "figures first (the targets are read on them)",
+    help="what carries our tasks and results (TRANSPORT; postgres-alone: postgres without "
+    "Redis); both: rabbitmq and postgres in turn, all: the three, the RabbitMQ figures first "
+    "(the targets are read on them)",
 )
 def main(
     sessions: int,
@@ -398,7 +399,10 @@ def main(
     with lib.terminate_on_signals():
         signal.alarm(timeout_s)
         try:
-            transports = ["rabbitmq", "postgres"] if transport == "both" else [transport]
+            transports = {
+                "both": ["rabbitmq", "postgres"],
+                "all": ["rabbitmq", "postgres", "postgres-alone"],
+            }.get(transport, [transport])
             runs = [
                 asyncio.run(ours(sessions, idle, in_flight, aggregators, worker_shape, t))
                 for t in transports

@@ -183,6 +183,14 @@ class World:
         )
 
 
+def transport_env(transport: str) -> dict[str, str]:
+    """The pipeline's environment for a transport of bench.py's: `postgres-alone` is the
+    postgres transport with REDIS_URL unset (no broker, no Redis)."""
+    if transport == "postgres-alone":
+        return {"TRANSPORT": "postgres", "REDIS_URL": ""}
+    return {"TRANSPORT": transport}
+
+
 def new_world(stem: str = "bench") -> World:
     urls = {name: os.environ.get(name, default) for name, default in LOOPBACK.items()}
     for url in urls.values():
@@ -414,12 +422,22 @@ async def _announced(world: World) -> bool:
     from redis.asyncio import Redis
 
     from shared.constants import ANALYSIS_COMPONENTS
-    from shared.house import redis_house
+    from shared.ephemera import Ephemera
+    from shared.house import TableShelf, Unawaited, redis_house
     from shared.registry import online_by_component, registry
 
+    prefix = world.settings().key_prefix
+    if world.extra_env.get("REDIS_URL") == "":  # PostgreSQL alone: the registry is there
+        conn = await asyncpg.connect(world.database_url)
+        try:
+            shelf = TableShelf(Ephemera(conn), Unawaited())
+            records = await registry(shelf, prefix, time.time())
+        finally:
+            await conn.close()
+        return all(online_by_component(records, ANALYSIS_COMPONENTS).values())
     redis = Redis.from_url(world.redis_url)
     try:
-        records = await registry(redis_house(redis).shelf, world.settings().key_prefix, time.time())
+        records = await registry(redis_house(redis).shelf, prefix, time.time())
     finally:
         await redis.aclose()
     return all(online_by_component(records, ANALYSIS_COMPONENTS).values())

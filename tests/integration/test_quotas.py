@@ -13,10 +13,10 @@ from structlog.testing import capture_logs
 from dispatcher.app import create_app
 from dispatcher.quotas import UNCHECKED
 from shared.api_keys import hashed
-from tests.integration.conftest import eventually, queue_depths
+from tests.integration.conftest import eventually, on_both_transports, queue_depths
 from tests.proxy import Proxy
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, on_both_transports]
 
 API = "/api/v3/pipeline"
 SUBMIT = f"{API}/analyze-async"
@@ -75,7 +75,8 @@ async def test_submissions_over_the_plan_limit_get_429_and_leave_nothing_behind(
     """Past its plan's limit a key gets 429 + Retry-After + RateLimit-*; no row, no task.
 
     A higher plan has a higher limit, and another tenant on the same plan has its own bucket.
-    The counters live under the deployment's Redis prefix, named by a digest of the key."""
+    The counters live under the deployment's prefix (in Redis, or PostgreSQL without it),
+    named by a digest of the key, never the key."""
     granted = keys(free_a=1, free_b=1, pro=4)
     settings = await world(
         api_keys=api_keys(granted), rate_limits_by_plan={1: "3/minute", 4: "6/minute"}
@@ -102,11 +103,21 @@ async def test_submissions_over_the_plan_limit_get_429_and_leave_nothing_behind(
     assert await sessions_of(pool, granted, "pro") == 6
     # Four analysis tasks for each accepted session, none for a refused one.
     assert sum((await queue_depths(settings)).values()) == 4 * (3 + 3 + 6)
-    counters = [k.decode() async for k in redis.scan_iter(f"{settings.key_prefix}:ratelimit:*")]
+    counters = await counter_keys(settings, redis, pool)
     digest = hashlib.sha256(granted["free_a"][0].encode()).hexdigest()
     assert any(digest in k and granted["free_a"][1] in k for k in counters)
     for key, _, _ in granted.values():
-        assert [k async for k in redis.scan_iter(f"*{key}*")] == []
+        assert not any(key in k for k in counters)
+
+
+async def counter_keys(settings, redis, pool) -> list[str]:
+    """The names of the deployment's rate-limit counters: in Redis, or in PostgreSQL's
+    ephemera without it."""
+    prefix = f"{settings.key_prefix}:ratelimit:"
+    if not settings.redis_url:
+        found = await pool.fetch("SELECT key FROM ephemera WHERE key LIKE $1 || '%'", prefix)
+        return [r["key"] for r in found]
+    return [k.decode() async for k in redis.scan_iter(f"{prefix}*")]
 
 
 async def test_bodies_that_are_not_json_are_charged_to_their_key(world, pool):
