@@ -42,6 +42,7 @@ from sandbox import (  # noqa: E402
 from shared import db as database  # noqa: E402
 from shared.api_keys import hashed  # noqa: E402
 from shared.broker import connect  # noqa: E402
+from shared.ephemera import NOTIFY_CHANNEL, decode_message  # noqa: E402
 from shared.settings import Settings, load_settings  # noqa: E402
 from topology.broker import declare  # noqa: E402
 from topology.spec import from_settings  # noqa: E402
@@ -553,6 +554,10 @@ class FinalEvents:
     async def __aenter__(self) -> FinalEvents:
         from redis.asyncio import Redis
 
+        if self.world.extra_env.get("REDIS_URL") == "":  # PostgreSQL alone: over NOTIFY
+            self._listener = await asyncpg.connect(self.world.database_url)
+            await self._listener.add_listener(NOTIFY_CHANNEL, self._notified)
+            return self
         self._redis = Redis.from_url(self.world.redis_url)
         self._pubsub = self._redis.pubsub()
         await self._pubsub.psubscribe(f"{self.world.prefix}:events:*")
@@ -563,11 +568,22 @@ class FinalEvents:
         async for message in self._pubsub.listen():
             if message["type"] != "pmessage" or PROCESSING in message["data"]:
                 continue
-            session_id = message["channel"].rsplit(b":", 1)[1].decode()
-            self.seen.setdefault(session_id, time.time())
-            waiter = self._waiting.pop(session_id, None)
-            if waiter is not None and not waiter.done():
-                waiter.set_result(self.seen[session_id])
+            self._final(message["channel"].rsplit(b":", 1)[1].decode())
+
+    def _notified(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
+        message = decode_message(payload)
+        if message is None:
+            return
+        channel, data = message
+        events = f"{self.world.prefix}:events:"
+        if channel.startswith(events) and PROCESSING.decode() not in data:
+            self._final(channel.removeprefix(events))
+
+    def _final(self, session_id: str) -> None:
+        self.seen.setdefault(session_id, time.time())
+        waiter = self._waiting.pop(session_id, None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(self.seen[session_id])
 
     async def wait(self, session_id: str, timeout_s: float = 30) -> float:
         """The wall-clock time the session's final state was announced, once it is."""
@@ -577,7 +593,9 @@ class FinalEvents:
         return await asyncio.wait_for(waiter, timeout_s)
 
     async def __aexit__(self, *exc: object) -> None:
-        assert self._task is not None
+        if self._task is None:
+            await self._listener.close()
+            return
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
