@@ -12,6 +12,9 @@ class Proxy:
         self.port = 0
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        # Counts the cuts: a connection accepted before one but joined to the service after
+        # it (its upstream still opening while the cut ran) is dropped too.
+        self._cuts = 0
 
     async def start(self) -> Proxy:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
@@ -20,6 +23,7 @@ class Proxy:
 
     async def cut(self) -> None:
         """Drop every open connection and refuse new ones, as if the service went down."""
+        self._cuts += 1
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -32,10 +36,18 @@ class Proxy:
         await self.start()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        cuts = self._cuts
+        if self._server is None:  # accepted just before a cut, served only after it
+            writer.transport.abort()
+            return
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.target)
         except OSError:
             writer.close()
+            return
+        if cuts != self._cuts or self._server is None:  # cut while the service's end opened
+            writer.transport.abort()
+            up_writer.transport.abort()
             return
         self._writers.update({writer, up_writer})
         await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))

@@ -11,13 +11,26 @@ from shared import live, sessions
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.locks import lock_key
 from shared.sessions import NewSession
-from tests.integration.conftest import eventually, publisher_for, queue_depths, running
+from tests.integration.conftest import (
+    eventually,
+    on_both_transports,
+    only_on_rabbitmq,
+    only_with_redis,
+    publisher_for,
+    queue_depths,
+    running,
+)
 from tests.integration.test_worker_flow import dlq_messages, explain, final_view, submit
 from tests.proxy import Proxy
 from workers.executor import Analysis
 from workers.runtime import Worker, WorkerOptions
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, on_both_transports]
+
+
+# The table transport's lock is the claimed row's lease, renewed by its consumer:
+# test_table_transport tests a lapsed lease, a lost one, and a row claimed twice.
+LEASE_NOT_LOCK = "a Redis lock's TTL; on the table transport the lease is the lock"
 
 
 async def quick(task, ctx):
@@ -27,6 +40,11 @@ async def quick(task, ctx):
 async def test_expired_tasks_reach_the_dlq_and_the_session_still_ends(world, pool, publisher):
     """Tasks nobody consumed within their TTL are dead-lettered; the janitor ends the session."""
     settings = await world(queue_message_ttl_ms=1000, session_deadline_s=2)
+    only_on_rabbitmq(
+        settings,
+        "on the table transport a row past its TTL is dead-lettered by the next claim of its "
+        "queue, not by a broker: test_table_transport covers it",
+    )
 
     async with publisher_for(settings) as own:
         new = NewSession(sessions.new_session_id(), "tenant-a", 2, "text", {"content": "x"}, 2)
@@ -50,6 +68,7 @@ async def test_expired_tasks_reach_the_dlq_and_the_session_still_ends(world, poo
 async def test_a_task_longer_than_its_lock_ttl_keeps_the_lock_and_runs_once(world, pool):
     """Lock TTL 300 ms, task 1.5 s, a second copy waiting: the watchdog renews, one execution."""
     settings = await world(lock_ttl_ms=300, lock_retry_ms=100)
+    only_on_rabbitmq(settings, LEASE_NOT_LOCK)
     runs: list[str] = []
 
     async def slow(task, ctx):
@@ -75,6 +94,7 @@ async def test_a_task_longer_than_its_lock_ttl_keeps_the_lock_and_runs_once(worl
 async def test_a_worker_that_lost_its_lock_does_not_report_a_result(world, pool, redis):
     """Lock taken over mid-run: the run is dropped, no result over the new owner's; retried."""
     settings = await world(lock_ttl_ms=300, lock_retry_ms=200)
+    only_on_rabbitmq(settings, LEASE_NOT_LOCK)
     started = asyncio.Event()
     runs: list[int] = []
 
@@ -217,6 +237,7 @@ async def test_status_falls_back_to_postgres_when_redis_loses_the_live_state(set
     """A session submitted through the API, its Redis keys flushed mid-session (live state,
     locks, urgent holds): it still finishes, and queue-status and result over HTTP answer from
     Postgres."""
+    only_with_redis(settings, "without Redis there is no live state to lose")
     from tests.integration.test_api import API, client_for
     from tests.integration.test_api import ENTERPRISE as ENTERPRISE_KEY
 
@@ -263,6 +284,11 @@ async def test_a_redis_outage_delays_sessions_but_loses_none(world, pool, publis
     parts = urlsplit(services.redis_url)
     proxy = await Proxy(parts.hostname or "127.0.0.1", parts.port or 6379).start()
     settings = await world(lock_retry_ms=200)
+    only_on_rabbitmq(
+        settings,
+        "on the table transport no task waits for Redis (the lease is the lock): sessions "
+        "complete through a Redis outage, and test_without_redis runs with none at all",
+    )
     via_proxy = settings.model_copy(
         update={"redis_url": urlunsplit(parts._replace(netloc=f"127.0.0.1:{proxy.port}"))}
     )

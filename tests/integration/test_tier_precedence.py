@@ -17,13 +17,20 @@ from aggregator.service import Aggregator
 from shared import sessions
 from shared.broker import Publisher
 from shared.constants import ANALYSIS_COMPONENTS as ALL
-from shared.house import redis_house
+from shared.house import House, open_house
 from shared.messages import Task, TaskInput, now_ms, priority_of
 from shared.names import Names
+from shared.resources import Resources
 from shared.sessions import NewSession
 from shared.settings import Settings
 from shared.urgency import UrgentSignals, gate_for, precedence_followed
-from tests.integration.conftest import eventually, publisher_for, queue_depths, running
+from tests.integration.conftest import (
+    POSTGRES_ALONE,
+    eventually,
+    publisher_for,
+    queue_depths,
+    running,
+)
 from tests.integration.test_api import API, client_for
 from tests.integration.test_api import ENTERPRISE as ENTERPRISE_KEY
 from workers.executor import Analysis
@@ -245,39 +252,51 @@ async def _recorded(pool, session_id: str):
     return view if view is not None and COMPONENT in view.results else None
 
 
+@pytest.mark.parametrize("transport", ["rabbitmq", POSTGRES_ALONE])
 async def test_an_urgent_session_holds_lower_tiers_everywhere_until_it_is_final(world, redis):
-    """The API announces an enterprise session on Redis when it accepts it, the aggregator its
-    end when it finalizes it; a gate that follows the signals, as every worker and aggregator
-    does, holds lower tiers back in between (here for up to 10 s: the cap is not under
-    test). A freemium session announces nothing."""
+    """The API announces an enterprise session when it accepts it (Redis pub/sub, or NOTIFY
+    with PostgreSQL alone), the aggregator its end when it finalizes it; a gate that follows
+    the signals, as every worker and aggregator does, holds lower tiers back in between (here
+    for up to 10 s: the cap is not under test). A freemium session announces nothing."""
     # The gate and its feeds as every worker and aggregator builds them (signals and the CPU
     # load); URGENT_CPU_BUSY=0 holds whatever the load, so the test does not depend on it.
     settings = await world(urgent_hold_ms=10_000, urgent_cpu_busy=0)
     gate = gate_for(settings)
-    signals = UrgentSignals(redis_house(redis).channels, settings.key_prefix)
-    async with precedence_followed(gate, signals):
-        await eventually(lambda: _subscribed(redis, signals.channel), timeout=5)
-        async with client_for(settings) as api:
-
-            async def submit(plan: int) -> str:
-                body = {"content": "x", "plan_type": plan}
-                response = await api.post(f"{API}/analyze-async", json=body, headers=ENTERPRISE_KEY)
-                assert response.status_code == 202, response.text
-                session_id: str = response.json()["session_id"]
-                return session_id
-
-            await submit(FREEMIUM)
-            await asyncio.sleep(0.2)
-            assert gate.is_clear()
-            top = await submit(ENTERPRISE)
-            await eventually(lambda: _true(not gate.is_clear()), timeout=5)
-            services = [Worker(settings, WorkerOptions(c, 1, 1), Recorder()).run for c in ALL]
-            aggregator = Aggregator(settings, explain=lambda v, r: {"en": v.label})
-            async with running(*services, aggregator.run):
-                await eventually(lambda: _true(gate.is_clear()), timeout=10)
-                result = await api.get(f"{API}/{top}/result", headers=ENTERPRISE_KEY)
-        assert result.status_code == 200 and result.json()["status"] == "completed"
+    async with Resources() as opened:
+        pool = await opened.pool(settings.database_url, max_size=2)
+        house = await open_house(opened, settings, pool)
+        signals = UrgentSignals(house.channels, settings.key_prefix)
+        async with precedence_followed(gate, signals):
+            await eventually(lambda: _subscribed(house, redis, signals.channel), timeout=5)
+            await _an_urgent_session_holds_the_gate(settings, gate)
 
 
-async def _subscribed(redis, channel: str) -> bool:
+async def _an_urgent_session_holds_the_gate(settings, gate) -> None:
+    """A freemium session leaves the gate clear; an enterprise one closes it until its
+    session is final."""
+    async with client_for(settings) as api:
+
+        async def submit(plan: int) -> str:
+            body = {"content": "x", "plan_type": plan}
+            response = await api.post(f"{API}/analyze-async", json=body, headers=ENTERPRISE_KEY)
+            assert response.status_code == 202, response.text
+            session_id: str = response.json()["session_id"]
+            return session_id
+
+        await submit(FREEMIUM)
+        await asyncio.sleep(0.2)
+        assert gate.is_clear()
+        top = await submit(ENTERPRISE)
+        await eventually(lambda: _true(not gate.is_clear()), timeout=5)
+        services = [Worker(settings, WorkerOptions(c, 1, 1), Recorder()).run for c in ALL]
+        aggregator = Aggregator(settings, explain=lambda v, r: {"en": v.label})
+        async with running(*services, aggregator.run):
+            await eventually(lambda: _true(gate.is_clear()), timeout=10)
+            result = await api.get(f"{API}/{top}/result", headers=ENTERPRISE_KEY)
+    assert result.status_code == 200 and result.json()["status"] == "completed"
+
+
+async def _subscribed(house: House, redis, channel: str) -> bool:
+    if house.redis is None:  # NOTIFY: subscribed once the process's listener is connected
+        return house.channels.connected.is_set()  # type: ignore[attr-defined]
     return dict(await redis.pubsub_numsub(channel)).get(channel.encode(), 0) > 0
