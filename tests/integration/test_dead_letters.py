@@ -153,6 +153,7 @@ async def test_an_oversize_result_is_rejected_once_and_the_aggregator_stays_up(
     assert (death["reason"], death["queue"]) == ("rejected", names.results)
 
 
+@pytest.mark.parametrize("transport", ["rabbitmq", "postgres"])
 async def test_a_dead_letter_carries_only_the_whitelisted_headers(settings, publisher):
     """Poison with foreign headers (within the size bound): the letter keeps the task's own
     small headers plus reason, origin and time, and none of the rest."""
@@ -265,6 +266,7 @@ async def test_a_full_dlq_parks_an_exhausted_task_and_its_letter_still_arrives(w
     assert "still down" in parked.headers[REASON_HEADER]
 
 
+@pytest.mark.parametrize("transport", ["rabbitmq", "postgres"])
 async def test_a_result_for_an_unknown_session_is_dead_lettered_and_counted(world, pool):
     """A signed result naming no recorded session (e.g. a task an older dispatcher published)
     reaches the DLQ with the reason and the session id, and is counted; the aggregator goes
