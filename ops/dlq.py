@@ -14,6 +14,7 @@ from shared.dead_letter_queue import DeadLetter
 from shared.names import Names
 from shared.resources import Resources
 from shared.settings import Settings, broker_urls
+from shared.transport import dead_letters_of
 
 T = TypeVar("T")
 
@@ -86,12 +87,6 @@ async def with_operator(settings: Settings, work: Callable[[Any, Names], Awaitab
 
 
 def letters_of(settings: Settings) -> ModuleType:
-    """The dead-letter operations of the deployment's transport: both modules have
-    list_letters, letter, replay and purge, taking what `with_operator` opens."""
-    if settings.transport == "postgres":
-        from shared import dead_letter_table
-
-        return dead_letter_table
-    from shared import dead_letter_queue
-
-    return dead_letter_queue
+    """The dead-letter operations of the deployment's transport, taking what `with_operator`
+    opens."""
+    return dead_letters_of(settings.transport)

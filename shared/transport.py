@@ -8,6 +8,7 @@ scheduling, retries, dead letters, the fan-in — sees only these two shapes.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -72,3 +73,16 @@ class Outbox(Protocol):
         priority: int | None = None,
     ) -> None: ...
     async def close(self) -> None: ...
+
+
+def dead_letters_of(transport: str) -> ModuleType:
+    """The dead-letter operations of a transport (`verdict dlq`, the console): both modules
+    have list_letters, letter, replay and purge, on an operator's broker connection
+    (`shared.dead_letter_queue`) or on a pool of the database (`shared.dead_letter_table`)."""
+    if transport == "postgres":
+        from shared import dead_letter_table
+
+        return dead_letter_table
+    from shared import dead_letter_queue
+
+    return dead_letter_queue

@@ -2,7 +2,9 @@
 matching a filter (back to their origin queue at their priority), purge with confirmation.
 
 The DLQ library (shared/dead_letter_queue.py) does the work on a connection of the operator
-role (OPERATOR_AMQP_URL): the API's own role can neither read the DLQ nor publish replays.
+role (OPERATOR_AMQP_URL): the API's own role can neither read the DLQ nor publish replays. On
+the postgres transport the letters are `error` rows of job_queue (shared/dead_letter_table.py),
+which the API's database role reads and replays on its own pool.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import AsyncIterator, Mapping
+from types import ModuleType
 from typing import Annotated
 
+import asyncpg
 from aio_pika.abc import AbstractRobustConnection
 from fastapi import APIRouter, Form, HTTPException, Request, status
 from fastapi.responses import HTMLResponse
@@ -27,6 +31,7 @@ from shared.constants import QUEUE_COMPONENTS
 from shared.errors import BrokerUnavailable
 from shared.names import Names
 from shared.settings import broker_urls
+from shared.transport import dead_letters_of
 
 router = APIRouter(prefix="/admin/dead-letters", include_in_schema=False)
 
@@ -66,9 +71,13 @@ def _minutes(name: str, text: str | None) -> float | None:
 
 
 @contextlib.asynccontextmanager
-async def operator(state: AppState) -> AsyncIterator[AbstractRobustConnection]:
-    """A connection as the operator role for one page, to whichever node of AMQP_URL's and
-    AMQP_HOSTS answers; 503 when none is configured or no node answers."""
+async def operator(state: AppState) -> AsyncIterator[AbstractRobustConnection | asyncpg.Pool]:
+    """What holds the dead letters, for one page: the API's pool on the postgres transport;
+    else a connection as the operator role, to whichever node of AMQP_URL's and AMQP_HOSTS
+    answers (503 when none is configured or no node answers)."""
+    if state.settings.transport == "postgres":
+        yield state.pool
+        return
     url = state.settings.operator_amqp_url
     if url is None:
         raise HTTPException(
@@ -83,6 +92,11 @@ async def operator(state: AppState) -> AsyncIterator[AbstractRobustConnection]:
         yield connection
     finally:
         await connection.close()
+
+
+def _letters(state: AppState) -> ModuleType:
+    """The dead-letter operations of the deployment's transport."""
+    return dead_letters_of(state.settings.transport)
 
 
 def _names(state: AppState) -> Names:
@@ -116,7 +130,7 @@ async def _listing(
             page="dead-letters",
         )  # fmt: skip
     async with operator(state) as connection:
-        listing = await dlq.list_letters(
+        listing = await _letters(state).list_letters(
             connection, _names(state), wanted, PAGE, state.settings.dlq_scan_limit
         )
     return render(
@@ -132,7 +146,7 @@ async def letter_page(
 ) -> HTMLResponse:
     """One dead letter: its headers and whole body."""
     async with operator(state) as connection:
-        found = await dlq.letter(
+        found = await _letters(state).letter(
             connection, _names(state), letter_id[:64], state.settings.dlq_scan_limit
         )
     if found is None:
@@ -177,7 +191,7 @@ async def replay(
     except SearchRefused as exc:
         return await _listing(request, state, on, session, form, str(exc), 400)
     async with operator(state) as connection:
-        done = await dlq.replay(
+        done = await _letters(state).replay(
             connection, _names(state), wanted, state.settings.dlq_scan_limit,
             state.settings.dlq_max_replays, force=force == "yes",
             scan=state.settings.dlq_scan_limit,
@@ -215,7 +229,9 @@ async def purge(
     except SearchRefused as exc:
         return await _listing(request, state, on, session, form, str(exc), 400)
     async with operator(state) as connection:
-        purged = await dlq.purge(connection, _names(state), wanted, state.settings.dlq_scan_limit)
+        purged = await _letters(state).purge(
+            connection, _names(state), wanted, state.settings.dlq_scan_limit
+        )
     return await _listing(request, state, on, session, form, f"{purged} purged.")
 
 

@@ -20,14 +20,17 @@ from aggregator.service import Aggregator
 from dispatcher.app import create_app
 from dispatcher.console.cookies import SessionCookies
 from dispatcher.queue_watch import FIGURES
+from dispatcher.submit import first_tasks
+from shared import sessions
 from shared.api_keys import hashed, key_hash, key_label
 from shared.constants import ANALYSIS_COMPONENTS
 from shared.errors import RetryableAnalysisError
 from shared.house import redis_house
 from shared.live import events_channel
+from shared.sessions import NewSession
 from shared.settings import Settings
 from tests.conftest import TEST_API_KEYS
-from tests.integration.conftest import POSTGRES_ALONE, World, eventually, running
+from tests.integration.conftest import POSTGRES_ALONE, World, eventually, publisher_for, running
 from tests.integration.test_dlq import dlq_of, expired_session, workers_consume
 from tests.integration.test_review import new_session, queued_unsure, stream_events
 from tests.integration.test_worker_flow import final_view
@@ -463,6 +466,60 @@ async def test_dead_letters_are_listed_searched_viewed_and_replayed_to_a_verdict
             assert "3 replayed" in rest.text
             view = await final_view(pool, new.id)
     assert view.status == "completed"
+
+
+@pytest.mark.parametrize("transport", [POSTGRES_ALONE])
+async def test_the_table_transports_dead_letters_are_listed_viewed_replayed_and_purged(world, pool):
+    """PostgreSQL alone, no operator broker role: a session's tasks expire into error rows
+    (dead-lettered by the first claim after their TTL); the console lists them by tenant,
+    shows one whole, replays three to their queues and the session's verdict follows once
+    the fourth is replayed; a purge needs its confirmation."""
+    settings = await console_world(world, queue_message_ttl_ms=1000, session_deadline_s=120)
+    new = NewSession(sessions.new_session_id(), "tenant-a", 5, "text", {"content": "x" * 40}, 120)
+    await sessions.create(pool, new)
+    async with publisher_for(settings) as publisher:
+        for task in first_tasks(new, None):
+            await publisher.task(task, tenant="tenant-a")
+    await asyncio.sleep(1.2)  # past the TTL: the next claim dead-letters them, reason expired
+
+    def workers():
+        return [
+            Worker(settings, WorkerOptions(c, 1, 1), length_score).run for c in ANALYSIS_COMPONENTS
+        ]
+
+    async with browser(settings) as client:
+        await sign_in(client)
+        async with running(*workers()):
+            ids = await eventually(lambda: _four(listed(client, tenant="tenant-a")), timeout=20)
+        assert await listed(client, tenant="tenant-b") == []
+        page = (await client.get("/admin/dead-letters", params={"reason": "expired"})).text
+        assert f"{settings.topology_prefix}.claims.5" in page
+        one = await client.get(f"/admin/dead-letters/{ids[0]}")
+        assert one.status_code == 200 and new.id in one.text
+        token = await csrf_of(client, "/admin/dead-letters")
+        unconfirmed = await client.post(
+            "/admin/dead-letters/purge", data={"csrf_token": token, "scope": "matching"}
+        )
+        assert unconfirmed.status_code == 400
+        async with running(*workers(), Aggregator(settings).run):
+            first = await client.post(
+                "/admin/dead-letters/replay",
+                data={"csrf_token": token, "ids": ids[0], "scope": "selected"},
+            )
+            assert "1 replayed" in first.text
+            rest = await client.post(
+                "/admin/dead-letters/replay",
+                data={"csrf_token": token, "scope": "matching", "tenant": "tenant-a"},
+            )
+            assert "3 replayed" in rest.text
+            view = await final_view(pool, new.id)
+        assert await listed(client) == []
+    assert view.status == "completed"
+
+
+async def _four(listing) -> list[str] | None:
+    found = await listing
+    return found if len(found) == 4 else None
 
 
 async def test_a_replayed_letter_that_dies_again_shows_its_replays_and_loops_are_refused(
