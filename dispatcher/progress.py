@@ -7,6 +7,7 @@ progress (without Redis the record answers, and NOTIFY wakes the streams).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections.abc import AsyncIterator
 from typing import Any
@@ -72,12 +73,14 @@ async def event_stream(
     event, as does a failure to read it: a stream always ends as a well-formed response.
     """
     state.streams[who.tenant] += 1
-    pubsub: Any = state.live.subscription()
+    pubsub: Any = None
     try:
-        await pubsub.subscribe(live.events_channel(state.settings.key_prefix, session_id))
-    except Exception:  # no Redis, or every stream connection in use: follow the record
-        pubsub = None
-    try:
+        pubsub = state.live.subscription()
+        try:
+            await pubsub.subscribe(live.events_channel(state.settings.key_prefix, session_id))
+        except Exception:  # no Redis, or every stream connection in use: follow the record
+            await _closed(pubsub)
+            pubsub = None
         read = functools.partial(_snapshot, state, session_id, who)
         wait = functools.partial(_wait_unless_stopping, state.stopping, pubsub)
         async for event in sse.follow(read, wait, last_event_id, stopping=state.stopping.is_set):
@@ -90,7 +93,12 @@ async def event_stream(
     finally:
         state.streams[who.tenant] -= 1
         if pubsub is not None:
-            await pubsub.aclose()
+            await _closed(pubsub)
+
+
+async def _closed(pubsub: Any) -> None:
+    with contextlib.suppress(Exception):
+        await pubsub.aclose()
 
 
 async def _snapshot(state: AppState, session_id: str, who: Caller) -> sse.Snapshot:

@@ -340,7 +340,7 @@ class TableWindows:
     prefix: str
 
     async def incr(self, key: str, expiry: int, amount: int = 1) -> int:
-        hits, _ = await self.ephemera.hit(f"{self.prefix}:{key}", expiry)
+        hits, _ = await self.ephemera.hit(f"{self.prefix}:{key}", expiry, amount)
         return hits
 
     async def get(self, key: str) -> int:

@@ -38,6 +38,9 @@ from workers.isolation import AnalysisPool
 
 log = structlog.get_logger(__name__)
 
+# Without Redis: the connections the API's house (rate-limit windows, the registry, sign-outs)
+# holds beside the record's 20.
+HOUSE_POOL_SIZE = 10
 # While the broker is down at start-up, try again this often in the background.
 BROKER_RETRY_S = 2.0
 # How long a request waits for a recovering channel before it is analysed synchronously.
@@ -103,17 +106,18 @@ class AppState:
         all closed in reverse on exit (shared.resources)."""
         async with Resources() as opened:
             pool = await opened.pool(settings.database_url, max_size=20)
-            streams = (
-                opened.redis(settings.redis_url, max_connections=settings.api_max_event_streams)
-                if settings.redis_url
-                else None
-            )
-            state = cls(
-                settings=settings,
-                pool=pool,
-                house=await open_house(opened, settings, pool, subscriber=streams),
-                http=opened.http(),
-            )
+            if settings.redis_url:
+                streams = opened.redis(
+                    settings.redis_url, max_connections=settings.api_max_event_streams
+                )
+                house = await open_house(opened, settings, pool, subscriber=streams)
+            else:
+                # Without Redis, rate-limit windows and the registry get connections of their
+                # own: a flood that holds every record connection must not switch the rate
+                # limits off (they fail open when their store does not answer in time).
+                own = await opened.pool(settings.database_url, max_size=HOUSE_POOL_SIZE)
+                house = await open_house(opened, settings, own)
+            state = cls(settings=settings, pool=pool, house=house, http=opened.http())
             opened.closes(state, lambda s: s._close_broker_and_analysis())
             if settings.transport == "postgres":  # tasks are rows of the database it holds
                 names = Names(settings.topology_prefix)

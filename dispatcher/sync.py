@@ -49,7 +49,7 @@ async def analyse_inline(
         follow_ups.append(task)
 
     context = ExecutorContext(
-        settings, house.shelf, pool, http, collect, SYNC_WORKER, analysis=analysis
+        settings, house.media_cache, pool, http, collect, SYNC_WORKER, analysis=analysis
     )
     results: list[Result] = []
     for media in (t for t in tasks if t.component == MEDIA_PREPROCESS):

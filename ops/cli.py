@@ -370,6 +370,10 @@ def access_redis(apply_: bool, path: Path | None) -> None:
         for line in lines:
             click.echo(line)
         return
+    if not settings.redis_url:
+        raise click.ClickException(
+            "REDIS_URL is not set: this deployment runs without Redis (PostgreSQL alone)"
+        )
 
     async def go() -> None:
         from redis.asyncio import Redis

@@ -155,9 +155,10 @@ def worker_statements(roles: DatabaseRoles, existing: set[str]) -> list[str]:
     return statements
 
 
-# The ephemera a worker writes without Redis (shared/house.py): its heartbeat, the attempts of
-# its tasks, a media task's extracted text — never a console sign-out or a rate-limit window.
-WORKER_EPHEMERA = "key ~ '^[^:]+:(workers|attempts|media):'"
+# The ephemera a worker writes without Redis (shared/house.py): its heartbeat and the attempts
+# of its tasks — never a console sign-out or a rate-limit window (nor a media text: without
+# Redis none is cached, House.media_cache).
+WORKER_EPHEMERA = "key ~ '^[^:]+:(workers|attempts):'"
 
 
 def ephemera_statements(roles: DatabaseRoles) -> list[str]:

@@ -32,6 +32,10 @@ NOTIFY_CHANNEL = "verdict_channels"
 MAX_PAYLOAD_BYTES = 7900
 # Back-off before listening again after the connection was lost.
 RELISTEN_S = 1.0
+# The listening connection is asked this often whether it is still there (a peer gone without
+# a reset, a partition: nothing else would tell), and must answer within LIVENESS_TIMEOUT_S.
+LIVENESS_EVERY_S = 15.0
+LIVENESS_TIMEOUT_S = 5.0
 # How long a new subscription waits for the process's listener to be in place, so what is
 # published after `subscribe` returns reaches it (past this, its reader's poll serves).
 SUBSCRIBE_WAIT_S = 1.0
@@ -54,10 +58,10 @@ _STARTING_WITH = (
 # until it ends, then the next hit opens a new one.
 _HIT = """
 INSERT INTO ephemera AS e (key, value, expires_at)
-VALUES ($1, '1', now() + make_interval(secs => $2))
+VALUES ($1, to_jsonb($3::bigint), now() + make_interval(secs => $2))
 ON CONFLICT (key) DO UPDATE SET
-    value = CASE WHEN e.expires_at <= now() THEN '1'::jsonb
-                 ELSE to_jsonb((e.value #>> '{}')::bigint + 1) END,
+    value = CASE WHEN e.expires_at <= now() THEN to_jsonb($3::bigint)
+                 ELSE to_jsonb((e.value #>> '{}')::bigint + $3) END,
     expires_at = CASE WHEN e.expires_at <= now() THEN EXCLUDED.expires_at
                       ELSE e.expires_at END
 RETURNING (value #>> '{}')::bigint AS hits, extract(epoch FROM expires_at) AS ends_at
@@ -114,10 +118,10 @@ class Ephemera:
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         return [json.loads(r["value"]) for r in await self.pool.fetch(_STARTING_WITH, escaped)]
 
-    async def hit(self, key: str, window_s: float) -> tuple[int, float]:
-        """Count one hit in the fixed window `key` of `window_s` seconds: the hits so far in
-        the current window, and when it ends (Unix seconds)."""
-        row = await self.pool.fetchrow(_HIT, key, float(window_s))
+    async def hit(self, key: str, window_s: float, amount: int = 1) -> tuple[int, float]:
+        """Count `amount` hits in the fixed window `key` of `window_s` seconds: the hits so
+        far in the current window, and when it ends (Unix seconds)."""
+        row = await self.pool.fetchrow(_HIT, key, float(window_s), amount)
         return int(row["hits"]), float(row["ends_at"])
 
     async def window(self, key: str) -> tuple[int, float]:
@@ -143,6 +147,20 @@ class Ephemera:
         """Delete up to `batch` expired values; how many went."""
         status = await self.pool.execute(_PRUNE, batch)
         return int(status.split()[-1])
+
+
+async def _until_lost(conn: asyncpg.Connection, lost: asyncio.Event) -> None:
+    """Return once the connection is known lost: closed, or silent to a liveness query."""
+    while True:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(lost.wait(), LIVENESS_EVERY_S)
+            return
+        try:
+            await conn.fetchval("SELECT 1", timeout=LIVENESS_TIMEOUT_S)
+        except Exception as exc:
+            raise_if_cancelled(exc)
+            log.warning("channel listener silent: listening again", error=repr(exc))
+            return
 
 
 def encode_message(channel: str, data: str) -> str:
@@ -181,17 +199,24 @@ class Subscription:
         for channel in channels:
             self._channels.add(channel)
             self._hub.add(channel, self)
-        await self._hub.start()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._hub.connected.wait(), SUBSCRIBE_WAIT_S)
+        try:
+            await self._hub.start()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._hub.connected.wait(), SUBSCRIBE_WAIT_S)
+        except BaseException:  # cancelled while waiting: nothing stays subscribed
+            await self.aclose()
+            raise
 
     async def get_message(
         self,
         ignore_subscribe_messages: bool = True,
         timeout: float | None = 0.0,  # noqa: ASYNC109 (redis-py's PubSub signature)
     ) -> dict[str, Any] | None:
-        """The next message, waiting at most `timeout` seconds; None when none came."""
+        """The next message, waiting at most `timeout` seconds (None: until one comes; 0:
+        not at all); None when none came."""
         try:
+            if timeout is None:
+                return await self._queue.get()
             if not timeout:
                 return self._queue.get_nowait()
             return await asyncio.wait_for(self._queue.get(), timeout)
@@ -218,6 +243,7 @@ class Channels:
         self._database_url = database_url
         self._subscribers: defaultdict[str, set[Subscription]] = defaultdict(set)
         self._listening: asyncio.Task[None] | None = None
+        self._closed = False
         self.connected = asyncio.Event()
 
     async def publish(self, channel: str, data: str) -> None:
@@ -230,11 +256,12 @@ class Channels:
         return Subscription(self)
 
     async def start(self) -> None:
-        """Begin listening (at the first subscription); idempotent."""
-        if self._listening is None:
+        """Begin listening (at the first subscription); idempotent, and nothing once closed."""
+        if self._listening is None and not self._closed:
             self._listening = asyncio.ensure_future(self._listen())
 
     async def close(self) -> None:
+        self._closed = True
         if self._listening is not None:
             self._listening.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -269,7 +296,7 @@ class Channels:
                 conn.add_termination_listener(lambda _c, lost=lost: lost.set())
                 await conn.add_listener(NOTIFY_CHANNEL, self._notified)
                 self.connected.set()
-                await lost.wait()
+                await _until_lost(conn, lost)
             except Exception as exc:  # away, restarting, refused: listen again, never die
                 raise_if_cancelled(exc)
                 log.warning("channel listener lost", error=repr(exc))

@@ -17,6 +17,7 @@ import asyncpg
 import structlog
 from redis.asyncio import Redis
 
+from shared.db import UNAVAILABLE
 from shared.ephemera import Channels, Ephemera
 from shared.redis_batches import RedisBatches, send
 from shared.resources import Resources
@@ -27,6 +28,8 @@ log = structlog.get_logger(__name__)
 # Writes nobody waits for that may queue up while PostgreSQL is slow; past this many the
 # newest are given up (each is best effort: an attempt missing from a timeline).
 MAX_UNAWAITED = 10_000
+# A stopping process waits at most this long for them.
+UNAWAITED_FLUSH_S = 5.0
 
 
 class Shelf(Protocol):
@@ -125,13 +128,23 @@ class Unawaited:
             write = self._pending.popleft()
             try:
                 await write()
+            except UNAVAILABLE:  # away: the rest would only wait their turn to fail
+                log.debug("writes given up: database away", writes=len(self._pending) + 1)
+                self._pending.clear()
             except Exception as exc:
                 log.debug("write given up", error=repr(exc))
 
-    async def flush(self) -> None:
-        """Return once everything given so far was written (or given up)."""
-        if self._running is not None:
-            await asyncio.shield(self._running)
+    async def flush(self, within_s: float = UNAWAITED_FLUSH_S) -> None:
+        """Return once everything given so far was written (or given up), or after
+        `within_s` (what is left then is given up)."""
+        if self._running is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(self._running), within_s)
+        except TimeoutError:
+            log.warning("writes given up at the stop", writes=len(self._pending))
+            self._pending.clear()
+            self._running.cancel()
 
 
 @dataclass(frozen=True)
@@ -188,6 +201,14 @@ class House:
     @property
     def kind(self) -> str:
         return "redis" if self.redis is not None else "postgres"
+
+    @property
+    def media_cache(self) -> Shelf | None:
+        """Where a media task keeps the text it extracted, for its retries: Redis only, where
+        only the media worker's user may write it. Without Redis every worker shares one
+        database role, which could plant the text another session is analysed with, so
+        nothing is cached (a retry extracts again)."""
+        return self.shelf if self.redis is not None else None
 
     async def ping(self) -> bool:
         """Whether what holds it answers now."""

@@ -565,10 +565,14 @@ class TableConsumer:
         results), in one statement; each is fenced as by `settle`, and a row no longer this
         claim's is left to its new holder."""
         mine = [r for r in rows if not r.settled and not r.lease_lost and not r.pending]
-        for row in (r for r in rows if r not in mine):
+        batched = {id(r) for r in mine}
+        others = [r for r in rows if id(r) not in batched]
+        if mine:
+            await self._complete_together(mine)
+        for row in others:
             await self.settle(row, "completed")
-        if not mine:
-            return
+
+    async def _complete_together(self, mine: Sequence[ClaimedRow]) -> None:
         try:
             done = await self._pool.fetch(
                 _COMPLETE_MANY,

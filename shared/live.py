@@ -112,8 +112,11 @@ class Live:
             await self.house.redis.delete(state_key(self.prefix, session_id))
 
     async def announce_review(self, session_id: str, review: dict[str, Any]) -> None:
+        """Tell the session's event streams it was reviewed (they re-read the record). Over
+        NOTIFY the decision itself is not sent: any role that may connect may LISTEN."""
+        said = {"review": review} if self.house.redis is not None else {"review": "decided"}
         await self.house.channels.publish_many(
-            [(events_channel(self.prefix, session_id), json.dumps({"review": review}))]
+            [(events_channel(self.prefix, session_id), json.dumps(said))]
         )
 
     def subscription(self) -> Any:
@@ -122,6 +125,6 @@ class Live:
 
 
 def _news(state: dict[str, Any]) -> str:
-    """What a NOTIFY says of a new state: enough for a log, small enough for any session
-    (readers re-read the record)."""
+    """What a NOTIFY says of a new state: its status and progress, which the worker role may
+    read in the record anyway, and nothing else (readers re-read the record)."""
     return json.dumps({"status": state["status"], "progress": state["progress"]})

@@ -240,6 +240,12 @@ class Settings(BaseSettings):
                 "REDIS_URL is required with TRANSPORT=rabbitmq (the default); "
                 "only TRANSPORT=postgres runs without Redis"
             )
+        if self.component_redis_urls and not self.redis_url:
+            # Heartbeats would split between Redis and PostgreSQL: one house per deployment.
+            raise ValueError(
+                "COMPONENT_REDIS_URLS needs REDIS_URL: a deployment keeps its short-lived "
+                "state in Redis or, with REDIS_URL unset, in PostgreSQL, not both"
+            )
         return self
 
     @field_validator("component_amqp_urls", "component_redis_urls", mode="after")

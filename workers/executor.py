@@ -34,8 +34,9 @@ class ExecutorContext:
     CPU-bound analysis runs through `analysis`, where a timeout really stops it."""
 
     settings: Settings
-    # Short-lived values shared between workers (shared/house.py): a media task's text.
-    shelf: Shelf
+    # Where a media task caches the text it extracted, for its retries (shared/house.py);
+    # None: nothing is cached.
+    media_cache: Shelf | None
     db: asyncpg.Pool
     http: httpx.AsyncClient
     dispatch: Callable[[Task], Awaitable[None]]

@@ -150,7 +150,13 @@ class Worker:
                     task_signer=self._task_signer,
                 ).open()
             context = ExecutorContext(
-                settings, house.shelf, pool, http, publisher.task, opts.worker_id, analysis=analysis
+                settings,
+                house.media_cache,
+                pool,
+                http,
+                publisher.task,
+                opts.worker_id,
+                analysis=analysis,
             )
             # Locks and attempts share batches of Redis commands (the house's: closed before
             # Redis is, so what is still on its way is written first).

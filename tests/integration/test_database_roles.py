@@ -227,9 +227,9 @@ async def worker_claims_only_task_rows(worker_url: str, app_url: str) -> None:
 
 
 async def worker_keeps_only_its_own_ephemera(worker_url: str, app_url: str) -> None:
-    """Without Redis (shared/ephemera.py) the worker role writes and reads its heartbeat, a
-    task's attempts and a media task's text; it neither sees nor changes a console sign-out
-    or a rate-limit window, which the app role keeps."""
+    """Without Redis (shared/ephemera.py) the worker role writes and reads its heartbeat and a
+    task's attempts; it neither sees nor changes a console sign-out, a rate-limit window or a
+    media text (which could steer another session's analysis), which the app role keeps."""
     app = await create_pool(app_url, max_size=2)
     worker = await create_pool(worker_url, max_size=2)
     try:
@@ -238,14 +238,14 @@ async def worker_keeps_only_its_own_ephemera(worker_url: str, app_url: str) -> N
         await as_app.hit("rls:ratelimit:k", 60)
         await as_worker.put("rls:workers:w1", "beat", 60)
         await as_worker.append("rls:attempts:s1:claims", {"attempt": 1}, 50, 60)
-        await as_worker.put("rls:media:s1:transcript", "text", 60)
-        # By key: attempts, media, workers; neither the sign-out nor the window.
-        assert await as_worker.starting_with("rls:") == [[{"attempt": 1}], "text", "beat"]
+        # By key: attempts, workers; neither the sign-out nor the window.
+        assert await as_worker.starting_with("rls:") == [[{"attempt": 1}], "beat"]
         assert await as_worker.get("rls:console:signed-out:n1") is None
         for forbidden in (
             as_worker.put("rls:console:signed-out:n1", "0", 0.001),  # un-sign-out someone
             as_worker.hit("rls:ratelimit:k", 60),
             as_worker.put("rls:console:signed-out:n2", "1", 60),
+            as_worker.put("rls:media:s1:transcript", "planted", 60),
         ):
             with pytest.raises(asyncpg.InsufficientPrivilegeError):
                 await forbidden

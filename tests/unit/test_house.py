@@ -26,13 +26,11 @@ def test_a_message_too_long_for_notify_is_refused_when_sent_not_cut():
         encode_message("c", "x" * MAX_PAYLOAD_BYTES)
 
 
-async def test_writes_nobody_waits_for_run_in_order_and_a_failed_one_is_given_up():
-    done: list[int] = []
-
+def writes_failing_at(failing: int, error: Exception, done: list[int]) -> Unawaited:
     def write(n: int):
         async def run() -> None:
-            if n == 2:
-                raise ConnectionError("away")
+            if n == failing:
+                raise error
             await asyncio.sleep(0)
             done.append(n)
 
@@ -41,8 +39,28 @@ async def test_writes_nobody_waits_for_run_in_order_and_a_failed_one_is_given_up
     writes = Unawaited()
     for n in range(1, 6):
         writes.add(write(n))
-    await writes.flush()
+    return writes
+
+
+async def test_writes_nobody_waits_for_run_in_order_and_a_refused_one_is_given_up():
+    done: list[int] = []
+    await writes_failing_at(2, ValueError("refused"), done).flush()
     assert done == [1, 3, 4, 5]
+
+
+async def test_with_the_database_away_the_waiting_writes_are_given_up_at_once():
+    """Each would only wait its turn to fail (a connect timeout each, at a stop)."""
+    done: list[int] = []
+    await writes_failing_at(2, ConnectionRefusedError("away"), done).flush()
+    assert done == [1]
+
+
+async def test_a_flush_waits_only_so_long():
+    stuck = Unawaited()
+    stuck.add(lambda: asyncio.sleep(60))
+    started = asyncio.get_running_loop().time()
+    await stuck.flush(within_s=0.1)
+    assert asyncio.get_running_loop().time() - started < 1
 
 
 async def test_past_its_limit_the_newest_writes_are_given_up():

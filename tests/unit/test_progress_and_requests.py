@@ -127,6 +127,11 @@ def test_only_the_postgres_transport_runs_without_redis(monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgresql://db/verdict")
     monkeypatch.setenv("TRANSPORT", "postgres")
     assert Settings().redis_url == ""
+    # One house per deployment: no component's Redis beside a deployment without it.
+    monkeypatch.setenv("COMPONENT_REDIS_URLS", '{"claims": "redis://r/0"}')
+    with pytest.raises(ValidationError, match="COMPONENT_REDIS_URLS needs REDIS_URL"):
+        Settings()
+    monkeypatch.delenv("COMPONENT_REDIS_URLS")
     monkeypatch.setenv("TRANSPORT", "rabbitmq")
     monkeypatch.setenv("AMQP_URL", "amqp://broker/")
     with pytest.raises(ValidationError, match="only TRANSPORT=postgres runs without Redis"):

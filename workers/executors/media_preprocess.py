@@ -22,12 +22,14 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 @executor("media_preprocess")
 async def run(task: Task, ctx: ExecutorContext) -> Analysis:
     key = Keys(ctx.settings.key_prefix).media_text(task.session_id)
-    cached = await ctx.shelf.get(key)
+    cache = ctx.media_cache
+    cached = await cache.get(key) if cache is not None else None
     if cached:
         media = MediaText(**json.loads(cached))
     else:
         media = await _extract(task, ctx)
-        await ctx.shelf.put(key, json.dumps(media.__dict__), MEDIA_CACHE_TTL_S)
+        if cache is not None:
+            await cache.put(key, json.dumps(media.__dict__), MEDIA_CACHE_TTL_S)
     # Only the components the session runs: a tenant may have chosen fewer than four.
     components = task.tenant.components if task.tenant else ANALYSIS_COMPONENTS
     for component in components:
