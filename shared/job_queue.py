@@ -98,6 +98,15 @@ FROM next WHERE j.id = next.id
 RETURNING {", ".join("j." + c.strip() for c in _COLUMNS.split(","))}
 """
 
+# Rows claimed under this consumer's id that it does not hold: a claim whose answer a lost
+# connection never brought back. Back to their queues at once, not when their lease lapses.
+_RELEASE_UNHELD = """
+UPDATE job_queue
+SET status = 'pending', claimed_by = NULL, lease_until = NULL,
+    scheduled_for = clock_timestamp()
+WHERE claimed_by = $1 AND status = 'running' AND NOT (id = ANY($2::bigint[]))
+"""
+
 _INSERT = """
 INSERT INTO job_queue (queue, routing_key, status, priority, body, headers, message_id,
                        correlation_id, content_type, scheduled_for, reason, finished_at)
@@ -476,6 +485,8 @@ class TableConsumer:
         self._ttl_s = ttl_s
         self._delivery_limit = delivery_limit
         self._held: dict[int, ClaimedRow] = {}
+        # A claim failed mid-way (its rows may be claimed, unknown to us): release them first.
+        self._claim_unanswered = False
         # The group of each queue, and the groups to claim from at the next wake: those a
         # NOTIFY named or a settlement made room in (every group after a timed wait).
         self._group_of = {q: i for i, (queues, _) in enumerate(self._groups) for q in queues}
@@ -632,16 +643,27 @@ class TableConsumer:
         return math.inf if due is None else max(0.0, float(due))
 
     async def _claim(self, queues: list[str], limit: int) -> int:
-        rows = await self._pool.fetch(
-            _CLAIM,
-            queues,
-            limit,
-            self.consumer_id,
-            self._aging,
-            self._lease_s,
-            self._ttl_s,
-            self._delivery_limit,
-        )
+        if self._claim_unanswered:
+            released = await self._pool.execute(_RELEASE_UNHELD, self.consumer_id, list(self._held))
+            self._claim_unanswered = False
+            if released != "UPDATE 0":
+                log.warning("job queue rows of an unanswered claim released", status=released)
+        try:
+            rows = await self._pool.fetch(
+                _CLAIM,
+                queues,
+                limit,
+                self.consumer_id,
+                self._aging,
+                self._lease_s,
+                self._ttl_s,
+                self._delivery_limit,
+            )
+        except UNAVAILABLE:
+            # It may have committed: its rows are this consumer's until their lease lapses,
+            # unless the next claim round releases them first.
+            self._claim_unanswered = True
+            raise
         claimed = [ClaimedRow(self, **dict(record)) for record in rows]
         for row in claimed:  # held (and renewed) before any is handed on
             earlier = self._held.get(row.id)

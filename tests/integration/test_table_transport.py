@@ -731,3 +731,31 @@ async def test_an_aggregator_completes_its_batch_in_one_statement_each_row_still
         await results.stop()
     assert states == ["completed", "running", "completed"]
     assert all(row.settled for row in taken)
+
+
+async def test_rows_of_a_claim_whose_answer_was_lost_return_at_the_next_claim_not_the_lease(
+    world, pool
+):
+    """A claim that committed while its connection was cut (the answer never came back)
+    leaves rows running under this consumer's id that it does not hold: its next claim round
+    releases them, so they run within the poll, not once their 30 s lease lapses."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    names = Names(settings.topology_prefix)
+    queue = names.task_queue("claims", 3)
+    await publisher.send(names.exchange, queue, aio_pika.Message(b"orphan"))
+    taken: list[ClaimedRow] = []
+    claims = consumer(pool, settings, [queue], taken, lease_s=30.0, poll_s=0.2)
+    await pool.execute(  # as the lost claim left it
+        "UPDATE job_queue SET status = 'running', deliveries = 1, claimed_by = $1,"
+        " lease_until = now() + interval '30 seconds' WHERE queue = $2",
+        claims.consumer_id,
+        queue,
+    )
+    claims._claim_unanswered = True  # what the failed claim statement set
+    await claims.start()
+    try:
+        await eventually(lambda: _truthy(taken), timeout=5)
+    finally:
+        await claims.stop()
+    assert [(row.body, row.deliveries) for row in taken] == [(b"orphan", 2)]
