@@ -199,9 +199,9 @@ async def test_a_connection_cut_mid_statement_holds_the_results_until_postgres_r
 ):
     """The aggregator's connection is cut while its statement waits inside Postgres (held on a
     table lock): the results stay unacked, nothing is dead-lettered, and every session
-    completes once the connection can be made again. (On the table transport a claim whose
-    answer the cut lost holds its rows until their lease lapses: a short lease here.)"""
-    settings = await world(job_lease_s=3)
+    completes once the connection can be made again (on the table transport, a claim whose
+    answer the cut lost included: its rows are released at the next claim round)."""
+    settings = await world()
     proxy, via_proxy = await postgres_through_a_proxy(settings, database_url)
     services = [Worker(settings, WorkerOptions(c, 2, 2), quick).run for c in ANALYSIS_COMPONENTS]
     services.append(Aggregator(via_proxy, prefetch=1, explain=explain).run)
