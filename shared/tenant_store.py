@@ -124,6 +124,9 @@ class TenantSettingsCache:
         # Bumped by every notification (per tenant) and every listener loss (all tenants).
         self._generations: dict[str, int] = {}
         self._epoch = 0
+        # Set while a listener is in place: from then on a change reaches the cache at once
+        # (until then entries expire by their TTL only).
+        self.listening = asyncio.Event()
         self.reads = 0
 
     async def get(self, tenant: str) -> TenantRecord | None:
@@ -183,9 +186,11 @@ class TenantSettingsCache:
                     conn.add_termination_listener(lambda _, lost=lost: lost.set())
                     await conn.add_listener(CHANNEL, self._notified)
                     self.forget()  # what changed before the listener was in place
+                    self.listening.set()
                     try:
                         await lost.wait()
                     finally:
+                        self.listening.clear()
                         with contextlib.suppress(Exception):
                             await conn.remove_listener(CHANNEL, self._notified)
             except asyncio.CancelledError:

@@ -71,12 +71,12 @@ class Console:
         (Redis, or PostgreSQL without it)."""
         ttl = self.cookies.remaining_s(session, time.time())
         key = self.keys.console_signed_out(session.nonce)
-        await _redis_or_503(state.house.shelf.put(key, "1", ttl))
+        await _house_or_503(state.house.shelf.put(key, "1", ttl))
 
     async def signed_out(self, state: AppState, session: ConsoleSession) -> bool:
         """Whether the session was signed out; 503 when the house cannot say (fail closed)."""
         key = self.keys.console_signed_out(session.nonce)
-        found = await _redis_or_503(state.house.shelf.get(key))
+        found = await _house_or_503(state.house.shelf.get(key))
         return found is not None
 
     async def refuse_too_many_logins(self, address: str) -> None:
@@ -90,7 +90,7 @@ class Console:
         await self.logins.charge("console_login", self.login_limits, "login", address)
 
 
-async def _redis_or_503(pending: Awaitable[T]) -> T:
+async def _house_or_503(pending: Awaitable[T]) -> T:
     try:
         return await pending
     except (RedisError, *database.UNAVAILABLE, asyncpg.PostgresError) as exc:

@@ -3,6 +3,7 @@ from its cache, carried by tasks, applied by workers and the aggregator — for 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import html
 import json
@@ -58,6 +59,9 @@ async def api_of(settings) -> AsyncIterator[tuple[httpx.AsyncClient, object]]:
     async with app.router.lifespan_context(app):
         state = app.state.pipeline
         await eventually(lambda: _value(state.publisher is not None), 10)
+        # The settings listener in place: its first act forgets what the cache holds, which
+        # would cost a read the tests count.
+        await asyncio.wait_for(state.tenant_settings.listening.wait(), 10)
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://api") as client:
             yield client, state
