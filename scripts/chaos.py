@@ -116,11 +116,15 @@ def with_db(url: str, db: str) -> str:
 # The session deadline is this many times the settle timeout: the janitor must never end a
 # session during the run, or a lost task would pass as a `partial` session.
 DEADLINE_FACTOR = 20
+# The postgres run's own server admits this many connections. Its fourteen processes may
+# hold, at a burst, as many as their pools allow (152 by the README's table of connections),
+# more than a default server's 100; a deployment sizes max_connections the same way.
+OWN_SERVER_CONNECTIONS = 300
 
 
 async def main(args: argparse.Namespace) -> int:
     if args.transport == "postgres":  # a PostgreSQL server of its own, restarted mid-run
-        with owned_postgres() as pg:
+        with owned_postgres(f"-c max_connections={OWN_SERVER_CONNECTIONS}") as pg:
             return await scenario(args, None, 0.0, pg)
     node: RabbitNode | RabbitCluster | None = None
     if args.cluster:
@@ -454,12 +458,25 @@ async def run(*argv: str) -> None:
     await asyncio.wait_for(process.wait(), 120)
 
 
+async def observe(settings: Settings) -> asyncpg.Connection:
+    """The script's own connection for its checks, waiting out a server that is restarting
+    or has no connection to spare (the pipeline's processes meet the same and wait too)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return await asyncpg.connect(settings.database_url, timeout=10)
+        except database.UNAVAILABLE:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+
+
 async def settle_and_check(
     settings: Settings, tally: Tally, timeout: float, started: float
 ) -> dict:
     """Wait for every accepted session to be final, then check what the pipeline claims."""
     accepted = tally.accepted_async + tally.finished_sync
-    conn = await asyncpg.connect(settings.database_url)
+    conn = await observe(settings)
     try:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -638,7 +655,7 @@ async def wait_for_queues(settings: Settings, poison: int, deadline: float) -> i
 
 async def wait_for_rows(settings: Settings, poison: int, deadline: float) -> int:
     """wait_for_queues on the postgres transport: rows not yet completed nor dead."""
-    conn = await asyncpg.connect(settings.database_url)
+    conn = await observe(settings)
     try:
         while True:
             counts = dict(
@@ -661,7 +678,7 @@ async def drain_dlq(settings: Settings) -> tuple[list[bytes], int]:
     answered 503 when one of a session's tasks was refused (a full queue, or a quorum queue
     electing its leader after a node loss), and the tasks already confirmed still ran."""
     if settings.transport == "postgres":
-        conn = await asyncpg.connect(settings.database_url)
+        conn = await observe(settings)
         try:
             rows = await conn.fetch(
                 "SELECT body, coalesce(reason, '') AS reason FROM job_queue"
