@@ -65,10 +65,13 @@ UNCHECKED = Counter(
     ["check"],
 )
 
-# A rate-limit check waits this long for Redis before it lets the request through: far above
-# a loopback round trip, far below what a client would notice.
+# A rate-limit check waits this long for its store before it lets the request through: far
+# above a loopback round trip to Redis, far below what a client would notice.
 REDIS_TIMEOUT_S = 0.25
-# After Redis failed to answer, requests go unchecked this long before one tries it again:
+# Without Redis the windows are rows of PostgreSQL, reached through a pool that may first open
+# a connection (a connect and its type set-up, several round trips on a loaded server).
+TABLE_TIMEOUT_S = 1.0
+# After the store failed to answer, requests go unchecked this long before one tries it again:
 # during an outage only about one request a second waits for it.
 REDIS_RETRY_S = 1.0
 # Window ends remembered at most: bounds the memory an attack from many addresses can take.
@@ -238,6 +241,7 @@ class WindowCounts:
         else:
             assert house.ephemera is not None
             self.storage = TableWindows(house.ephemera, prefix)
+        self.timeout_s = REDIS_TIMEOUT_S if house.redis is not None else TABLE_TIMEOUT_S
         self.unchecked_until = 0.0  # monotonic time; while ahead, Redis is not asked
         # When each window seen lately ends (wall clock, as the storage gives it): a window's
         # end is read from Redis once per process, not on every request.
@@ -317,7 +321,7 @@ class WindowCounts:
             UNCHECKED.labels(check).inc()
             return None
         try:
-            async with asyncio.timeout(REDIS_TIMEOUT_S):
+            async with asyncio.timeout(self.timeout_s):
                 result = await call()
         except (RedisError, TimeoutError, *database.UNAVAILABLE, asyncpg.PostgresError) as exc:
             UNCHECKED.labels(check).inc()
