@@ -21,7 +21,8 @@ from shared.deadletters import marked_as_parked, oversize, parked_letter
 from shared.errors import InvalidMessage
 from shared.heartbeat import Heartbeat, announcement, unchanged
 from shared.house import open_house
-from shared.job_queue import TableConsumer, TablePublisher
+from shared.job_queue import TableConsumer, TablePublisher, pool_size
+from shared.listener import Listener
 from shared.messages import MAX_MESSAGE_BYTES, Result, decode_result
 from shared.names import Names
 from shared.resources import Resources
@@ -62,7 +63,7 @@ class Aggregator:
                 None if on_table else await opened.broker(self.settings.amqp_urls(), "aggregator")
             )
             # On the table transport its claims and settlements use the pool too.
-            size = self.prefetch + 2 + (self.prefetch + 2 if on_table else 0)
+            size = pool_size(self.prefetch + 2, self.settings.transport)
             pool = await opened.pool(self.settings.database_url, max_size=size)
             house = await open_house(opened, self.settings, pool)
             http = opened.http()
@@ -101,7 +102,10 @@ class Aggregator:
             ):
                 stop_consuming: Callable[[], Awaitable[None]]
                 if connection is None:
-                    table = opened.closes(self._table_consumer(pool), TableConsumer.stop)
+                    table = opened.closes(
+                        self._table_consumer(pool, opened.listener(self.settings.database_url)),
+                        TableConsumer.stop,
+                    )
                     await table.start()
                     stop_consuming = table.stop_claiming
                 else:
@@ -133,13 +137,13 @@ class Aggregator:
 
         return cancel
 
-    def _table_consumer(self, pool: asyncpg.Pool) -> TableConsumer:
+    def _table_consumer(self, pool: asyncpg.Pool, listener: Listener) -> TableConsumer:
         """The table transport: claims rows of both results queues, each up to a prefetch of
         its own (urgent results are claimed even while others fill theirs)."""
         settings = self.settings
         return TableConsumer(
             pool,
-            settings.database_url,
+            listener,
             [([self.names.urgent_results], self.prefetch), ([self.names.results], self.prefetch)],
             self._on_result,
             consumer_id=f"aggregator:{uuid.uuid4().hex[:12]}",

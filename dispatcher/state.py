@@ -136,7 +136,10 @@ class AppState:
             await opened.enter(in_background(online.watch(state.workers), "worker registry"))
             await opened.enter(in_background(review_backlog.watch(state.pool), "review backlog"))
             await opened.enter(
-                in_background(state.tenant_settings.listen(), "tenant settings listener")
+                in_background(
+                    state.tenant_settings.listen(opened.listener(settings.database_url)),
+                    "tenant settings listener",
+                )
             )
             yield state
 

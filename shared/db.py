@@ -37,6 +37,10 @@ UNAVAILABLE: tuple[type[BaseException], ...] = (
 # connection when the tables were nearly empty, is kept until the next ANALYZE: on a fresh
 # database it made the fan-in several times slower once the tables had grown (migration 004).
 SERVER_SETTINGS = {"plan_cache_mode": "force_custom_plan"}
+# A connection a burst opened is closed after this long unused (asyncpg's default is five
+# minutes): a pipeline of a dozen processes gives the server's connections back soon after
+# the burst, not the whole of it at once five minutes later.
+IDLE_CONNECTION_S = 60.0
 
 
 async def create_pool(database_url: str, *, min_size: int = 0, max_size: int = 10) -> asyncpg.Pool:
@@ -51,6 +55,7 @@ async def create_pool(database_url: str, *, min_size: int = 0, max_size: int = 1
         max_size=max_size,
         init=_init_connection,
         server_settings=SERVER_SETTINGS,
+        max_inactive_connection_lifetime=IDLE_CONNECTION_S,
     )
 
 

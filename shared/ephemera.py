@@ -21,7 +21,7 @@ from typing import Any
 import asyncpg
 import structlog
 
-from shared.background import raise_if_cancelled
+from shared.listener import Listener
 
 log = structlog.get_logger(__name__)
 
@@ -30,12 +30,6 @@ log = structlog.get_logger(__name__)
 NOTIFY_CHANNEL = "verdict_channels"
 # NOTIFY payloads are at most 8000 bytes; messages here are ids and small states.
 MAX_PAYLOAD_BYTES = 7900
-# Back-off before listening again after the connection was lost.
-RELISTEN_S = 1.0
-# The listening connection is asked this often whether it is still there (a peer gone without
-# a reset, a partition: nothing else would tell), and must answer within LIVENESS_TIMEOUT_S.
-LIVENESS_EVERY_S = 15.0
-LIVENESS_TIMEOUT_S = 5.0
 # How long a new subscription waits for the process's listener to be in place, so what is
 # published after `subscribe` returns reaches it (past this, its reader's poll serves).
 SUBSCRIBE_WAIT_S = 1.0
@@ -149,20 +143,6 @@ class Ephemera:
         return int(status.split()[-1])
 
 
-async def _until_lost(conn: asyncpg.Connection, lost: asyncio.Event) -> None:
-    """Return once the connection is known lost: closed, or silent to a liveness query."""
-    while True:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(lost.wait(), LIVENESS_EVERY_S)
-            return
-        try:
-            await conn.fetchval("SELECT 1", timeout=LIVENESS_TIMEOUT_S)
-        except Exception as exc:
-            raise_if_cancelled(exc)
-            log.warning("channel listener silent: listening again", error=repr(exc))
-            return
-
-
 def encode_message(channel: str, data: str) -> str:
     """A NOTIFY payload: the channel's name, a newline, the message."""
     payload = f"{channel}\n{data}"
@@ -234,17 +214,21 @@ class Subscription:
 
 
 class Channels:
-    """Publish and subscribe over PostgreSQL's LISTEN/NOTIFY: one listening connection per
-    process, its messages handed to every subscription of their channel. While the listener
-    is away nothing arrives (as with a Redis outage), and readers fall back on their polls."""
+    """Publish and subscribe over PostgreSQL's LISTEN/NOTIFY: on the process's one listening
+    connection (shared/listener.py), its messages handed to every subscription of their
+    channel. While the listener is away nothing arrives (as with a Redis outage), and readers
+    fall back on their polls."""
 
-    def __init__(self, pool: asyncpg.Pool, database_url: str) -> None:
+    def __init__(self, pool: asyncpg.Pool, listener: Listener) -> None:
         self.pool = pool
-        self._database_url = database_url
+        self._listener = listener
         self._subscribers: defaultdict[str, set[Subscription]] = defaultdict(set)
-        self._listening: asyncio.Task[None] | None = None
+        self._following = False
         self._closed = False
-        self.connected = asyncio.Event()
+
+    @property
+    def connected(self) -> asyncio.Event:
+        return self._listener.connected
 
     async def publish(self, channel: str, data: str) -> None:
         await publish(self.pool, [(channel, data)])
@@ -257,16 +241,15 @@ class Channels:
 
     async def start(self) -> None:
         """Begin listening (at the first subscription); idempotent, and nothing once closed."""
-        if self._listening is None and not self._closed:
-            self._listening = asyncio.ensure_future(self._listen())
+        if not self._following and not self._closed:
+            self._following = True
+            await self._listener.follow(NOTIFY_CHANNEL, self._notified)
 
     async def close(self) -> None:
         self._closed = True
-        if self._listening is not None:
-            self._listening.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._listening
-            self._listening = None
+        if self._following:
+            self._following = False
+            await self._listener.unfollow(NOTIFY_CHANNEL, self._notified)
 
     def add(self, channel: str, subscription: Subscription) -> None:
         self._subscribers[channel].add(subscription)
@@ -278,31 +261,10 @@ class Channels:
             if not held:
                 del self._subscribers[channel]
 
-    def _notified(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
+    def _notified(self, payload: str) -> None:
         message = decode_message(payload)
         if message is None:
             return
         channel, data = message
         for subscription in list(self._subscribers.get(channel, ())):
             subscription.deliver(channel, data)
-
-    async def _listen(self) -> None:
-        """LISTEN on a connection of its own until cancelled; again after it is lost."""
-        while True:
-            conn: asyncpg.Connection | None = None
-            try:
-                conn = await asyncpg.connect(self._database_url)
-                lost = asyncio.Event()
-                conn.add_termination_listener(lambda _c, lost=lost: lost.set())
-                await conn.add_listener(NOTIFY_CHANNEL, self._notified)
-                self.connected.set()
-                await _until_lost(conn, lost)
-            except Exception as exc:  # away, restarting, refused: listen again, never die
-                raise_if_cancelled(exc)
-                log.warning("channel listener lost", error=repr(exc))
-            finally:
-                self.connected.clear()
-                if conn is not None:
-                    with contextlib.suppress(Exception):
-                        await conn.close(timeout=2)
-            await asyncio.sleep(RELISTEN_S)

@@ -237,7 +237,8 @@ async def open_house(
             redis, opened.closes(RedisBatches(redis), RedisBatches.flush), subscriber
         )
     unawaited = opened.closes(Unawaited(), Unawaited.flush)
-    channels = opened.closes(Channels(pool, settings.database_url), Channels.close)
+    listener = opened.listener(settings.database_url)
+    channels = opened.closes(Channels(pool, listener), Channels.close)
     return table_house(pool, channels, unawaited)
 
 

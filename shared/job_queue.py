@@ -11,7 +11,8 @@ a queue of the same name, so the rest of the code does not change with the trans
   per second it waited, as in `workers.scheduling.effective_priority`), and hands each to
   the same callback a broker consumer would, as a `ClaimedRow` with a delivery's attributes
   and its ack/nack/reject. It wakes on `NOTIFY job_queue` (a trigger sends the queue's name
-  when a row becomes ready) and polls slowly besides, for retries whose backoff ended,
+  when a row becomes ready; heard on the process's one listening connection,
+  shared/listener.py) and polls slowly besides, for retries whose backoff ended,
   leases that lapsed and a lost listener.
 - A claimed row is leased: the consumer renews the leases of the rows it holds, so the rows
   of a consumer that crashed become claimable again once `lease_s` has passed, and are then
@@ -48,6 +49,7 @@ from shared.broker import result_message, task_message
 from shared.constants import TENANT_HEADER
 from shared.db import UNAVAILABLE
 from shared.deadletters import dead_letter_headers
+from shared.listener import Listener
 from shared.messages import Result, Task
 from shared.names import Names
 from shared.signing import sign_task
@@ -176,6 +178,18 @@ def deferring_writes(delivery: object) -> Iterator[None]:
         yield
     finally:
         _HANDLING.reset(token)
+
+
+# What a consumer of the table adds to its process's pool: its claims, its lease renewals
+# and settlements (each one short statement; more settlements at once wait their turn for a
+# moment rather than each holding a connection of the server's few).
+TABLE_CONNECTIONS = 3
+
+
+def pool_size(own: int, transport: str) -> int:
+    """A process's pool: the `own` connections it needs on either transport, and on the
+    table transport the consumer's besides."""
+    return own + (TABLE_CONNECTIONS if transport == "postgres" else 0)
 
 
 @dataclass
@@ -460,7 +474,7 @@ class TableConsumer:
     def __init__(
         self,
         pool: asyncpg.Pool,
-        database_url: str,
+        listener: Listener,
         groups: Sequence[QueueGroup],
         on_delivery: Callable[[ClaimedRow], Awaitable[None]],
         *,
@@ -474,7 +488,7 @@ class TableConsumer:
         """`ttl_s`: rows waiting longer are dead letters, not claimed (task queues);
         `delivery_limit`: a row whose holders died with it this often is one too."""
         self._pool = pool
-        self._database_url = database_url
+        self._listener = listener
         self._groups = [(list(queues), capacity) for queues, capacity in groups]
         self._queues = [queue for queues, _ in self._groups for queue in queues]
         self._on_delivery = on_delivery
@@ -494,12 +508,13 @@ class TableConsumer:
         self._wake = asyncio.Event()
         self._stopped = asyncio.Event()
         self._claiming = True
-        self._listener: asyncpg.Connection | None = None
         self._claims: asyncio.Task[None] | None = None
         self._renewals: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Claim from now on, in the background, until `stop`."""
+        """Claim from now on, in the background, until `stop`; woken by the NOTIFY of a row
+        ready in its queues (on the process's listener; the poll serves while it is away)."""
+        await self._listener.follow(NOTIFY_CHANNEL, self._wake_for, on_gap=self._claim_everywhere)
         self._claims = asyncio.create_task(self._claim_loop(), name="job queue claims")
         self._renewals = asyncio.create_task(self._renew_loop(), name="job queue leases")
 
@@ -522,7 +537,7 @@ class TableConsumer:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        await self._close_listener()
+        await self._listener.unfollow(NOTIFY_CHANNEL, self._wake_for)
 
     @property
     def held(self) -> int:
@@ -606,7 +621,6 @@ class TableConsumer:
             due, self._due = self._due, set()
             wait_s = self._poll_s
             try:
-                await self._ensure_listener()
                 found_none = False
                 for group in sorted(due):
                     queues, capacity = self._groups[group]
@@ -715,28 +729,10 @@ class TableConsumer:
             if row.id not in renewed and not row.settled:
                 self._lose(row)
 
-    def _notified(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
-        self._wake_for(payload)
-
-    async def _ensure_listener(self) -> None:
-        """LISTEN on a connection of its own; while it cannot be had, the poll serves."""
-        listener = self._listener
-        if listener is not None and not listener.is_closed():
-            return
-        self._listener = None
-        try:
-            listener = await asyncpg.connect(self._database_url)
-            await listener.add_listener(NOTIFY_CHANNEL, self._notified)
-        except Exception as exc:  # away, refused, or a password rotated: the poll serves
-            log.warning("job queue listener not connected, polling", error=repr(exc))
-            return
-        self._listener = listener
-
-    async def _close_listener(self) -> None:
-        if self._listener is not None:
-            with contextlib.suppress(*UNAVAILABLE):
-                await self._listener.close(timeout=2)
-            self._listener = None
+    def _claim_everywhere(self) -> None:
+        """Listening (again): a NOTIFY may have been missed meanwhile, so every group is due."""
+        self._due = set(range(len(self._groups)))
+        self._wake.set()
 
 
 @dataclass

@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 
 from shared import db as database
 from shared.broker import connect
+from shared.listener import Listener
 
 T = TypeVar("T")
 log = structlog.get_logger(__name__)
@@ -34,6 +35,7 @@ class Resources:
 
     def __init__(self) -> None:
         self._stack = contextlib.AsyncExitStack()
+        self._listeners: dict[str, Listener] = {}
 
     async def __aenter__(self) -> Resources:
         return self
@@ -62,6 +64,14 @@ class Resources:
         back, without limit: one held by a task that would not stop held the process)."""
         pool = await database.create_pool(url, max_size=max_size)
         return self.closes(pool, close_pool)
+
+    def listener(self, url: str) -> Listener:
+        """The block's one LISTEN connection to the database at `url` (shared.listener), for
+        every follower: asking again gives the same; it connects at the first `follow`."""
+        held = self._listeners.get(url)
+        if held is None:
+            held = self._listeners[url] = self.closes(Listener(url), Listener.close)
+        return held
 
     def http(self) -> httpx.AsyncClient:
         return self.closes(httpx.AsyncClient(timeout=HTTP_TIMEOUT), lambda c: c.aclose())

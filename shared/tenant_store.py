@@ -10,7 +10,6 @@ notification be missed while the listening connection was down).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import time
 from collections.abc import Awaitable, Callable
@@ -21,16 +20,14 @@ from typing import Any
 import asyncpg
 import structlog
 
-from shared.background import raise_if_cancelled
 from shared.db import UNAVAILABLE
 from shared.errors import TenantSettingsError
+from shared.listener import Listener
 from shared.tenant_settings import TenantSettings, stored, validated
 
 log = structlog.get_logger(__name__)
 
 CHANNEL = "tenant_settings"
-# After the listening connection is lost, try again this often (the TTL covers the gap).
-RELISTEN_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -124,8 +121,8 @@ class TenantSettingsCache:
         # Bumped by every notification (per tenant) and every listener loss (all tenants).
         self._generations: dict[str, int] = {}
         self._epoch = 0
-        # Set while a listener is in place: from then on a change reaches the cache at once
-        # (until then entries expire by their TTL only).
+        # Set once a listener is in place: from then on a change reaches the cache at once
+        # (until then, and while the listener is away, entries expire by their TTL only).
         self.listening = asyncio.Event()
         self.reads = 0
 
@@ -176,30 +173,18 @@ class TenantSettingsCache:
         for name in tenants:
             self._held[name] = (-math.inf, self._held[name][1])
 
-    async def listen(self) -> None:
-        """Forget a tenant whenever PostgreSQL notifies a change of it; runs until cancelled,
-        listening again after a lost connection (and forgetting everything meanwhile held)."""
-        while True:
-            try:
-                async with self._pool.acquire() as conn:
-                    lost = asyncio.Event()
-                    conn.add_termination_listener(lambda _, lost=lost: lost.set())
-                    await conn.add_listener(CHANNEL, self._notified)
-                    self.forget()  # what changed before the listener was in place
-                    self.listening.set()
-                    try:
-                        await lost.wait()
-                    finally:
-                        self.listening.clear()
-                        with contextlib.suppress(Exception):
-                            await conn.remove_listener(CHANNEL, self._notified)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # PostgreSQL away: the TTL bounds how stale we get
-                raise_if_cancelled(exc)  # asyncpg may turn our stop into its own error
-                log.warning("tenant settings listener lost", error=repr(exc))
-            self.forget()
-            await asyncio.sleep(RELISTEN_S)
+    async def listen(self, listener: Listener) -> None:
+        """Forget a tenant whenever PostgreSQL notifies a change of it (on the process's
+        listener, shared/listener.py), until cancelled; everything held is forgotten whenever
+        listening starts again, as a change may have been missed meanwhile."""
+        await listener.follow(CHANNEL, self.forget, on_gap=self._listening_again)
+        try:
+            if listener.connected.is_set():  # already listening: no gap will be announced
+                self._listening_again()
+            await asyncio.Event().wait()
+        finally:
+            await listener.unfollow(CHANNEL, self.forget)
 
-    def _notified(self, conn: object, pid: int, channel: str, tenant: str) -> None:
-        self.forget(tenant)
+    def _listening_again(self) -> None:
+        self.forget()  # what changed before the listener was in place
+        self.listening.set()

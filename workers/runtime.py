@@ -19,8 +19,9 @@ from shared.broker import Publisher
 from shared.constants import MEDIA_PREPROCESS, PLANS
 from shared.heartbeat import Announce, Heartbeat, worker_id
 from shared.house import House, open_house
-from shared.job_queue import QueueGroup, TableConsumer, TablePublisher
+from shared.job_queue import QueueGroup, TableConsumer, TablePublisher, pool_size
 from shared.keys import Keys
+from shared.listener import Listener
 from shared.messages import priority_of
 from shared.names import Names
 from shared.resources import Resources
@@ -122,7 +123,7 @@ class Worker:
             )
             # On the table transport the claims, settlements and publishes use the pool too
             # (and the house, without Redis: heartbeats, attempts, signals).
-            size = max(2, opts.concurrency) + (opts.concurrency + 2 if on_table else 0)
+            size = pool_size(max(2, opts.concurrency), settings.transport)
             pool = await opened.pool(settings.database_url, max_size=size)
             house = await open_house(opened, settings, pool)
             http = opened.http()
@@ -181,7 +182,10 @@ class Worker:
             await analysis.start()
             if connection is None:
                 # Stopped on any exit; a clean one stops it earlier (_shutdown).
-                self._table = opened.closes(self._table_consumer(pool), TableConsumer.stop)
+                self._table = opened.closes(
+                    self._table_consumer(pool, opened.listener(settings.database_url)),
+                    TableConsumer.stop,
+                )
                 await self._table.start()
             else:
                 await self._consume(connection)
@@ -247,7 +251,7 @@ class Worker:
             tag = await queue.consume(self._on_delivery)
             self._consumers.append((queue, tag))
 
-    def _table_consumer(self, pool: asyncpg.Pool) -> TableConsumer:
+    def _table_consumer(self, pool: asyncpg.Pool, listener: Listener) -> TableConsumer:
         """The table transport: claims rows of the six plan queues in two groups, the urgent
         plans and the others, each holding at most a prefetch per queue (as a broker
         consumer's prefetch per plan queue does), so a backlog of lower plans never keeps an
@@ -255,7 +259,7 @@ class Worker:
         opts, settings = self.options, self.settings
         return TableConsumer(
             pool,
-            settings.database_url,
+            listener,
             plan_groups(self.names, opts.component, opts.prefetch, self._urgent_priority),
             self._on_delivery,
             consumer_id=f"{opts.component}:{opts.worker_id}",

@@ -27,6 +27,7 @@ from shared.constants import (
 )
 from shared.errors import RetryableAnalysisError
 from shared.job_queue import ClaimedRow, TableConsumer, TablePublisher, deferring_writes
+from shared.listener import Listener
 from shared.names import Names
 from shared.sessions import NewSession
 from shared.signing import task_signer
@@ -60,6 +61,23 @@ async def rows(pool, settings, *statuses):
     return [dict(r) for r in found]
 
 
+# The listeners of a test's consumers, closed after it (a process has one; these tests stand
+# for several processes).
+LISTENERS: list[Listener] = []
+
+
+@pytest.fixture(autouse=True)
+async def _listeners_closed():
+    yield
+    while LISTENERS:
+        await LISTENERS.pop().close()
+
+
+def listener_for(settings) -> Listener:
+    LISTENERS.append(Listener(settings.database_url))
+    return LISTENERS[-1]
+
+
 def consumer(pool, settings, queues, into, capacity=10, **overrides):
     """A consumer of `queues` (one group of `capacity`) that collects what it claims."""
     options = {
@@ -73,7 +91,7 @@ def consumer(pool, settings, queues, into, capacity=10, **overrides):
     async def take(row: ClaimedRow) -> None:
         into.append(row)
 
-    return TableConsumer(pool, settings.database_url, [(queues, capacity)], take, **options)
+    return TableConsumer(pool, listener_for(settings), [(queues, capacity)], take, **options)
 
 
 async def test_sessions_on_three_plans_complete_through_the_table(world, pool):
@@ -664,7 +682,7 @@ async def test_a_full_group_of_lower_plans_does_not_hold_back_an_urgent_row(worl
 
     groups = TableConsumer(
         pool,
-        settings.database_url,
+        listener_for(settings),
         [([low], 2), ([high], 1)],
         take,
         consumer_id="groups",

@@ -24,6 +24,7 @@ from shared.constants import ANALYSIS_COMPONENTS
 from shared.ephemera import Channels, Ephemera
 from shared.heartbeat import Heartbeat, announcement, unchanged
 from shared.house import Unawaited, table_house
+from shared.listener import Listener
 from shared.registry import registry
 from shared.settings import Settings
 from tests.integration.conftest import POSTGRES_ALONE, World, eventually, running
@@ -42,13 +43,15 @@ ENTERPRISE = {"X-API-Key": "test-enterprise"}
 async def house_of(settings: Settings) -> AsyncIterator[object]:
     """A process's house without Redis, as open_house makes it."""
     pool = await database.create_pool(settings.database_url, max_size=4)
-    channels = Channels(pool, settings.database_url)
+    listener = Listener(settings.database_url)
+    channels = Channels(pool, listener)
     unawaited = Unawaited()
     try:
         yield table_house(pool, channels, unawaited)
     finally:
         await unawaited.flush()
         await channels.close()
+        await listener.close()
         await pool.close()
 
 
@@ -123,6 +126,54 @@ async def test_a_message_reaches_every_subscriber_of_its_channel_and_survives_a_
         await eventually(heard_again, timeout=10)
         await mine.aclose()
         await other.aclose()
+
+
+async def test_one_connection_carries_every_channel_a_process_follows_and_follows_again(
+    settings,
+):
+    """The process's listener: two channels followed on one connection, each payload to its
+    own follower; after that connection is killed it listens again on both, telling each
+    follower with a gap to catch up; an unfollowed channel is heard no more."""
+    tag = uuid.uuid4().hex[:8]
+    first, second = f"verdict_t1_{tag}", f"verdict_t2_{tag}"
+    heard: list[tuple[str, str]] = []
+    gaps: list[int] = []
+
+    def on_first(payload: str) -> None:
+        heard.append((first, payload))
+
+    def on_second(payload: str) -> None:
+        heard.append((second, payload))
+
+    listener = Listener(settings.database_url)
+    pool = await database.create_pool(settings.database_url, max_size=2)
+
+    async def notified(channel: str, payload: str) -> bool:
+        await pool.execute("SELECT pg_notify($1, $2)", channel, payload)
+        await asyncio.sleep(0.1)
+        return (channel, payload) in heard
+
+    try:
+        await listener.follow(first, on_first, on_gap=lambda: gaps.append(1))
+        await listener.follow(second, on_second)
+        await asyncio.wait_for(listener.connected.wait(), 10)
+        assert gaps == [1]
+        await eventually(lambda: notified(first, "a"), timeout=5)
+        await eventually(lambda: notified(second, "b"), timeout=5)
+        listening = await pool.fetch(
+            "SELECT pid FROM pg_stat_activity WHERE query LIKE $1", f"LISTEN %{tag}%"
+        )
+        assert len(listening) == 1  # both channels, one backend
+        await pool.execute("SELECT pg_terminate_backend($1)", listening[0]["pid"])
+        await eventually(lambda: notified(first, "after"), timeout=10)
+        await eventually(lambda: notified(second, "after"), timeout=10)
+        assert len(gaps) == 2
+        await listener.unfollow(second, on_second)
+        await eventually(lambda: notified(first, "last"), timeout=5)
+        assert not await notified(second, "unheard")
+    finally:
+        await listener.close()
+        await pool.close()
 
 
 async def test_the_registry_in_postgres_refuses_text_until_every_component_beats(world: World):

@@ -39,6 +39,7 @@ STORAGE = {
     "shared/job_queue.py",
     "shared/dead_letter_table.py",
     "shared/ephemera.py",
+    "shared/listener.py",
     "aggregator/fanin.py",
     "workers/analysis/factcheck_store.py",
 }
