@@ -446,31 +446,59 @@ def db_provision(owner: str | None, app_role: str | None, worker_role: str | Non
 
     Run as an administrator: DATABASE_URL names the administrator and the application's
     database. Passwords come from POSTGRES_OWNER_PASSWORD, POSTGRES_APP_PASSWORD and
-    POSTGRES_WORKER_PASSWORD and are sent as SCRAM-SHA-256 verifiers. Run it again after the
-    migrations: the worker role's column grants need the tables.
+    POSTGRES_WORKER_PASSWORD and are sent as SCRAM-SHA-256 verifiers; with
+    POSTGRES_COMPONENT_PASSWORDS (JSON {"claims": "…", …}) each component named gets a
+    worker role of its own, <worker>_<component>, that sees only its own task rows. Run it
+    again after the migrations: the worker roles' grants need the tables.
     """
     from urllib.parse import unquote, urlsplit, urlunsplit
 
-    from shared.db_roles import DatabaseRoles, provision
+    from shared.db_roles import DatabaseRoles, component_role, provision
 
     url = _settings().database_url
     database = unquote(urlsplit(url).path.lstrip("/"))
     variables = ("POSTGRES_OWNER_PASSWORD", "POSTGRES_APP_PASSWORD", "POSTGRES_WORKER_PASSWORD")
-    passwords = [os.environ.get(v, "") for v in variables]
+    owner_pw, app_pw, worker_pw = passwords = [os.environ.get(v, "") for v in variables]
     if not database or not all(passwords) or any(map(is_placeholder, passwords)):
         raise click.ClickException(f"DATABASE_URL must name a database; set {', '.join(variables)}")
+    per_component = _component_passwords(os.environ.get("POSTGRES_COMPONENT_PASSWORDS", ""))
+    worker = worker_role or f"{database}_worker"
     roles = DatabaseRoles(
         database,
         owner or f"{database}_owner",
         app_role or f"{database}_app",
-        worker_role or f"{database}_worker",
+        worker,
+        {component: component_role(worker, component) for component in per_component},
     )
     admin_url = urlunsplit(urlsplit(url)._replace(path="/postgres"))
-    _or_fail(provision(admin_url, url, roles, *passwords))
+    _or_fail(provision(admin_url, url, roles, owner_pw, app_pw, worker_pw, per_component))
+    components = "".join(f", {role}" for role in roles.components.values())
     click.echo(
         f"database {database}: owner {roles.owner}, application role {roles.app}, "
-        f"worker role {roles.worker}"
+        f"worker role {roles.worker}{components}"
     )
+
+
+def _component_passwords(raw: str) -> dict[str, str]:
+    """POSTGRES_COMPONENT_PASSWORDS: {component: password}, each a known component with a
+    password that is not a placeholder."""
+    if not raw:
+        return {}
+    try:
+        given = json.loads(raw)
+    except ValueError as exc:
+        raise click.ClickException("POSTGRES_COMPONENT_PASSWORDS must be a JSON object") from exc
+    if not isinstance(given, dict) or not all(isinstance(v, str) for v in given.values()):
+        raise click.ClickException(
+            'POSTGRES_COMPONENT_PASSWORDS must be a JSON object {"component": "password"}'
+        )
+    unknown = sorted(set(given) - set(QUEUE_COMPONENTS))
+    if unknown:
+        raise click.ClickException(f"POSTGRES_COMPONENT_PASSWORDS names unknown {unknown}")
+    weak = sorted(c for c, pw in given.items() if not pw or is_placeholder(pw))
+    if weak:
+        raise click.ClickException(f"POSTGRES_COMPONENT_PASSWORDS: no real password for {weak}")
+    return given
 
 
 @main.command()

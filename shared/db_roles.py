@@ -15,6 +15,11 @@ signatures. On the table transport (TRANSPORT=postgres) the worker role also cla
 settles task rows of `job_queue` and inserts rows there, and sees none of its result or
 dead-letter rows (row-level security, `job_queue_statements`).
 
+A role per component (`<worker>_<component>`, provisioned when its password is given) has the
+worker role's rights with the task rows of its own component only: a worker started with it
+(COMPONENT_DATABASE_URLS) can neither see, claim nor settle another component's tasks, as
+each component's broker user reads only its own queues.
+
 Provisioning runs once as an administrator (a superuser or a role with CREATEROLE) and is
 idempotent. Passwords are sent as SCRAM-SHA-256 verifiers computed here, so the server (and
 its statement log) never sees them in plain text.
@@ -26,7 +31,7 @@ import base64
 import hashlib
 import hmac
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import asyncpg
 
@@ -39,12 +44,26 @@ SCRAM_ITERATIONS = 4096
 
 @dataclass(frozen=True)
 class DatabaseRoles:
-    """The two login roles of one database."""
+    """The login roles of one database: owner, app and worker, and the component roles
+    named in `components` (component → role)."""
 
     database: str
     owner: str
     app: str
     worker: str
+    components: dict[str, str] = field(default_factory=dict)
+
+    def workers(self) -> dict[str, tuple[str, ...]]:
+        """Each worker role and the components whose task rows it serves."""
+        return {
+            self.worker: QUEUE_COMPONENTS,
+            **{role: (component,) for component, role in self.components.items()},
+        }
+
+
+def component_role(worker: str, component: str) -> str:
+    """The name of `component`'s own worker role."""
+    return f"{worker}_{component}"
 
 
 def scram_verifier(
@@ -74,12 +93,19 @@ def _literal(text: str) -> str:
 
 
 def provisioning_statements(
-    roles: DatabaseRoles, owner_password: str, app_password: str, worker_password: str
+    roles: DatabaseRoles,
+    owner_password: str,
+    app_password: str,
+    worker_password: str,
+    component_passwords: dict[str, str] | None = None,
 ) -> list[str]:
     """What the administrator runs, in order, after the roles exist (see `provision`)."""
     db, owner, app = _ident(roles.database), _ident(roles.owner), _ident(roles.app)
-    worker = _ident(roles.worker)
-    return [
+    passwords = {
+        roles.worker: worker_password,
+        **{roles.components[c]: pw for c, pw in (component_passwords or {}).items()},
+    }
+    statements = [
         f"ALTER ROLE {owner} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE "
         f"PASSWORD {_literal(scram_verifier(owner_password))}",
         f"ALTER ROLE {app} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT "
@@ -87,10 +113,14 @@ def provisioning_statements(
         f"ALTER DATABASE {db} OWNER TO {owner}",
         f"REVOKE ALL ON DATABASE {db} FROM PUBLIC",
         f"GRANT CONNECT, TEMPORARY ON DATABASE {db} TO {app}",
-        f"ALTER ROLE {worker} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT "
-        f"PASSWORD {_literal(scram_verifier(worker_password))}",
-        f"GRANT CONNECT ON DATABASE {db} TO {worker}",
     ]
+    for role in roles.workers():
+        statements += [
+            f"ALTER ROLE {_ident(role)} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE "
+            f"NOINHERIT PASSWORD {_literal(scram_verifier(passwords[role]))}",
+            f"GRANT CONNECT ON DATABASE {db} TO {_ident(role)}",
+        ]
+    return statements
 
 
 def schema_statements(roles: DatabaseRoles) -> list[str]:
@@ -118,7 +148,7 @@ def schema_statements(roles: DatabaseRoles) -> list[str]:
         f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {app}",
         f"GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO {app}",
         f"REVOKE ALL ON TABLE schema_migrations FROM {app}",
-        f"GRANT USAGE ON SCHEMA public TO {_ident(roles.worker)}",
+        *(f"GRANT USAGE ON SCHEMA public TO {_ident(role)}" for role in roles.workers()),
     ]
 
 
@@ -132,22 +162,23 @@ WORKER_READS: dict[str, tuple[str, ...] | None] = {
 }
 
 
-# The table transport's rows a worker may read and claim: tasks only, in queues named
-# `{prefix}.{component}.{plan}` (never results, nor dead letters).
-TASK_QUEUE = "queue ~ '\\.(" + "|".join(QUEUE_COMPONENTS) + ")\\.[1-6]$'"
-TASK_ROW = f"(status <> 'error' AND {TASK_QUEUE})"
+def task_queue_rule(components: tuple[str, ...]) -> str:
+    """The table transport's rows a worker of `components` may read and claim: tasks only, in
+    queues named `{prefix}.{component}.{plan}` (never results, nor dead letters)."""
+    return "queue ~ '\\.(" + "|".join(components) + ")\\.[1-6]$'"
 
 
 def worker_statements(roles: DatabaseRoles, existing: set[str]) -> list[str]:
-    """The worker role's column grants on those of its tables that exist, and its rows of
-    the table transport's queue (row-level security: the app role sees every row)."""
-    worker = _ident(roles.worker)
+    """Each worker role's column grants on those of its tables that exist, and its rows of
+    the table transport's queue and of ephemera (row-level security: the app role sees every
+    row)."""
     statements = []
-    for table, columns in WORKER_READS.items():
-        if table not in existing:
-            continue
-        what = "SELECT" if columns is None else f"SELECT ({', '.join(map(_ident, columns))})"
-        statements.append(f"GRANT {what} ON TABLE {_ident(table)} TO {worker}")
+    for role in roles.workers():
+        for table, columns in WORKER_READS.items():
+            if table not in existing:
+                continue
+            what = "SELECT" if columns is None else f"SELECT ({', '.join(map(_ident, columns))})"
+            statements.append(f"GRANT {what} ON TABLE {_ident(table)} TO {_ident(role)}")
     if "job_queue" in existing:
         statements += job_queue_statements(roles)
     if "ephemera" in existing:
@@ -162,14 +193,21 @@ WORKER_EPHEMERA = "key ~ '^[^:]+:(workers|attempts):'"
 
 
 def ephemera_statements(roles: DatabaseRoles) -> list[str]:
-    """Without Redis the worker role reads and writes only its own kinds of ephemera (as its
-    Redis user may only write its keys); the app role, every kind."""
-    worker, app = _ident(roles.worker), _ident(roles.app)
-    policies = {
-        "ephemera_app": f"TO {app} USING (true) WITH CHECK (true)",
-        "ephemera_worker": f"TO {worker} USING ({WORKER_EPHEMERA}) WITH CHECK ({WORKER_EPHEMERA})",
-    }
-    return row_security("ephemera", worker, policies)
+    """Without Redis the worker roles read and write only their own kinds of ephemera (as a
+    worker's Redis user may only write its keys); the app role, every kind."""
+    policies = {"ephemera_app": f"TO {_ident(roles.app)} USING (true) WITH CHECK (true)"}
+    for name, role in _worker_policy_names(roles):
+        policies[f"ephemera_{name}"] = (
+            f"TO {_ident(role)} USING ({WORKER_EPHEMERA}) WITH CHECK ({WORKER_EPHEMERA})"
+        )
+    return row_security("ephemera", list(roles.workers()), policies)
+
+
+def _worker_policy_names(roles: DatabaseRoles) -> list[tuple[str, str]]:
+    """(policy name part, role) of each worker role: `worker`, `worker_<component>`."""
+    return [("worker", roles.worker)] + [
+        (f"worker_{component}", role) for component, role in sorted(roles.components.items())
+    ]
 
 
 def job_queue_statements(roles: DatabaseRoles) -> list[str]:
@@ -177,29 +215,33 @@ def job_queue_statements(roles: DatabaseRoles) -> list[str]:
     rows (results, retries, dead letters, follow-up tasks), but reads no result and no row
     of the DLQ queue (it does see task rows dead-lettered where they were: rejected unread
     or expired, tasks it could have claimed). Results are signed and tasks too, so what it
-    may insert it cannot forge. Like a broker user of any one component, it could settle a
-    task without running it; unlike one, any component's."""
-    worker, app = _ident(roles.worker), _ident(roles.app)
-    policies = {
-        "job_queue_app": f"TO {app} USING (true) WITH CHECK (true)",
-        # Task rows in any state: a row rejected unread stays a task row, in status error.
-        "job_queue_worker_reads": f"FOR SELECT TO {worker} USING ({TASK_QUEUE})",
-        "job_queue_worker_settles": (
+    may insert it cannot forge. A component's role reads and settles its component's task
+    rows only; the worker role, any component's (like a broker user of each component, it
+    could settle a task without running it)."""
+    policies = {"job_queue_app": f"TO {_ident(roles.app)} USING (true) WITH CHECK (true)"}
+    served = roles.workers()
+    for name, role in _worker_policy_names(roles):
+        tasks = task_queue_rule(served[role])
+        who = _ident(role)
+        policies |= {
+            # Task rows in any state: a row rejected unread stays a task row, in status error.
+            f"job_queue_{name}_reads": f"FOR SELECT TO {who} USING ({tasks})",
             # A row rejected unread (oversize) becomes a dead letter where it is.
-            f"FOR UPDATE TO {worker} USING {TASK_ROW} WITH CHECK ({TASK_QUEUE})"
-        ),
-        "job_queue_worker_publishes": (
-            f"FOR INSERT TO {worker} WITH CHECK (status IN ('pending', 'retry', 'error'))"
-        ),
-    }
-    return row_security("job_queue", worker, policies)
+            f"job_queue_{name}_settles": (
+                f"FOR UPDATE TO {who} USING (status <> 'error' AND {tasks}) WITH CHECK ({tasks})"
+            ),
+            f"job_queue_{name}_publishes": (
+                f"FOR INSERT TO {who} WITH CHECK (status IN ('pending', 'retry', 'error'))"
+            ),
+        }
+    return row_security("job_queue", list(served), policies)
 
 
-def row_security(table: str, worker: str, policies: dict[str, str]) -> list[str]:
-    """The worker may select, insert and update rows of `table` as far as `policies` let it
-    (each made anew: provisioning is idempotent)."""
+def row_security(table: str, workers: list[str], policies: dict[str, str]) -> list[str]:
+    """The `workers` may select, insert and update rows of `table` as far as `policies` let
+    them (each made anew: provisioning is idempotent)."""
     statements = [
-        f"GRANT SELECT, INSERT, UPDATE ON TABLE {table} TO {worker}",
+        f"GRANT SELECT, INSERT, UPDATE ON TABLE {table} TO {', '.join(map(_ident, workers))}",
         f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
     ]
     for name, rule in policies.items():
@@ -215,21 +257,25 @@ async def provision(
     owner_password: str,
     app_password: str,
     worker_password: str,
+    component_passwords: dict[str, str] | None = None,
 ) -> None:
-    """Create (or bring up to date) both roles, the database and its ownership and grants.
+    """Create (or bring up to date) the roles, the database and its ownership and grants;
+    `component_passwords` for the roles named in `roles.components`.
 
     `admin_url` reaches the server as an administrator; `database_url` is the same
     administrator on the application's database, created here when missing."""
     admin = await asyncpg.connect(admin_url)
     try:
-        for role in (roles.owner, roles.app, roles.worker):
+        for role in (roles.owner, roles.app, *roles.workers()):
             exists = await admin.fetchval("SELECT 1 FROM pg_roles WHERE rolname = $1", role)
             if not exists:
                 await admin.execute(f"CREATE ROLE {_ident(role)}")
         found = await admin.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", roles.database)
         if not found:
             await admin.execute(f"CREATE DATABASE {_ident(roles.database)}")
-        statements = provisioning_statements(roles, owner_password, app_password, worker_password)
+        statements = provisioning_statements(
+            roles, owner_password, app_password, worker_password, component_passwords
+        )
         for statement in statements:
             await admin.execute(statement)
     finally:

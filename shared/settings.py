@@ -89,6 +89,9 @@ class Settings(BaseSettings):
     # rights of its components' roles together, and no role has to be provisioned for it.
     component_amqp_urls: dict[str, str] = Field(default_factory=dict)
     component_redis_urls: dict[str, str] = Field(default_factory=dict)
+    # The same for PostgreSQL: a component's own worker role (`verdict db provision` with
+    # POSTGRES_COMPONENT_PASSWORDS), which on the table transport sees only its task rows.
+    component_database_urls: dict[str, str] = Field(default_factory=dict)
 
     # What carries tasks and results, chosen once per deployment: RabbitMQ, or PostgreSQL's
     # job_queue table (shared/job_queue.py) for installations without a broker.
@@ -248,7 +251,9 @@ class Settings(BaseSettings):
             )
         return self
 
-    @field_validator("component_amqp_urls", "component_redis_urls", mode="after")
+    @field_validator(
+        "component_amqp_urls", "component_redis_urls", "component_database_urls", mode="after"
+    )
     @classmethod
     def _urls_of_components(cls, value: dict[str, str], info: ValidationInfo) -> dict[str, str]:
         name = (info.field_name or "").upper()
@@ -491,11 +496,13 @@ class Settings(BaseSettings):
         return self.urgent_priority if self.scheduler_enabled else None
 
     def for_component(self, component: str) -> Settings:
-        """These settings as a worker of `component` uses them: its own broker and Redis
-        credentials when COMPONENT_AMQP_URLS / COMPONENT_REDIS_URLS name it."""
+        """These settings as a worker of `component` uses them: its own broker, Redis and
+        PostgreSQL credentials when COMPONENT_AMQP_URLS / COMPONENT_REDIS_URLS /
+        COMPONENT_DATABASE_URLS name it."""
         update = {
             "amqp_url": self.component_amqp_urls.get(component, self.amqp_url),
             "redis_url": self.component_redis_urls.get(component, self.redis_url),
+            "database_url": self.component_database_urls.get(component, self.database_url),
         }
         return self.model_copy(update=update)
 

@@ -20,6 +20,7 @@ from shared.db import create_pool, migrate
 from shared.db_roles import DatabaseRoles, provision, scram_verifier
 from shared.ephemera import Ephemera
 from shared.job_queue import ClaimedRow, TableConsumer, TablePublisher, deferring_writes
+from shared.listener import Listener
 from shared.messages import Result, now_ms
 from shared.names import Names
 from shared.partitions import make_ahead
@@ -175,9 +176,10 @@ async def worker_claims_only_task_rows(worker_url: str, app_url: str) -> None:
         async def take(row: ClaimedRow) -> None:
             taken.append(row)
 
+        listener = Listener(worker_url)
         claims = TableConsumer(
             worker,
-            worker_url,
+            listener,
             [([names.task_queue("claims", 3), names.results, names.dlq], 5)],
             take,
             consumer_id="w",
@@ -203,6 +205,7 @@ async def worker_claims_only_task_rows(worker_url: str, app_url: str) -> None:
             await taken[0].ack()
         finally:
             await claims.stop()
+            await listener.close()
         async with worker.acquire() as conn:
             # Its two tasks only: neither results nor dead letters.
             assert await conn.fetchval("SELECT count(*) FROM job_queue") == 2
@@ -255,3 +258,84 @@ async def worker_keeps_only_its_own_ephemera(worker_url: str, app_url: str) -> N
     finally:
         await app.close()
         await worker.close()
+
+
+async def test_a_component_role_claims_and_settles_only_its_own_task_rows(services, database_url):
+    """`verdict db provision` with POSTGRES_COMPONENT_PASSWORDS: the claims role, asked for
+    the claims and techniques queues, claims only the claims row; it neither sees nor changes
+    a techniques row (which the worker role of every component still may), and keeps its
+    heartbeat in ephemera as the worker role does; a component not known is refused."""
+    with owned_postgres(auth_host="scram-sha-256") as server:
+        settings = make_settings(services, database_url, "unused")
+        settings = settings.model_copy(update={"database_url": server.socket_url("verdict")})
+        env = dict(
+            zip(
+                ("POSTGRES_OWNER_PASSWORD", "POSTGRES_APP_PASSWORD", "POSTGRES_WORKER_PASSWORD"),
+                PASSWORDS,
+                strict=True,
+            )
+        )
+        refused = verdict(
+            settings, "db", "provision", **env, POSTGRES_COMPONENT_PASSWORDS='{"claim": "pw"}'
+        )
+        assert refused.returncode != 0 and "unknown ['claim']" in refused.stderr
+        env["POSTGRES_COMPONENT_PASSWORDS"] = '{"claims": "claims-pw", "domain": "domain-pw"}'
+        assert succeeded(verdict(settings, "db", "provision", **env))
+        assert await migrate(server.tcp_url("verdict_owner", "owner-pw", "verdict"))
+        run = verdict(settings, "db", "provision", **env)  # the grants need the tables
+        assert succeeded(run) and "verdict_worker_claims, verdict_worker_domain" in run.stdout
+        names = Names("own")
+        claims_q, techniques_q = names.task_queue("claims", 3), names.task_queue("techniques", 3)
+        app = await create_pool(server.tcp_url("verdict_app", "app-pw", "verdict"), max_size=2)
+        claims_url = server.tcp_url("verdict_worker_claims", "claims-pw", "verdict")
+        role = await create_pool(claims_url, max_size=3)
+        anyone = await create_pool(server.tcp_url("verdict_worker", "worker-pw", "verdict"))
+        listener = Listener(claims_url)
+        taken: list[ClaimedRow] = []
+
+        async def take(row: ClaimedRow) -> None:
+            taken.append(row)
+
+        consumer = TableConsumer(
+            role,
+            listener,
+            [([claims_q, techniques_q], 5)],
+            take,
+            consumer_id="claims-only",
+            lease_s=30,
+            poll_s=0.2,
+            aging_per_s=0,
+        )
+        try:
+            for queue, body in ((claims_q, b"c"), (techniques_q, b"t")):
+                await TablePublisher(app, names).send(names.exchange, queue, aio_pika.Message(body))
+            await consumer.start()
+            await asyncio.sleep(0.6)
+            assert [row.body for row in taken] == [b"c"]
+            await taken[0].ack()
+            async with role.acquire() as conn:
+                assert await conn.fetchval("SELECT count(*) FROM job_queue") == 1  # its own
+                assert (
+                    await conn.execute(
+                        "UPDATE job_queue SET status = 'completed' WHERE queue = $1", techniques_q
+                    )
+                    == "UPDATE 0"
+                )
+            assert await anyone.fetchval("SELECT count(*) FROM job_queue") == 2
+            assert (
+                await app.fetchval("SELECT status FROM job_queue WHERE queue = $1", techniques_q)
+                == "pending"
+            )
+            await Ephemera(role).put("own:workers:claims-1", "beat", 60)
+            assert await Ephemera(app).get("own:workers:claims-1") == "beat"
+        finally:
+            await consumer.stop()
+            await listener.close()
+            for pool in (app, role, anyone):
+                await pool.close()
+
+
+def succeeded(run) -> bool:
+    """A `verdict` run that exited 0 (else the assertion shows its stderr)."""
+    assert run.returncode == 0, run.stderr
+    return True

@@ -58,12 +58,14 @@ BASE = {
 
 
 def test_each_component_of_a_process_connects_with_its_own_credentials():
-    """COMPONENT_AMQP_URLS / COMPONENT_REDIS_URLS give a component its own URLs; a component
-    they do not name keeps AMQP_URL / REDIS_URL; everything else is shared."""
+    """COMPONENT_AMQP_URLS / COMPONENT_REDIS_URLS / COMPONENT_DATABASE_URLS give a component
+    its own URLs; a component they do not name keeps AMQP_URL / REDIS_URL / DATABASE_URL;
+    everything else is shared."""
     settings = Settings(
         **BASE,
         component_amqp_urls={"claims": "amqp://claims", "techniques": "amqp://techniques"},
         component_redis_urls={"claims": "redis://claims"},
+        component_database_urls={"techniques": "postgresql://techniques"},
     )
     claims, techniques = settings.for_component("claims"), settings.for_component("techniques")
     assert (claims.amqp_url, claims.redis_url) == ("amqp://claims", "redis://claims")
@@ -71,6 +73,7 @@ def test_each_component_of_a_process_connects_with_its_own_credentials():
     domain = settings.for_component("domain")
     assert (domain.amqp_url, domain.redis_url) == ("amqp://shared", "redis://shared")
     assert claims.database_url == settings.database_url
+    assert techniques.database_url == "postgresql://techniques"
 
 
 @pytest.mark.parametrize(
@@ -78,6 +81,7 @@ def test_each_component_of_a_process_connects_with_its_own_credentials():
     [
         ({"component_amqp_urls": {"clams": "amqp://x"}}, "unknown component"),
         ({"component_redis_urls": {"claims": "redis://u:change-me@h"}}, "placeholder"),
+        ({"component_database_urls": {"claim": "postgresql://x"}}, "unknown component"),
     ],
 )
 def test_credentials_for_an_unknown_component_or_a_placeholder_are_refused(urls, says):
