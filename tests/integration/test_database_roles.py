@@ -34,6 +34,20 @@ pytestmark = pytest.mark.integration
 ROLES = DatabaseRoles("verdict", "verdict_owner", "verdict_app", "verdict_worker")
 PASSWORDS = ("owner-pw", "app-pw", "worker-pw")
 WEIGHTS = {"techniques": 1.0}
+# What `verdict db provision` reads the passwords from.
+PASSWORD_ENV = dict(
+    zip(
+        ("POSTGRES_OWNER_PASSWORD", "POSTGRES_APP_PASSWORD", "POSTGRES_WORKER_PASSWORD"),
+        PASSWORDS,
+        strict=True,
+    )
+)
+
+
+def on_server(services, database_url, server):
+    """Settings whose DATABASE_URL is the administrator on the owned server's `verdict`."""
+    settings = make_settings(services, database_url, "unused")
+    return settings.model_copy(update={"database_url": server.socket_url("verdict")})
 
 
 def test_a_scram_verifier_has_postgres_layout():
@@ -49,15 +63,8 @@ async def test_the_app_role_works_rows_and_nothing_else(services, database_url):
     cannot touch the migrations table; a wrong password is refused and only verifiers are
     stored."""
     with owned_postgres(auth_host="scram-sha-256") as server:
-        settings = make_settings(services, database_url, "unused")
-        settings = settings.model_copy(update={"database_url": server.socket_url("verdict")})
-        passwords = dict(
-            zip(
-                ("POSTGRES_OWNER_PASSWORD", "POSTGRES_APP_PASSWORD", "POSTGRES_WORKER_PASSWORD"),
-                PASSWORDS,
-                strict=True,
-            )
-        )
+        settings = on_server(services, database_url, server)
+        passwords = dict(PASSWORD_ENV)
         run = verdict(settings, "db", "provision", **passwords)
         assert run.returncode == 0, run.stderr
         assert "owner verdict_owner, application role verdict_app" in run.stdout
@@ -266,15 +273,8 @@ async def test_a_component_role_claims_and_settles_only_its_own_task_rows(servic
     a techniques row (which the worker role of every component still may), and keeps its
     heartbeat in ephemera as the worker role does; a component not known is refused."""
     with owned_postgres(auth_host="scram-sha-256") as server:
-        settings = make_settings(services, database_url, "unused")
-        settings = settings.model_copy(update={"database_url": server.socket_url("verdict")})
-        env = dict(
-            zip(
-                ("POSTGRES_OWNER_PASSWORD", "POSTGRES_APP_PASSWORD", "POSTGRES_WORKER_PASSWORD"),
-                PASSWORDS,
-                strict=True,
-            )
-        )
+        settings = on_server(services, database_url, server)
+        env = dict(PASSWORD_ENV)
         refused = verdict(
             settings, "db", "provision", **env, POSTGRES_COMPONENT_PASSWORDS='{"claim": "pw"}'
         )
