@@ -186,21 +186,24 @@ def worker_statements(roles: DatabaseRoles, existing: set[str]) -> list[str]:
     return statements
 
 
-# The ephemera a worker writes without Redis (shared/house.py): its heartbeat and the attempts
-# of its tasks — never a console sign-out or a rate-limit window (nor a media text: without
-# Redis none is cached, House.media_cache).
-WORKER_EPHEMERA = "key ~ '^[^:]+:(workers|attempts):'"
+def worker_ephemera_rule(components: tuple[str, ...]) -> str:
+    """The ephemera a worker of `components` keeps without Redis (shared/house.py): any
+    heartbeat of the registry (a process's record names all its components) and the attempts
+    of its components' tasks (`{prefix}:attempts:{session}:{component}`), as its Redis user
+    may — never a console sign-out or a rate-limit window (nor a media text: without Redis
+    none is cached, House.media_cache)."""
+    return "key ~ '^[^:]+:(workers:.*|attempts:[^:]+:(" + "|".join(components) + "))$'"
 
 
 def ephemera_statements(roles: DatabaseRoles) -> list[str]:
     """Without Redis the worker roles read and write only their own kinds of ephemera (as a
     worker's Redis user may only write its keys); the app role, every kind."""
     policies = {"ephemera_app": f"TO {_ident(roles.app)} USING (true) WITH CHECK (true)"}
+    served = roles.workers()
     for name, role in _worker_policy_names(roles):
-        policies[f"ephemera_{name}"] = (
-            f"TO {_ident(role)} USING ({WORKER_EPHEMERA}) WITH CHECK ({WORKER_EPHEMERA})"
-        )
-    return row_security("ephemera", list(roles.workers()), policies)
+        rule = worker_ephemera_rule(served[role])
+        policies[f"ephemera_{name}"] = f"TO {_ident(role)} USING ({rule}) WITH CHECK ({rule})"
+    return row_security("ephemera", list(served), policies)
 
 
 def _worker_policy_names(roles: DatabaseRoles) -> list[tuple[str, str]]:

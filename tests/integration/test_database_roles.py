@@ -270,8 +270,9 @@ async def worker_keeps_only_its_own_ephemera(worker_url: str, app_url: str) -> N
 async def test_a_component_role_claims_and_settles_only_its_own_task_rows(services, database_url):
     """`verdict db provision` with POSTGRES_COMPONENT_PASSWORDS: the claims role, asked for
     the claims and techniques queues, claims only the claims row; it neither sees nor changes
-    a techniques row (which the worker role of every component still may), and keeps its
-    heartbeat in ephemera as the worker role does; a component not known is refused."""
+    a techniques row (which the worker role of every component still may); in ephemera it
+    keeps heartbeats and its own component's attempts, not another's; a component not known
+    is refused."""
     with owned_postgres(auth_host="scram-sha-256") as server:
         settings = on_server(services, database_url, server)
         env = dict(PASSWORD_ENV)
@@ -326,8 +327,15 @@ async def test_a_component_role_claims_and_settles_only_its_own_task_rows(servic
                 await app.fetchval("SELECT status FROM job_queue WHERE queue = $1", techniques_q)
                 == "pending"
             )
-            await Ephemera(role).put("own:workers:claims-1", "beat", 60)
+            as_role = Ephemera(role)
+            await as_role.put("own:workers:claims-1", "beat", 60)
+            await as_role.append("own:attempts:s1:claims", {"attempt": 1}, 50, 60)
             assert await Ephemera(app).get("own:workers:claims-1") == "beat"
+            await Ephemera(app).append("own:attempts:s1:domain", {"attempt": 1}, 50, 60)
+            # Another component's attempts: neither seen nor written, as with its Redis user.
+            assert await as_role.get("own:attempts:s1:domain") is None
+            with pytest.raises(asyncpg.InsufficientPrivilegeError):
+                await as_role.append("own:attempts:s2:domain", {"attempt": 1}, 50, 60)
         finally:
             await consumer.stop()
             await listener.close()
