@@ -83,6 +83,9 @@ async def accept(state: AppState, session: NewSession) -> Accepted:
     if state.settings.transport == "postgres":
         try:
             recorded = await _record_with_tasks(state, session)
+        except QueueFull as exc:  # neither the session nor its tasks were written
+            log.warning("job queue refused the session", session_id=session.id, error=str(exc))
+            raise Backpressure(str(exc), FULL_RETRY_AFTER_S) from exc
         finally:
             if urgent:
                 await begun
@@ -137,7 +140,10 @@ async def _record_with_tasks(state: AppState, session: NewSession) -> sessions.R
         recorded = await sessions.record(conn, session)
         if recorded.id == session.id:
             rows = TablePublisher(
-                conn, Names(state.settings.topology_prefix), task_signer=state.task_signer
+                conn,
+                Names(state.settings.topology_prefix),
+                task_signer=state.task_signer,
+                max_length=state.settings.queue_max_length,
             )
             await rows.tasks(first_tasks(session, session.user_id), tenant=session.tenant)
     return recorded

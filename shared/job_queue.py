@@ -49,6 +49,7 @@ from shared.broker import result_message, task_message
 from shared.constants import TENANT_HEADER
 from shared.db import UNAVAILABLE
 from shared.deadletters import dead_letter_headers
+from shared.errors import QueueFull
 from shared.listener import Listener
 from shared.messages import Result, Task
 from shared.names import Names
@@ -115,6 +116,17 @@ INSERT INTO job_queue (queue, routing_key, status, priority, body, headers, mess
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,
         clock_timestamp() + make_interval(secs => $10), $11,
         CASE WHEN $3 = 'error' THEN clock_timestamp() END)
+"""
+
+
+# The first of the queues in which `$2` rows wait already (each count stops at `$2`): a
+# full queue, whose tasks are refused. Two submissions at once may each find room for one.
+_FIRST_FULL = """
+SELECT q FROM unnest($1::text[]) AS q
+WHERE (SELECT count(*) FROM (
+         SELECT 1 FROM job_queue j WHERE j.queue = q AND j.status IN ('pending', 'retry')
+         LIMIT $2) AS waiting) >= $2
+LIMIT 1
 """
 
 
@@ -201,6 +213,9 @@ class TablePublisher:
     names: Names
     urgent_priority: int | None = None
     task_signer: Ed25519PrivateKey | None = None
+    # The API's QUEUE_MAX_LENGTH: `tasks` refuses to add to a queue that many rows wait in
+    # (as the broker's x-max-length with reject-publish does).
+    max_length: int | None = None
 
     async def open(self) -> TablePublisher:
         return self
@@ -231,6 +246,12 @@ class TablePublisher:
     async def tasks(self, tasks: Sequence[Task], tenant: str | None = None) -> None:
         """Several tasks in one statement, at once (a session's first tasks, with its row)."""
         messages = [self._task_message(task, tenant) for task in tasks]
+        if self.max_length is not None:
+            full = await self.pool.fetchval(
+                _FIRST_FULL, [queue for queue, _ in messages], self.max_length
+            )
+            if full is not None:
+                raise QueueFull(f"{full} holds {self.max_length} tasks waiting (QUEUE_MAX_LENGTH)")
         rows = [_row(queue, queue, message) for queue, message in messages]
         await self.pool.execute(_INSERT_MANY, *columns_of(rows))
 

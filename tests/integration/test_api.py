@@ -191,9 +191,9 @@ async def test_unreachable_broker_means_synchronous_analysis(world):
 
 
 async def test_full_queues_answer_503_and_leave_no_session_behind(world, pool):
-    """Length cap reached: 503 with Retry-After, and no session row claims the refused work."""
+    """Length cap reached (the broker's x-max-length, or as many rows waiting in job_queue):
+    503 with Retry-After, and no session row claims the refused work."""
     settings = await world(queue_max_length=1)
-    only_on_rabbitmq(settings, "the job_queue table has no length cap")
     async with client_for(settings) as api:
         accepted = await api.post(
             f"{API}/analyze-async", json={"text": "first"}, headers=ENTERPRISE
@@ -207,16 +207,18 @@ async def test_full_queues_answer_503_and_leave_no_session_behind(world, pool):
     assert count == 0
 
 
-async def test_queue_depths_are_exported_as_metrics(world, publisher):
-    """The metrics port reports how many tasks wait in each queue, read from the broker itself."""
-    from dispatcher.queue_watch import read_depths
+async def test_queue_depths_are_exported_as_metrics(world, pool):
+    """The metrics port reports how many tasks wait in each queue, read where they wait: the
+    broker itself, or the job_queue table."""
+    from dispatcher import queue_watch
     from dispatcher.serving import serve_metrics
     from shared.broker import connect
+    from shared.names import Names
     from tests.services import free_port
     from topology.spec import from_settings
 
     settings = await world(api_metrics_port=free_port())
-    only_on_rabbitmq(settings, "queue depths are read from the broker (none on postgres)")
+    topology = from_settings(settings)
     metrics_server = serve_metrics(settings)
     assert metrics_server is not None
     try:
@@ -225,11 +227,15 @@ async def test_queue_depths_are_exported_as_metrics(world, publisher):
             httpx.AsyncClient(base_url=f"http://127.0.0.1:{settings.api_metrics_port}") as ops,
         ):
             await api.post(f"{API}/analyze-async", json={"text": "queued"}, headers=ENTERPRISE)
-            connection = await connect(settings.amqp_url, "test")
-            try:
-                depths = await read_depths(connection, from_settings(settings))
-            finally:
-                await connection.close()
+            if settings.transport == "postgres":
+                read = queue_watch.table_readings(pool, Names(settings.topology_prefix), topology)
+                depths = {name: reading.ready for name, reading in (await read()).items()}
+            else:
+                connection = await connect(settings.amqp_url, "test")
+                try:
+                    depths = await queue_watch.read_depths(connection, topology)
+                finally:
+                    await connection.close()
 
             async def exported():
                 text = (await ops.get("/metrics")).text
