@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import asyncpg
 
-from shared.constants import QUEUE_COMPONENTS
+from shared.constants import MIGRATION_LOCK_KEY, QUEUE_COMPONENTS
 from shared.db import MIGRATIONS_TABLE
 
 # PostgreSQL's own default iteration count for SCRAM-SHA-256 verifiers.
@@ -285,6 +285,10 @@ async def provision(
         await admin.close()
     in_database = await asyncpg.connect(database_url)
     try:
+        # The migrations' lock: a migration running meanwhile (a deployment's jobs started
+        # together) would otherwise race these statements on the same catalog rows and one
+        # of the two fail with "tuple concurrently updated". Released with the connection.
+        await in_database.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK_KEY)
         for statement in schema_statements(roles):
             await in_database.execute(statement)
         tables = await in_database.fetch(

@@ -347,3 +347,22 @@ def succeeded(run) -> bool:
     """A `verdict` run that exited 0 (else the assertion shows its stderr)."""
     assert run.returncode == 0, run.stderr
     return True
+
+
+async def test_provisioning_and_migrating_at_once_both_succeed():
+    """A deployment's jobs may provision and migrate at the same moment (compose restarts
+    both): provisioning waits for the migrations' lock instead of racing them on the catalog
+    ("tuple concurrently updated") or granting on a table half migrated."""
+    with owned_postgres() as server:
+        admin, in_database = server.socket_url(), server.socket_url("verdict")
+        await provision(admin, in_database, ROLES, *PASSWORDS)
+        owner = f"postgresql://verdict_owner@/verdict?host={server.root}&port={server.port}"
+        provisioned, migrated = await asyncio.gather(
+            provision(admin, in_database, ROLES, *PASSWORDS),
+            migrate(owner),
+            return_exceptions=True,
+        )
+        assert provisioned is None and isinstance(migrated, list) and migrated, (
+            provisioned,
+            migrated,
+        )
