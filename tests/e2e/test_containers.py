@@ -101,8 +101,23 @@ class Stack:
                 break
             retried = f"engine_race_retries ({args[0]})"
             self.timings[retried] = self.timings.get(retried, 0) + 1
-        assert done.returncode == 0, f"docker-compose {' '.join(args)}:\n{done.stderr}"
+        assert done.returncode == 0, (
+            f"docker-compose {' '.join(args)}:\n{done.stderr}{self._failed_jobs_said()}"
+        )
         return done
+
+    def _failed_jobs_said(self) -> str:
+        """What each container that exited non-zero wrote last (a job that failed `up`)."""
+        failed = [
+            c
+            for c in self.containers()
+            if c["State"]["Status"] == "exited" and c["State"]["ExitCode"] != 0
+        ]
+        return "".join(
+            f"\n--- {c['Name']} exited {c['State']['ExitCode']} ---\n"
+            f"{_last_words(c['Id'], 40, timestamps=True)}"
+            for c in failed
+        )
 
     @property
     def api(self) -> str:
