@@ -19,6 +19,7 @@ from redis.asyncio import Redis
 
 from shared.db import UNAVAILABLE
 from shared.ephemera import Channels, Ephemera
+from shared.listener import Listener
 from shared.redis_batches import RedisBatches, send
 from shared.resources import Resources
 from shared.settings import Settings
@@ -226,10 +227,12 @@ async def open_house(
     redis_url: str | None = None,
     max_connections: int | None = None,
     subscriber: Redis | None = None,
+    listener: Listener | None = None,
 ) -> House:
     """The house of a process, closed with `opened`: Redis at `redis_url` (default
     REDIS_URL) when there is one, else the process's PostgreSQL `pool`. `subscriber`: a
-    separate Redis client for subscriptions (the API's event streams)."""
+    separate Redis client for subscriptions (the API's event streams). `listener`: the
+    process's LISTEN connection when its owner opened it (default: `opened`'s)."""
     url = settings.redis_url if redis_url is None else redis_url
     if url:
         redis = opened.redis(url, max_connections=max_connections)
@@ -237,7 +240,7 @@ async def open_house(
             redis, opened.closes(RedisBatches(redis), RedisBatches.flush), subscriber
         )
     unawaited = opened.closes(Unawaited(), Unawaited.flush)
-    listener = opened.listener(settings.database_url)
+    listener = listener or opened.listener(settings.database_url)
     channels = opened.closes(Channels(pool, listener), Channels.close)
     return table_house(pool, channels, unawaited)
 

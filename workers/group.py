@@ -83,11 +83,13 @@ class WorkerGroup:
             # (without Redis, a small pool of its own writes it to PostgreSQL).
             first = self.workers[0].settings
             pool = await opened.pool(first.database_url, max_size=2)
-            house = await open_house(opened, first, pool)
+            # One LISTEN connection for the process: every component's wake-ups and channels.
+            listener = opened.listener(first.database_url)
+            house = await open_house(opened, first, pool, listener=listener)
             http = opened.http()
             async with _first_error_unwrapped(), asyncio.TaskGroup() as group:
                 for worker in self.workers:
-                    group.create_task(worker.run(stop))
+                    group.create_task(worker.run(stop, listener))
                 # Announced once every component consumes: online means able to take work.
                 await asyncio.gather(*(w.ready.wait() for w in self.workers))
                 heartbeat = Heartbeat(

@@ -109,10 +109,12 @@ class Worker:
         self._consumers: list[tuple[AbstractQueue, str]] = []
         self._table: TableConsumer | None = None  # the table transport's consumer
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Serve until `stop` is set, then drain gracefully."""
+    async def run(self, stop: asyncio.Event, listener: Listener | None = None) -> None:
+        """Serve until `stop` is set, then drain gracefully. `listener`: its process's LISTEN
+        connection, when a WorkerGroup shares one among its components (any role may LISTEN)."""
         opts, settings = self.options, self.settings
         async with Resources() as opened:
+            listener = listener or opened.listener(settings.database_url)
             on_table = settings.transport == "postgres"
             connection = (
                 None
@@ -125,7 +127,7 @@ class Worker:
             # (and the house, without Redis: heartbeats, attempts, signals).
             size = pool_size(max(2, opts.concurrency), settings.transport)
             pool = await opened.pool(settings.database_url, max_size=size)
-            house = await open_house(opened, settings, pool)
+            house = await open_house(opened, settings, pool, listener=listener)
             http = opened.http()
             analysis = opened.closes(
                 AnalysisPool(
@@ -183,7 +185,7 @@ class Worker:
             if connection is None:
                 # Stopped on any exit; a clean one stops it earlier (_shutdown).
                 self._table = opened.closes(
-                    self._table_consumer(pool, opened.listener(settings.database_url)),
+                    self._table_consumer(pool, listener),
                     TableConsumer.stop,
                 )
                 await self._table.start()

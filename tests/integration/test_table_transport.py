@@ -17,7 +17,7 @@ from aggregator.applier import ack_all
 from aggregator.service import Aggregator
 from dispatcher.submit import first_tasks
 from shared import db as database
-from shared import sessions
+from shared import resources, sessions
 from shared.constants import (
     ANALYSIS_COMPONENTS,
     ATTEMPT_HEADER,
@@ -562,11 +562,19 @@ async def _only_dead(pool, settings):
     return found if [r["status"] for r in found] == ["error"] else None
 
 
-async def test_one_worker_process_serves_every_component_on_the_table(world, pool):
+async def test_one_worker_process_serves_every_component_on_the_table(world, pool, monkeypatch):
     """`verdict worker --components a,b,…` on the postgres transport: one WorkerGroup claims
-    the rows of all four components."""
+    the rows of all four components, woken through one LISTEN connection for them all."""
     settings = await on_table(world)
     publisher = publisher_of(settings, pool)
+    listeners: list[Listener] = []
+
+    class Counted(Listener):
+        def __init__(self, url: str) -> None:
+            super().__init__(url)
+            listeners.append(self)
+
+    monkeypatch.setattr(resources, "Listener", Counted)
     group = WorkerGroup(
         settings,
         worker_options(ANALYSIS_COMPONENTS, 2, 2),
@@ -574,6 +582,8 @@ async def test_one_worker_process_serves_every_component_on_the_table(world, poo
     )
     async with running(group.run, Aggregator(settings, explain=explain).run):
         views = [await final_view(pool, await submit(pool, publisher, plan=p)) for p in (2, 5)]
+        # The group's, which its four components follow, and the aggregator's.
+        assert len(listeners) == 2 and all(each.connected.is_set() for each in listeners)
     assert [v.status for v in views] == ["completed", "completed"]
 
 
