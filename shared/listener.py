@@ -109,7 +109,10 @@ class Listener:
                     self._conn = conn
                 self.connected.set()
                 for on_gap in list(self._gaps.values()):
-                    on_gap()
+                    try:
+                        on_gap()
+                    except Exception:  # as in _dispatch: one follower's fault stays its own
+                        log.exception("a follower's catching up failed")
                 await self._until_lost(conn, lost)
             except Exception as exc:  # away, restarting, refused: listen again, never die
                 raise_if_cancelled(exc)
