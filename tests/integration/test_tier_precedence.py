@@ -116,14 +116,19 @@ async def _true(value: bool) -> bool:
     return value
 
 
-@pytest.mark.parametrize("queue_type", ["classic", "quorum"])
+# Each plan-order test on RabbitMQ's two queue types and on the job_queue table.
+QUEUES = [("rabbitmq", "classic"), ("rabbitmq", "quorum"), ("postgres", "classic")]
+
+
+@pytest.mark.parametrize(("transport", "queue_type"), QUEUES)
 async def test_enterprise_tasks_overtake_a_queued_freemium_backlog(world, pool, queue_type):
     """Scheduler on: each enterprise task runs next, before the freemium work buffered before it.
 
     At most the freemium task already running, plus one whose start raced the enterprise
     delivery, may go first; all enterprise tasks finish while most of the backlog still waits.
     Quorum queues carry no message priority (RabbitMQ < 4.0): precedence across plans holds all
-    the same, since it comes from the worker's scheduler over the plan queues.
+    the same, since it comes from the worker's scheduler over the plan queues; on the table
+    the urgent plans are claimed in a group of their own, highest first.
     """
     settings = await world(scheduler_enabled=True, queue_type=queue_type)
     async with publisher_for(settings) as publisher:
@@ -132,7 +137,7 @@ async def test_enterprise_tasks_overtake_a_queued_freemium_backlog(world, pool, 
     assert result.freemium_left_after_last_enterprise >= BACKLOG // 3, result
 
 
-@pytest.mark.parametrize("queue_type", ["classic", "quorum"])
+@pytest.mark.parametrize(("transport", "queue_type"), QUEUES)
 async def test_without_the_scheduler_enterprise_waits_behind_buffered_freemium(
     world, pool, queue_type
 ):
@@ -177,11 +182,13 @@ async def enterprise_started_beside_busy_slots(settings: Settings, pool) -> bool
     return started
 
 
+@pytest.mark.parametrize("transport", ["rabbitmq", "postgres"])
 async def test_an_urgent_task_starts_while_lower_tiers_fill_every_slot(world, pool):
     """The slot kept for urgent work takes the enterprise task while the freemium one runs."""
     assert await enterprise_started_beside_busy_slots(await world(urgent_slots=1), pool)
 
 
+@pytest.mark.parametrize("transport", ["rabbitmq", "postgres"])
 async def test_without_a_kept_slot_an_urgent_task_waits_for_a_free_one(world, pool):
     """URGENT_SLOTS=0: the enterprise task starts only once the freemium one is done."""
     assert not await enterprise_started_beside_busy_slots(await world(urgent_slots=0), pool)
