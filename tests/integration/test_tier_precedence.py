@@ -194,11 +194,13 @@ async def test_without_a_kept_slot_an_urgent_task_waits_for_a_free_one(world, po
     assert not await enterprise_started_beside_busy_slots(await world(urgent_slots=0), pool)
 
 
+@pytest.mark.parametrize("transport", ["rabbitmq", "postgres"])
 async def test_message_priority_still_orders_tasks_inside_one_plan_queue(world, pool):
-    """x-max-priority: a task re-published at priority 10 runs before older ones on its queue.
+    """x-max-priority: a task re-published at priority 10 runs before older ones on its queue
+    (on the table: rows are claimed by priority, then age).
 
     Prefetch 1 and one slot: the worker holds one delivery per queue at a time, so the order
-    is the broker's, not the worker's buffer.
+    is the queue's, not the worker's buffer.
     """
     settings = await world()
     assert await order_inside_one_queue(settings, pool) == [10, 6, 4, 4, 4, 2]
@@ -231,6 +233,7 @@ async def order_inside_one_queue(settings: Settings, pool) -> list[int]:
     return [t.priority for t in recorder.ran]
 
 
+@pytest.mark.parametrize("transport", ["rabbitmq", "postgres"])
 async def test_top_tier_results_travel_in_their_own_queue(world, pool):
     """Enterprise results skip any backlog of lower-tier results: they have a queue of their
     own, which the aggregator consumes with its own prefetch; freemium ones share the other."""
