@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from importlib import resources
 
@@ -77,9 +78,32 @@ def migration_files() -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
+# How long a one-shot job (migrate, provision) waits for its database to answer: a server
+# starting or restarting beside it, or its name not yet resolvable on a container network.
+CONNECT_WITHIN_S = 60.0
+CONNECT_RETRY_S = 1.0
+
+
+async def connect_when_up(
+    database_url: str, within_s: float = CONNECT_WITHIN_S
+) -> asyncpg.Connection:
+    """A connection, tried again every CONNECT_RETRY_S while the server is away (UNAVAILABLE:
+    refused, unresolvable, starting, full) until `within_s` has passed; then its last error."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    while True:
+        try:
+            return await asyncpg.connect(database_url)
+        except UNAVAILABLE as exc:
+            if loop.time() + CONNECT_RETRY_S > deadline:
+                raise
+            log.warning("database not answering yet, trying again", error=repr(exc))
+            await asyncio.sleep(CONNECT_RETRY_S)
+
+
 async def migrate(database_url: str) -> list[str]:
     """Apply the migrations not applied yet; safe to run twice and from two processes at once."""
-    conn = await asyncpg.connect(database_url)
+    conn = await connect_when_up(database_url)
     try:
         # A session-level advisory lock serialises concurrent migrators; the loser then
         # finds everything applied and does nothing.

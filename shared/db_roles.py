@@ -33,10 +33,8 @@ import hmac
 import os
 from dataclasses import dataclass, field
 
-import asyncpg
-
 from shared.constants import MIGRATION_LOCK_KEY, QUEUE_COMPONENTS
-from shared.db import MIGRATIONS_TABLE
+from shared.db import MIGRATIONS_TABLE, connect_when_up
 
 # PostgreSQL's own default iteration count for SCRAM-SHA-256 verifiers.
 SCRAM_ITERATIONS = 4096
@@ -267,7 +265,7 @@ async def provision(
 
     `admin_url` reaches the server as an administrator; `database_url` is the same
     administrator on the application's database, created here when missing."""
-    admin = await asyncpg.connect(admin_url)
+    admin = await connect_when_up(admin_url)
     try:
         for role in (roles.owner, roles.app, *roles.workers()):
             exists = await admin.fetchval("SELECT 1 FROM pg_roles WHERE rolname = $1", role)
@@ -283,7 +281,7 @@ async def provision(
             await admin.execute(statement)
     finally:
         await admin.close()
-    in_database = await asyncpg.connect(database_url)
+    in_database = await connect_when_up(database_url)
     try:
         # The migrations' lock: a migration running meanwhile (a deployment's jobs started
         # together) would otherwise race these statements on the same catalog rows and one

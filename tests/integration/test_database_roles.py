@@ -16,7 +16,7 @@ from aggregator.explanation import explain
 from aggregator.fanin import record_results
 from shared import reviews, sessions
 from shared.constants import ANALYSIS_COMPONENTS
-from shared.db import create_pool, migrate
+from shared.db import connect_when_up, create_pool, migrate
 from shared.db_roles import DatabaseRoles, provision, scram_verifier
 from shared.ephemera import Ephemera
 from shared.job_queue import ClaimedRow, TableConsumer, TablePublisher, deferring_writes
@@ -366,3 +366,23 @@ async def test_provisioning_and_migrating_at_once_both_succeed():
             provisioned,
             migrated,
         )
+
+
+async def test_the_jobs_wait_for_a_database_that_is_not_up_yet():
+    """`verdict db migrate` and `provision` connect through `connect_when_up`: a server that
+    starts a moment later is waited for (on a container network its name may not resolve yet,
+    CI saw `provision` die of that); a name that never resolves fails once the wait is over."""
+    with owned_postgres() as server:
+        server.stop()
+        admin = server.socket_url()
+        starting = asyncio.create_task(connect_when_up(admin, within_s=30))
+        await asyncio.sleep(1.5)
+        assert not starting.done()
+        await asyncio.to_thread(server.start)
+        conn = await asyncio.wait_for(starting, 30)
+        assert await conn.fetchval("SELECT 1") == 1
+        await conn.close()
+    began = time.monotonic()
+    with pytest.raises(OSError):
+        await connect_when_up("postgresql://x@no-such-host.invalid/db", within_s=1.5)
+    assert 1.0 <= time.monotonic() - began < 10

@@ -9,6 +9,7 @@ import asyncpg
 import click
 from pydantic import ValidationError
 
+from shared.db import connect_when_up
 from shared.errors import VerdictError
 from shared.settings import load_settings
 from workers.analysis.factcheck_store import SAMPLE_FILE, FactCheck, read_fact_checks, store_checks
@@ -41,7 +42,7 @@ def load_command(file: Path | None, if_empty: bool) -> None:
 
 async def _load(database_url: str, checks: list[FactCheck], if_empty: bool) -> int | None:
     """How many were written; None when `if_empty` and the store has some already."""
-    conn = await asyncpg.connect(database_url)
+    conn = await connect_when_up(database_url)  # a job beside a server still starting
     try:
         return await store_checks(conn, checks, if_empty)
     finally:
