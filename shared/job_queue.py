@@ -192,6 +192,9 @@ def deferring_writes(delivery: object) -> Iterator[None]:
         _HANDLING.reset(token)
 
 
+# How long a consumer starting waits for its process's listener before it claims anyway.
+LISTEN_WAIT_S = 5.0
+
 # What a consumer of the table adds to its process's pool: its claims, its lease renewals
 # and settlements (each one short statement; more settlements at once wait their turn for a
 # moment rather than each holding a connection of the server's few).
@@ -536,6 +539,10 @@ class TableConsumer:
         """Claim from now on, in the background, until `stop`; woken by the NOTIFY of a row
         ready in its queues (on the process's listener; the poll serves while it is away)."""
         await self._listener.follow(NOTIFY_CHANNEL, self._wake_for, on_gap=self._claim_everywhere)
+        # Listening before claiming, so a consumer that says it is ready is woken by the next
+        # row at once; a listener that cannot connect by then leaves the poll to serve.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._listener.connected.wait(), LISTEN_WAIT_S)
         self._claims = asyncio.create_task(self._claim_loop(), name="job queue claims")
         self._renewals = asyncio.create_task(self._renew_loop(), name="job queue leases")
 
