@@ -158,8 +158,9 @@ def topology_declare(access: bool) -> None:
     settings = _settings()
 
     async def go() -> None:
-        url = await _provision(settings) if access else settings.amqp_url
-        connection = await connect(broker_urls(url, settings.amqp_hosts), "topology")
+        url = await _when_broker_up(lambda: _provision(settings)) if access else settings.amqp_url
+        urls = broker_urls(url, settings.amqp_hosts)
+        connection = await _when_broker_up(lambda: connect(urls, "topology"))
         try:
             await declare(await connection.channel(), from_settings(settings))
         finally:
@@ -175,8 +176,31 @@ def topology_provision() -> None:
     API, as the administrator of RABBITMQ_MANAGEMENT_URL; passwords from RABBITMQ_PASSWORD_<ROLE>);
     idempotent. `declare` then runs as the topology role."""
     settings = _settings()
-    _or_fail(_provision(settings))
+    _or_fail(_when_broker_up(lambda: _provision(settings)))
     click.echo(f"vhost and roles of '{settings.topology_prefix}' provisioned")
+
+
+# How long a one-shot broker job waits for RabbitMQ (or its management API) to answer: a
+# server starting beside it, or a name the container network does not resolve yet.
+BROKER_WITHIN_S = 60.0
+BROKER_RETRY_S = 1.0
+
+
+async def _when_broker_up(attempt: Callable[[], Awaitable[T]]) -> T:
+    """`attempt`, tried again every BROKER_RETRY_S while RabbitMQ cannot be reached, for up
+    to BROKER_WITHIN_S (then its last error); any other failure at once."""
+    from shared.errors import BrokerUnavailable, ManagementUnreachable
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + BROKER_WITHIN_S
+    while True:
+        try:
+            return await attempt()
+        except (BrokerUnavailable, ManagementUnreachable) as exc:
+            if loop.time() + BROKER_RETRY_S > deadline:
+                raise
+            log.warning("RabbitMQ not answering yet, trying again", error=str(exc))
+            await asyncio.sleep(BROKER_RETRY_S)
 
 
 async def _provision(settings: Settings) -> str:

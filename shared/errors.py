@@ -9,6 +9,10 @@ class TopologyError(VerdictError):
     """Raised when the broker's objects are missing or differ from the declared spec."""
 
 
+class ManagementUnreachable(TopologyError):
+    """Raised when RabbitMQ's management API cannot be reached at all."""
+
+
 class PublishError(VerdictError):
     """Raised when the broker does not confirm a published message."""
 

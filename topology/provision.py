@@ -14,7 +14,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 import httpx
 
-from shared.errors import TopologyError
+from shared.errors import ManagementUnreachable, TopologyError
 from shared.settings import is_placeholder
 from topology.access import Role, password_hash
 
@@ -91,7 +91,7 @@ class Management:
         try:
             return await self._http.request(method, path, json=body)
         except httpx.HTTPError as exc:
-            raise TopologyError(f"management API unreachable: {exc}") from exc
+            raise ManagementUnreachable(f"management API unreachable: {exc}") from exc
 
 
 def _q(name: str) -> str:
