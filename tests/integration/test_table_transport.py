@@ -646,15 +646,22 @@ async def test_rows_past_the_message_ttl_are_dead_letters_not_runs(world, pool):
     assert {r["status"] for r in view.results.values()} == {"timeout"}
 
 
-async def test_a_consumer_that_claims_its_own_lapsed_row_again_stops_the_first_claim(world, pool):
-    """PostgreSQL away longer than a lease: the same consumer may claim the row again. Only
-    the newer claim counts: the first is marked lost (its run stops) and its completion
-    writes nothing; the newer one completes the row with its writes."""
+async def one_waiting_row(world, pool, body: bytes):
+    """A world on the table with one row `body` waiting in a claims queue: its settings,
+    publisher, names and that queue."""
     settings = await on_table(world)
     publisher = publisher_of(settings, pool)
     names = Names(settings.topology_prefix)
     queue = names.task_queue("claims", 3)
-    await publisher.send(names.exchange, queue, aio_pika.Message(b"one"))
+    await publisher.send(names.exchange, queue, aio_pika.Message(body))
+    return settings, publisher, names, queue
+
+
+async def test_a_consumer_that_claims_its_own_lapsed_row_again_stops_the_first_claim(world, pool):
+    """PostgreSQL away longer than a lease: the same consumer may claim the row again. Only
+    the newer claim counts: the first is marked lost (its run stops) and its completion
+    writes nothing; the newer one completes the row with its writes."""
+    settings, publisher, names, queue = await one_waiting_row(world, pool, b"one")
     taken: list[ClaimedRow] = []
     same = consumer(pool, settings, [queue], taken, lease_s=1.0, poll_s=0.2)
     same._renew_loop = _never  # type: ignore[method-assign]  # as if every renewal failed
@@ -767,11 +774,7 @@ async def test_rows_of_a_claim_whose_answer_was_lost_return_at_the_next_claim_no
     """A claim that committed while its connection was cut (the answer never came back)
     leaves rows running under this consumer's id that it does not hold: its next claim round
     releases them, so they run within the poll, not once their 30 s lease lapses."""
-    settings = await on_table(world)
-    publisher = publisher_of(settings, pool)
-    names = Names(settings.topology_prefix)
-    queue = names.task_queue("claims", 3)
-    await publisher.send(names.exchange, queue, aio_pika.Message(b"orphan"))
+    settings, _, _, queue = await one_waiting_row(world, pool, b"orphan")
     taken: list[ClaimedRow] = []
     claims = consumer(pool, settings, [queue], taken, lease_s=30.0, poll_s=0.2)
     await pool.execute(  # as the lost claim left it
