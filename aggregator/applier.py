@@ -21,7 +21,7 @@ from shared.broker import send_to_dlq
 from shared.deadletters import DeadLetterKind
 from shared.errors import SettlementFailed
 from shared.house import House
-from shared.job_queue import ack_together, prune_completed
+from shared.job_queue import Completion, ack_together, prune_completed
 from shared.live import Live
 from shared.messages import Result
 from shared.names import Names
@@ -138,6 +138,14 @@ class Applier:
 
     async def _apply(self, batch: list[Delivered]) -> list[str]:
         results = [result for _, result in batch]
+        # The table transport's rows are completed in the fan-in's transaction (those of
+        # unknown sessions are left for the dead-letter path below); a broker's are acked
+        # after it.
+        rows = Completion(delivery for delivery, _ in batch)
+
+        async def complete_known(conn: asyncpg.Connection, known: set[str]) -> None:
+            await rows.within(conn, [d for d, result in batch if result.session_id in known])
+
         while True:
             try:
                 applied = await record_results(
@@ -146,7 +154,9 @@ class Applier:
                     self.settings.verdict_weights,
                     self._explain,
                     self.settings.review_policy,
+                    within=complete_known if rows else None,
                 )
+                rows.committed()
                 break
             except _DB_DOWN as exc:  # hold the batch unacked until Postgres is back
                 log.warning("postgres unavailable, holding results", error=repr(exc))

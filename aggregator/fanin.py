@@ -1,15 +1,19 @@
 """The fan-in: record component results exactly once and finalize sessions when complete.
 
 Results are applied in batches (whatever the aggregator has prefetched), each in at most two
-statements, each its own transaction (one round trip and one commit, no BEGIN and COMMIT
-round trips around them): `record_results()` (migrations 003, 008, 009) locks the sessions,
+statements, on RabbitMQ each its own transaction (one round trip and one commit, no BEGIN and
+COMMIT round trips around them): `record_results()` (migrations 003, 008, 009) locks the sessions,
 inserts the new results, reads every result back and commits; then, only for sessions that
 became complete, one statement guarded by `status = 'processing'` moves them to their final
 state and writes their verdicts. The row lock orders the batches of one session, so whichever
 records last reads every result, and the guard lets exactly one finalize even when a
-redelivered duplicate sees the session complete too. A crash between the two statements
-leaves the results recorded and unacked: redelivered, they find the session complete and
-finalize it then (the janitor finalizes it at its deadline otherwise).
+redelivered duplicate sees the session complete too. On RabbitMQ, a crash between the two
+statements leaves the results recorded and unacked: redelivered, they find the session
+complete and finalize it then (the janitor finalizes it at its deadline otherwise). On the
+PostgreSQL transport the results arrive as rows of `job_queue`, and the two statements and
+the completion of those rows are one transaction (`within`, two round trips more per batch):
+a result row is completed exactly when its result is recorded, and a session finalized
+with it.
 A session's verdict weights and review rules are its tenant's when it has its own (kept with
 the session, returned by the first statement), else the deployment's.
 """
@@ -17,7 +21,7 @@ the session, returned by the first statement), else the deployment's.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -30,6 +34,8 @@ from shared.sessions import progress_of
 from shared.tenant_settings import review_for, weights_for
 
 Explain = Callable[[Verdict, dict[str, dict[str, Any]]], dict[str, str]]
+# Work joined to the fan-in's transaction, given the ids of the sessions that exist.
+Within = Callable[[asyncpg.Connection, set[str]], Awaitable[None]]
 
 
 class UnknownSession(LookupError):
@@ -78,16 +84,38 @@ async def record_results(
     weights: Mapping[str, float],
     explain: Explain,
     review: ReviewPolicy = NO_REVIEW,
+    within: Within | None = None,
 ) -> Applied:
-    """Apply results exactly once; redeliveries and duplicates change nothing."""
+    """Apply results exactly once; redeliveries and duplicates change nothing.
+
+    `within`, when given, runs in the same transaction after the results are recorded and
+    their sessions finalized, with the ids of the sessions that exist (the table transport
+    completes the rows that carried their results there)."""
     ids = sorted({uuid.UUID(r.session_id) for r in results})
-    # No transaction around the two: most batches complete no session and take one round
-    # trip, not four (BEGIN, record, COMMIT); see the module's docstring for why it is safe.
     async with pool.acquire() as conn:
-        rows = await _record(conn, ids, results)
-        settled = await _finalize(conn, _settle(rows, weights, explain, review))
+        if within is None:
+            # No transaction around the two: most batches complete no session and take one
+            # round trip, not four (BEGIN, record, COMMIT); the module's docstring says why
+            # it is safe.
+            settled = await _record_and_finalize(conn, ids, results, weights, explain, review)
+        else:
+            async with conn.transaction():
+                settled = await _record_and_finalize(conn, ids, results, weights, explain, review)
+                await within(conn, {r.session_id for r in settled})
     known = {r.session_id for r in settled}
     return Applied(settled, [r for r in results if r.session_id not in known])
+
+
+async def _record_and_finalize(
+    conn: asyncpg.Connection,
+    ids: list[uuid.UUID],
+    results: Sequence[Result],
+    weights: Mapping[str, float],
+    explain: Explain,
+    review: ReviewPolicy,
+) -> list[Recorded]:
+    rows = await _record(conn, ids, results)
+    return await _finalize(conn, _settle(rows, weights, explain, review))
 
 
 async def record_result(

@@ -36,7 +36,7 @@ import contextvars
 import json
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -790,6 +790,56 @@ class Lease:
 
     def watchdog(self) -> contextlib.AbstractAsyncContextManager[None]:
         return contextlib.nullcontext()
+
+
+class Completion:
+    """The table transport's rows among a batch of deliveries, completed in the caller's own
+    transaction: an aggregator records the results they carry and completes them in one
+    commit, so a result row is completed exactly when its result is applied (on RabbitMQ
+    the batch holds no row and its deliveries are acked after the commit, as before).
+
+    `within(conn, rows)` completes the rows given (each fenced by its claim, as `settle`
+    does) on the caller's connection, inside its transaction; `committed()`, called once that
+    transaction committed, lets them go. A transaction rolled back leaves them held: they are
+    handed back or settled otherwise, as any held row is."""
+
+    def __init__(self, deliveries: Iterable[Delivery]) -> None:
+        self._rows = [
+            d
+            for d in deliveries
+            if isinstance(d, ClaimedRow) and not d.settled and not d.lease_lost and not d.pending
+        ]
+        self._completed: list[ClaimedRow] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._rows)
+
+    async def within(self, conn: asyncpg.Connection, rows: Sequence[Delivery]) -> None:
+        """Complete `rows` (those of this batch it holds) on `conn`, one statement per
+        consumer; a row no longer its claim's is left to its new holder (and logged)."""
+        chosen = [row for row in self._rows if any(row is d for d in rows)]
+        by_consumer: dict[int, list[ClaimedRow]] = {}
+        for row in chosen:
+            by_consumer.setdefault(id(row.consumer), []).append(row)
+        done = 0
+        for mine in by_consumer.values():
+            completed = await conn.fetch(
+                _COMPLETE_MANY,
+                [r.id for r in mine],
+                [r.deliveries for r in mine],
+                mine[0].consumer.consumer_id,
+            )
+            done += len(completed)
+        if done < len(chosen):
+            log.warning("job queue rows no longer ours: settled by nobody", rows=len(chosen) - done)
+        self._completed = chosen
+
+    def committed(self) -> None:
+        """The transaction that completed them committed: they are settled, and let go."""
+        for row in self._completed:
+            row.settled = True
+            row.consumer._let_go(row)
+        self._completed = []
 
 
 async def ack_together(deliveries: Sequence[Delivery]) -> list[Delivery]:

@@ -189,3 +189,47 @@ async def test_a_session_recorded_but_not_finalized_is_finalized_by_a_redelivere
     again = await record_result(pool, result(sid, "domain", 60), WEIGHTS, explain)
     assert again.duplicate and again.verdict is not None
     assert (await sessions.load(pool, sid)).status == "completed"
+
+
+async def test_work_joined_to_the_fanin_commits_with_the_results_or_not_at_all(pool):
+    """`within` (the table transport's completion of the result rows) runs in the fan-in's
+    transaction, after the verdict: when it fails, neither the results nor the verdict are
+    written; when it succeeds, it ran in the transaction that wrote them, given the sessions
+    that exist."""
+    from aggregator.fanin import record_results
+
+    sid = await new_session(pool)
+    stranger = str(uuid.uuid4())
+    batch = [result(sid, c, 70) for c in COMPONENTS] + [result(stranger, "domain")]
+
+    async def fails(conn, known):
+        # Inside the transaction: the verdict is already visible to it.
+        assert await conn.fetchval(
+            "SELECT count(*) FROM verdicts WHERE session_id = $1", uuid.UUID(sid)
+        )
+        raise RuntimeError("the completion failed")
+
+    with pytest.raises(RuntimeError):
+        await record_results(pool, batch, WEIGHTS, explain, within=fails)
+    view = await sessions.load(pool, sid)
+    assert view.status == "processing" and view.results == {}
+    assert not await pool.fetchval(
+        "SELECT count(*) FROM verdicts WHERE session_id = $1", uuid.UUID(sid)
+    )
+
+    seen: list[tuple[set[str], bool]] = []
+
+    async def joins(conn, known):
+        # The verdict was written by this very transaction.
+        ours = await conn.fetchval(
+            "SELECT xmin::text = (pg_current_xact_id()::text::bigint % 4294967296)::text"
+            " FROM verdicts WHERE session_id = $1",
+            uuid.UUID(sid),
+        )
+        seen.append((known, ours))
+
+    applied = await record_results(pool, batch, WEIGHTS, explain, within=joins)
+    assert seen == [({sid}, True)]
+    assert [r.session_id for r in applied.unknown] == [stranger]
+    assert applied.sessions[0].verdict is not None
+    assert (await sessions.load(pool, sid)).status == "completed"

@@ -768,6 +768,66 @@ async def test_an_aggregator_completes_its_batch_in_one_statement_each_row_still
     assert all(row.settled for row in taken)
 
 
+async def test_an_aggregator_cut_off_while_completing_result_rows_recorded_none_of_them(
+    world, pool, monkeypatch
+):
+    """An aggregator records a batch's results and completes the rows that carried them in
+    one transaction: its connection cut at the first completion (a trigger ends its own
+    backend, once) leaves no result of the batch recorded; applied again once the connection
+    is back, every session ends once, with one result per component, and every row
+    completed."""
+    from aggregator import applier
+
+    monkeypatch.setattr(applier, "DB_RETRY_S", 3.0)  # time to look before the batch returns
+    settings = await on_table(world)
+    names = Names(settings.topology_prefix)
+    tag = uuid.uuid4().hex[:12]
+    cut, once = f"cut_completion_{tag}", f"cut_once_{tag}"
+    await pool.execute(f"CREATE SEQUENCE {once}")
+    await pool.execute(
+        f"""CREATE FUNCTION {cut}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF NEW.queue IN ('{names.results}', '{names.urgent_results}')
+                    AND nextval('{once}') = 1 THEN
+                PERFORM pg_terminate_backend(pg_backend_pid());
+                PERFORM pg_sleep(10);  -- ended at its first interrupt check
+            END IF;
+            RETURN NEW;
+        END $$"""
+    )
+    await pool.execute(
+        f"CREATE TRIGGER {cut} BEFORE UPDATE ON job_queue FOR EACH ROW"
+        f" WHEN (OLD.status = 'running' AND NEW.status = 'completed') EXECUTE FUNCTION {cut}()"
+    )
+    publisher = publisher_of(settings, pool)
+    try:
+        async with running(*workers_for(settings), Aggregator(settings, explain=explain).run):
+            sids = [await submit(pool, publisher, plan=2) for _ in range(3)]
+            ids = [uuid.UUID(sid) for sid in sids]
+
+            async def cut_made() -> bool:
+                return await pool.fetchval(f"SELECT is_called FROM {once}")
+
+            await eventually(cut_made, timeout=20)
+            recorded = await pool.fetchval(
+                "SELECT count(*) FROM component_results WHERE session_id = ANY($1::uuid[])", ids
+            )
+            views = [await final_view(pool, sid) for sid in sids]
+    finally:
+        await pool.execute(f"DROP TRIGGER IF EXISTS {cut} ON job_queue")
+        await pool.execute(f"DROP FUNCTION IF EXISTS {cut}()")
+        await pool.execute(f"DROP SEQUENCE IF EXISTS {once}")
+    assert recorded == 0  # the batch cut at its completion recorded nothing
+    assert [v.status for v in views] == ["completed"] * 3
+    per_component = await pool.fetch(
+        "SELECT count(*) AS n FROM component_results WHERE session_id = ANY($1::uuid[])"
+        " GROUP BY session_id, component",
+        ids,
+    )
+    assert [r["n"] for r in per_component] == [1] * 12
+    assert {r["status"] for r in await rows(pool, settings)} == {"completed"}
+
+
 async def test_rows_of_a_claim_whose_answer_was_lost_return_at_the_next_claim_not_the_lease(
     world, pool
 ):
