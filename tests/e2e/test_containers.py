@@ -7,6 +7,7 @@ the reason; the test never skips."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -74,6 +75,7 @@ class Stack:
     """One compose project of compose.yaml under test, and how to reach it."""
 
     project: str
+    files: tuple[Path, ...]  # the compose file and its test override
     env_file: Path
     docker_host: str
     env: dict[str, str]
@@ -86,7 +88,7 @@ class Stack:
         Run again (it is idempotent) when podman 4.3 lost its race with a process that had
         just exited (ENGINE_RACE), at most ENGINE_RETRIES times."""
         argv = ["docker-compose", "--compatibility", "-p", self.project]
-        argv += ["--env-file", str(self.env_file), "-f", str(COMPOSE), "-f", str(OVERRIDE)]
+        argv += ["--env-file", str(self.env_file), *_file_args(self.files)]
         argv += ["-f", str(self.restart_policy)]
         for _ in range(ENGINE_RETRIES + 1):
             done = subprocess.run(
@@ -146,6 +148,10 @@ class Stack:
         filters = [arg for label in labels for arg in ("--filter", label)]
         ids = _podman("ps", "-aq", *filters).split()
         return json.loads(_podman("inspect", *ids)) if ids else []
+
+
+def _file_args(files: tuple[Path, ...]) -> list[str]:
+    return [arg for path in files for arg in ("-f", str(path))]
 
 
 def _podman(*args: str) -> str:
@@ -246,10 +252,14 @@ def _prepare(config: pytest.Config) -> tuple[str, float]:
     return lines[-1].split("=", 1)[1], time.monotonic() - start
 
 
-def _secrets_env() -> dict[str, str]:
-    """Every variable compose.yaml requires (each `${NAME:?…}`), with freshly generated
-    credentials and keys: a secret added to compose.yaml later is generated here too."""
-    required = set(re.findall(r"\$\{([A-Z0-9_]+):\?", COMPOSE.read_text()))
+# The ports compose.yaml publishes (each `{NAME}_HOST_PORT`).
+PUBLISHED = ("API", "RABBITMQ", "RABBITMQ_MANAGEMENT", "POSTGRES")
+
+
+def _secrets_env(compose: Path, published: tuple[str, ...]) -> dict[str, str]:
+    """Every variable a compose file requires (each `${NAME:?…}`), with freshly generated
+    credentials and keys: a secret added to the file later is generated here too."""
+    required = set(re.findall(r"\$\{([A-Z0-9_]+):\?", compose.read_text()))
     signing = svc.signing_env()
     env = {k: signing[k] for k in signing if k != "RESULT_KEYS"}
     env |= {
@@ -266,14 +276,14 @@ def _secrets_env() -> dict[str, str]:
     # Passwords, cookies and the other keys: random, URL-safe (they go into URLs).
     env |= {name: secrets.token_urlsafe(32) for name in required - set(env)}
     # Published on loopback, on ports of their own: the machine's own services keep theirs.
-    for name in ("API", "RABBITMQ", "RABBITMQ_MANAGEMENT", "POSTGRES"):
+    for name in published:
         env[f"{name}_HOST_PORT"] = str(free_port())
     return env
 
 
-def _replicas() -> dict[str, int]:
-    """Replica count of every long-running service of compose.yaml."""
-    services = yaml.safe_load(COMPOSE.read_text())["services"]
+def _replicas(compose: Path) -> dict[str, int]:
+    """Replica count of every long-running service of a compose file."""
+    services = yaml.safe_load(compose.read_text())["services"]
     return {
         name: int((spec.get("deploy") or {}).get("replicas", 1))
         for name, spec in services.items()
@@ -351,7 +361,7 @@ def _remove_abandoned(docker_host: str) -> None:
     for project in set(listed.split()):
         parts = project.split("-")
         if project.startswith(PROJECT) and len(parts) == 4 and not _alive(int(parts[2])):
-            _cleanup(project, docker_host, None)
+            _cleanup(project, docker_host)
 
 
 def _alive(pid: int) -> bool:
@@ -362,10 +372,10 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _cleanup(project: str, docker_host: str, env_file: Path | None) -> None:
+def _cleanup(project: str, docker_host: str, stack: Stack | None = None) -> None:
     """Everything of the project goes, whatever state a failure left it in."""
-    if env_file:
-        files = ["--env-file", str(env_file), "-f", str(COMPOSE), "-f", str(OVERRIDE)]
+    if stack:
+        files = ["--env-file", str(stack.env_file), *_file_args(stack.files)]
         down = ["down", "-v", "--remove-orphans", "-t", "10"]
         subprocess.run(
             ["docker-compose", "-p", project, *files, *down],
@@ -386,21 +396,27 @@ def _cleanup(project: str, docker_host: str, env_file: Path | None) -> None:
             subprocess.run(["podman", kind, "rm", "-f", *listed], capture_output=True)
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[Stack]:
-    """compose.yaml up under a project of its own, every service healthy; torn down after."""
+@contextlib.contextmanager
+def stack_of(
+    compose: Path,
+    override: Path,
+    published: tuple[str, ...],
+    tmp_path_factory: pytest.TempPathFactory,
+    pytestconfig: pytest.Config,
+) -> Iterator[Stack]:
+    """A compose file up (with its test override) under a project of its own, every service
+    healthy; torn down after."""
     docker_host, prepared_s = _prepare(pytestconfig)
     folder = tmp_path_factory.mktemp("containers")
-    env = _secrets_env()
+    env = _secrets_env(compose, published)
     env_file = folder / "env"
     env_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
     env_file.chmod(0o600)
     _remove_abandoned(docker_host)
     project = f"{PROJECT}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-    replicas = _replicas()
-    stack = Stack(
-        project, env_file, docker_host, env, replicas, _restart_on_failure(folder, replicas)
-    )
+    replicas = _replicas(compose)
+    policy = _restart_on_failure(folder, replicas)
+    stack = Stack(project, (compose, override), env_file, docker_host, env, replicas, policy)
     stack.timings["prepare_s"] = prepared_s
     try:
         with HealthProbes(stack):
@@ -410,8 +426,16 @@ def stack(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config)
             stack.timings["healthy_s"] = time.monotonic() - start
             yield stack
     finally:
-        _cleanup(stack.project, docker_host, env_file)
-        _to_log(pytestconfig, f"container stack timings: {json.dumps(stack.timings)}")
+        _cleanup(stack.project, docker_host, stack)
+        timings = json.dumps(stack.timings)
+        _to_log(pytestconfig, f"container stack timings ({compose.name}): {timings}")
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> Iterator[Stack]:
+    """compose.yaml up under a project of its own, every service healthy; torn down after."""
+    with stack_of(COMPOSE, OVERRIDE, PUBLISHED, tmp_path_factory, pytestconfig) as up:
+        yield up
 
 
 def _wait(check: Callable[[], Any], timeout: float, what: str) -> Any:

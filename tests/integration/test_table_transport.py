@@ -28,6 +28,7 @@ from shared.constants import (
 from shared.errors import RetryableAnalysisError
 from shared.job_queue import ClaimedRow, TableConsumer, TablePublisher, deferring_writes
 from shared.listener import Listener
+from shared.messages import MAX_MESSAGE_BYTES
 from shared.names import Names
 from shared.sessions import NewSession
 from shared.signing import task_signer
@@ -140,6 +141,34 @@ async def test_poison_rows_become_error_rows_and_the_worker_keeps_going(world, p
     reasons = sorted(r["headers"][REASON_HEADER] for r in dead)
     assert any("invalid task" in r for r in reasons), reasons
     assert "unauthenticated task" in reasons
+    assert not await rows(pool, settings, "pending", "retry", "running")
+
+
+async def test_oversize_rows_are_dead_letters_where_they_are_and_nobody_stops(world, pool):
+    """A task row with a body over MAX_MESSAGE_BYTES and one whose headers pass
+    MAX_HEADER_BYTES, and a result row as big: each is claimed once and rejected unread
+    (status error where it is, reason `rejected`); the worker and the aggregator go on, and
+    the session after them completes."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    names = Names(settings.topology_prefix)
+    queue = names.task_queue("claims", 2)
+    big_body = aio_pika.Message(b"x" * (MAX_MESSAGE_BYTES + 1), message_id="body")
+    big_headers = aio_pika.Message(
+        b"{}", message_id="headers", headers={"pad": "x" * (settings.max_header_bytes + 1)}
+    )
+    for message in (big_body, big_headers):
+        await publisher.send(names.exchange, queue, message)
+    big_result = aio_pika.Message(b"x" * (MAX_MESSAGE_BYTES + 1), message_id="result")
+    await publisher.send(names.exchange, names.result_key("claims"), big_result)
+    async with running(*workers_for(settings), Aggregator(settings, explain=explain).run):
+        dead = await eventually(lambda: _at_least(rows(pool, settings, "error"), 3))
+        sid = await submit(pool, publisher, plan=2)
+        assert (await final_view(pool, sid)).status == "completed"
+    where = sorted((r["queue"], r["reason"], r["deliveries"]) for r in dead)
+    assert where == sorted(
+        [(queue, "rejected", 1), (queue, "rejected", 1), (names.results, "rejected", 1)]
+    )
     assert not await rows(pool, settings, "pending", "retry", "running")
 
 
