@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from shared.errors import AnalysisError
+from shared.errors import AnalysisError, PublishError
 from workers.reasons import user_reason
 
 
@@ -25,6 +27,34 @@ class GiveUp:
     reason: str  # the full detail, for logs and the dead letter
     user_reason: str
     replayable: bool
+
+
+# A delivery whose run the broker refused to take the output of (a quorum queue with no
+# leader while a node is lost, a queue at its cap) waits before it is handed back: handed back
+# at once it returns at once and is refused again, and a quorum queue's delivery limit
+# (QUEUE_DELIVERY_LIMIT, 10) dropped such a task within 1.4 s of a node loss. Doubling from
+# 0.25 s, at most 5 s: ten deliveries span about half a minute of an election.
+REFUSED_PAUSE_S = 0.25
+REFUSED_PAUSE_MAX_S = 5.0
+
+
+def handback_pause_s(error: BaseException, earlier_deliveries: int) -> float:
+    """How long to hold a delivery whose run ended in `error` before handing it back: for a
+    broker's refusal of what the run published (PublishError: refused, no quorum, broker
+    away), REFUSED_PAUSE_S doubled for each earlier delivery of it, at most
+    REFUSED_PAUSE_MAX_S; otherwise none."""
+    if not isinstance(error, PublishError):
+        return 0.0
+    return min(REFUSED_PAUSE_MAX_S, REFUSED_PAUSE_S * 2 ** min(max(earlier_deliveries, 0), 16))
+
+
+def earlier_deliveries(headers: Mapping[str, Any], redelivered: bool | None) -> int:
+    """How often a delivery was delivered before: a quorum queue's `x-delivery-count`, else
+    one when it is marked redelivered."""
+    count = headers.get("x-delivery-count")
+    if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
+        return count
+    return 1 if redelivered else 0
 
 
 def backoff_ms(attempt: int, base_ms: int) -> int:

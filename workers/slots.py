@@ -11,10 +11,13 @@ import structlog
 from shared.transport import Delivery
 from shared.urgency import UrgentGate
 from workers.intake import Intake
+from workers.retry import earlier_deliveries, handback_pause_s
 
 log = structlog.get_logger(__name__)
 
 Handle = Callable[[Delivery], Awaitable[None]]
+# How long an interrupted delivery waits before it is handed back (workers.retry).
+Pause = Callable[[BaseException, int], float]
 
 
 class Slots:
@@ -31,12 +34,14 @@ class Slots:
         concurrency: int,
         urgent: int = 0,
         grace_s: float,
+        pause: Pause = handback_pause_s,
     ) -> None:
         self._intake = intake
         self._gate = gate
         self._handle = handle
         self._sizes = (concurrency, urgent)
         self._grace_s = grace_s
+        self._pause = pause
         self._tasks: list[asyncio.Task[None]] = []
         self._running: set[asyncio.Task[None]] = set()  # slots handling a delivery now
 
@@ -87,9 +92,14 @@ class Slots:
                 return  # its channel died with a broker restart: the broker redelivers it
             await self._handle(delivery)
         except Exception as exc:
-            # Broker or storage gone mid-task: hand the delivery back. If its channel is
-            # gone the nack fails, and the broker redelivers it anyway.
+            # Broker or storage gone mid-task: hand the delivery back, after a pause when the
+            # broker refused what it published (workers.retry.handback_pause_s). If its
+            # channel is gone the nack fails, and the broker redelivers it anyway.
             log.error("task interrupted", error=repr(exc), routing_key=delivery.routing_key)
+            earlier = earlier_deliveries(delivery.headers or {}, delivery.redelivered)
+            pause = self._pause(exc, earlier)
+            if pause > 0 and not delivery.channel.is_closed:
+                await asyncio.sleep(pause)
             with contextlib.suppress(Exception):
                 await delivery.nack(requeue=True)
         finally:

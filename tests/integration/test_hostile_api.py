@@ -1,6 +1,8 @@
 """Hostile and careless requests against the real API served by uvicorn as `verdict api` serves
 it (dispatcher.serving.server_config): each gets its exact status, and refused input leaves
-nothing behind — no session row for the tenant, no message on any queue of the run."""
+nothing behind — no session row for the tenant, no message on any queue of the run. The
+tests of what is stored and published also run on the PostgreSQL transport (with Redis and
+without: `on_both_transports`), where a message is a row of the queue table."""
 
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from shared.broker import connect
 from shared.names import Names
 from shared.settings import Settings
 from tests import services as svc
-from tests.integration.conftest import World, eventually, queue_depths
+from tests.integration.conftest import World, eventually, on_both_transports, queue_depths
 
 pytestmark = pytest.mark.integration
 
@@ -325,6 +327,7 @@ async def test_one_key_may_have_only_so_many_bodies_in_progress(api, pool):
     assert other.status_code == 202, other.text
 
 
+@on_both_transports
 async def test_characters_are_counted_as_characters(api, pool):
     """80,000 `é` sent as `\\u00e9` escapes (480 KB of JSON) are 80,000 characters: 202;
     one character over the configured limit is 413 saying so."""
@@ -570,6 +573,7 @@ async def test_40000_unknown_fields_get_a_short_422(api, pool):
     await nothing_kept(api, pool)
 
 
+@on_both_transports
 async def test_malformed_json_is_a_client_error(api, pool):
     """Invalid JSON is 422; invalid UTF-8 and 100,000 nested arrays 400: never 500."""
     bodies = [b'{"content": ', b'{"content": "\xff\xfe"}', b"[" * 100_000 + b"]" * 100_000]
@@ -771,6 +775,7 @@ async def test_forged_live_state_does_not_open_a_session(api, redis):
 # --- Idempotency-Key ---------------------------------------------------------------------------
 
 
+@on_both_transports
 async def test_empty_and_blank_idempotency_keys_are_422(api, pool):
     """`Idempotency-Key:` with nothing (or only spaces) would merge unrelated requests."""
     exchanges = [
@@ -794,6 +799,7 @@ async def test_empty_and_blank_idempotency_keys_are_422(api, pool):
     await nothing_kept(api, pool)
 
 
+@on_both_transports
 async def test_a_reused_key_with_another_body_is_409(api, pool):
     """Same key, different content: 409, and only the first request's work exists."""
     headers = {"Idempotency-Key": "order-1"}

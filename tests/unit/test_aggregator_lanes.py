@@ -91,7 +91,8 @@ def an_applier(events: list[Any]) -> Applier:
 def fan_in(refused: set[str], calls: list[list[str]]) -> Any:
     """A fan-in that refuses (as Postgres would) any batch holding a session in `refused`."""
 
-    async def record_results(pool, results, weights, explain, review) -> Applied:
+    async def record_results(pool, results, weights, explain, review, within=None) -> Applied:
+        assert within is None  # broker deliveries: acked after the fan-in, not within it
         sids = [r.session_id for r in results]
         calls.append(sids)
         if refused & set(sids):

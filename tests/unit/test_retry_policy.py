@@ -62,3 +62,28 @@ def test_exhausted_retries_are_replayable_and_told_in_user_terms():
     assert decision.user_reason == (
         "a service the analysis needs is unavailable (gave up after 3 attempts)"
     )
+
+
+def test_a_refused_publish_holds_the_delivery_longer_with_each_earlier_delivery():
+    """A broker's refusal (queue full, no quorum, broker away) pauses 0.25 s, doubling with
+    each earlier delivery up to 5 s: ten deliveries span about half a minute, not a second;
+    any other interruption is handed back at once."""
+    from shared.errors import BrokerUnavailable, QueueFull
+    from workers.retry import handback_pause_s
+
+    pauses = [handback_pause_s(QueueFull("no quorum"), n) for n in range(10)]
+    assert pauses[:5] == [0.25, 0.5, 1.0, 2.0, 4.0] and set(pauses[5:]) == {5.0}
+    assert 25 < sum(pauses) < 35
+    assert handback_pause_s(BrokerUnavailable("gone"), 0) == 0.25
+    assert handback_pause_s(QueueFull("x"), 10**9) == 5.0
+    assert handback_pause_s(ConnectionError("redis gone"), 3) == 0.0
+
+
+def test_earlier_deliveries_come_from_the_quorum_count_or_the_redelivered_flag():
+    from workers.retry import earlier_deliveries
+
+    assert earlier_deliveries({"x-delivery-count": 4}, True) == 4
+    assert earlier_deliveries({}, True) == 1
+    assert earlier_deliveries({}, False) == 0
+    assert earlier_deliveries({"x-delivery-count": "many"}, False) == 0
+    assert earlier_deliveries({"x-delivery-count": -2}, True) == 1

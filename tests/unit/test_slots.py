@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from shared.errors import QueueFull
 from shared.urgency import UrgentGate
 from tests.unit.fakes import FakeChannel, FakeDelivery
 from workers.intake import Intake
@@ -132,6 +133,41 @@ async def test_a_task_interrupted_by_an_error_is_handed_back_and_the_slot_goes_o
     slots.start()
     await until(lambda: second.events)
     assert first.events == [("nack", True)] and second.events == [("nack", True)]
+    await slots.stop()
+
+
+async def test_a_delivery_the_broker_refused_waits_its_pause_before_it_is_handed_back():
+    """The handler's publish was refused (QueueFull: a quorum queue electing a leader): the
+    delivery is held for the pause its earlier deliveries give (x-delivery-count 3), then
+    nacked; an interruption of another kind is handed back without one."""
+    asked: list[tuple[str, int]] = []
+
+    def pause(error: BaseException, earlier: int) -> float:
+        asked.append((type(error).__name__, earlier))
+        return 0.05 if isinstance(error, QueueFull) else 0.0
+
+    class Refused(Handler):
+        async def __call__(self, delivery: Any) -> None:
+            if delivery.message_id == "refused":
+                raise QueueFull("no quorum")
+            self.release.set()  # the next delivery started: the first was handed back
+            raise OSError("redis gone")
+
+    handler = Refused()
+    gate = UrgentGate(threshold=8, max_hold_s=0.0)
+    intake: Intake[Any] = Intake(TierQueue(0.0, urgent_at=8), gate)
+    slots = Slots(intake, gate, handler, concurrency=1, grace_s=5.0, pause=pause)
+    refused = deliver(intake, "refused", headers={"x-delivery-count": 3})
+    deliver(intake, "lost", redelivered=True)
+    clock = asyncio.get_running_loop().time
+    started = clock()
+    slots.start()
+    await asyncio.sleep(0.02)
+    assert refused.events == []  # still held
+    await asyncio.wait_for(handler.release.wait(), 5)
+    assert refused.events == [("nack", True)] and clock() - started >= 0.05
+    await until(lambda: len(asked) == 2)
+    assert asked == [("QueueFull", 3), ("OSError", 1)]
     await slots.stop()
 
 
