@@ -209,6 +209,17 @@ class BrandIndex:
             return True
         return len(word) >= MIN_LONG_NAME and self.folding.strict(word) in self.lure_skeletons
 
+    def runs_lure(self, word: str) -> bool:
+        """Whether `word` is a lure word run together with another word of MIN_LURE_REST
+        letters or more, at its start or end ("legacytax", "taxrefund2024" is is_lure's):
+        a second sign beside a short name ("dvla-legacytax.uk"). Suffixes written as words
+        ("telecom") and two-letter lures ("my", "id") count only on their own."""
+        return any(
+            len(word) - len(w) >= MIN_LURE_REST and (word.startswith(w) or word.endswith(w))
+            for w in self.lure_words
+            if len(w) >= MIN_RUN_LURE and w not in SUFFIX_WORDS
+        )
+
     def lure_cuts(self, text: str) -> tuple[list[bool], list[bool]]:
         """(before, after): before[i] when text[:i] is a run of lure words and numbers
         ("securelogin", "2024", or empty), after[i] when text[i:] is. Linear in the text."""
@@ -229,6 +240,13 @@ class BrandIndex:
             )
         return before, after
 
+
+# A lure word run together with another word ("legacytax") counts from this length, beside
+# a word of MIN_LURE_REST letters or more (as the bait words of domains.py); a top-level
+# domain written as a word ("telecom", "cabinet") does not.
+MIN_RUN_LURE = 3
+MIN_LURE_REST = 4
+SUFFIX_WORDS = frozenset({"com", "net", "org"})
 
 # Inflections a lure word takes in a host name ("parcels", "coletul"), and the verb behind a
 # noun ("redeliver" for "redelivery"); the stem left must be this long. Only the lures of
@@ -359,8 +377,11 @@ def imitation(parts: HostParts, index: BrandIndex, cheap_tld: bool) -> Imitation
     name = _readable(parts.name)
     subdomain = tuple(_readable(label) for label in parts.subdomain)
     tokens = [t for t in name.split("-") if t]
-    lured = cheap_tld or any(
-        index.is_lure(t) for label in (*subdomain, name) for t in label.split("-")
+    # A second sign is a word beside the name, never the name itself ("gov" of gov.ro is a
+    # lure beside "irs", not on its own in gov.wales).
+    words = [t for label in (*subdomain, name) for t in label.split("-") if t]
+    lured = cheap_tld or (
+        len(words) > 1 and any(index.is_lure(t) or index.runs_lure(t) for t in words)
     )
     return (
         _whole_name(name, tokens, index, lured)

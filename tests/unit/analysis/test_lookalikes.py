@@ -236,3 +236,41 @@ def test_a_short_name_slips_only_beside_a_lure_word_and_not_below_three_letters(
     """Without a lure word or a cheap TLD a slip of a short name is a name of its own; a
     slip never reads a two-letter name, and swaps need four letters."""
     assert assess_host(host).risk < 50
+
+
+@pytest.mark.parametrize(
+    ("host", "imitated"),
+    [
+        ("dvla-legacytax.uk", "gov.uk"),  # a lure run onto another word: legacy + tax
+        ("hmrc-selfassessmentrefund.com", "gov.uk"),
+        ("anaf-restituirefacturi.com", "anaf.ro"),
+        ("irs-gov.us", "irs.gov"),  # "gov" beside a department's name, off a .gov
+        ("lrs-gov.us", "irs.gov"),  # and the department's name in look-alike letters
+        ("anaf-guvern.com", "anaf.ro"),
+    ],
+)
+def test_a_short_name_beside_a_run_on_lure_or_the_word_gov_is_an_imitation(
+    host: str, imitated: str
+) -> None:
+    """A short name's second sign may be a lure word run together with another word, or
+    "gov" written as a word of an unrelated domain."""
+    assessment = assess_host(host)
+    assert assessment.risk >= 50
+    assert any(r.startswith(f"imitates {imitated}") for r, _ in assessment.reasons)
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "www.irs.gov",
+        "dvla.gov.uk",
+        "data.gov.ro",
+        "ing-holidays.com",  # no lure word in "holidays"
+        "ups-telecom.com",  # a suffix run on ("telecom") is no lure
+        "ing-mytaxi.com",  # two-letter lures count only on their own
+        "opengov.ro",  # no protected name
+        "syntax-news.ro",  # a lure run on needs a word of four letters beside it
+    ],
+)
+def test_real_government_hosts_and_ordinary_compounds_stay_low(host: str) -> None:
+    assert assess_host(host).risk < 50
