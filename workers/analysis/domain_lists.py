@@ -96,3 +96,5 @@ class BrandList(_Strict):
     lure_words: list[str]
     # Lure words whose inflections in a host name are lures too ("parcels", "coletul").
     inflected_lures: list[str] = []
+    # Lure words that end a compound as a lure too ("legacytax", "selfassessmentrefund").
+    run_on_lures: list[str] = []

@@ -155,6 +155,8 @@ class BrandIndex:
     lure_skeletons: frozenset[str] = frozenset()
     # Lure words whose inflections are lures too (brands.yaml `inflected_lures`).
     inflected_lures: frozenset[str] = frozenset()
+    # Lure words of money and news that end a compound as lures too (`run_on_lures`).
+    run_on_lures: frozenset[str] = frozenset()
     # The names of the brands' real domains ("orange" of orange.ro): too ordinary to
     # protect as words, but never written with look-alike characters (`Folding.visible`).
     domain_names: Mapping[str, Protected] = field(default_factory=dict)
@@ -210,14 +212,11 @@ class BrandIndex:
         return len(word) >= MIN_LONG_NAME and self.folding.strict(word) in self.lure_skeletons
 
     def runs_lure(self, word: str) -> bool:
-        """Whether `word` is a lure word run together with another word of MIN_LURE_REST
-        letters or more, at its start or end ("legacytax", "taxrefund2024" is is_lure's):
-        a second sign beside a short name ("dvla-legacytax.uk"). Suffixes written as words
-        ("telecom") and two-letter lures ("my", "id") count only on their own."""
+        """Whether `word` ends in a lure of money owed or returned, or of news (brands.yaml
+        `run_on_lures`), after another word of MIN_LURE_REST letters or more ("legacytax",
+        "worldnews"): a second sign beside a short name ("dvla-legacytax.uk")."""
         return any(
-            len(word) - len(w) >= MIN_LURE_REST and (word.startswith(w) or word.endswith(w))
-            for w in self.lure_words
-            if len(w) >= MIN_RUN_LURE and w not in SUFFIX_WORDS
+            len(word) - len(w) >= MIN_LURE_REST and word.endswith(w) for w in self.run_on_lures
         )
 
     def lure_cuts(self, text: str) -> tuple[list[bool], list[bool]]:
@@ -241,12 +240,11 @@ class BrandIndex:
         return before, after
 
 
-# A lure word run together with another word ("legacytax") counts from this length, beside
-# a word of MIN_LURE_REST letters or more (as the bait words of domains.py); a top-level
-# domain written as a word ("telecom", "cabinet") does not.
-MIN_RUN_LURE = 3
+# A lure run onto the end of another word ("legacytax") counts beside a word of this many
+# letters or more (as the bait words of domains.py).
 MIN_LURE_REST = 4
-SUFFIX_WORDS = frozenset({"com", "net", "org"})
+# Host labels that name no one: they neither are nor lend a second sign.
+_SERVICE_LABEL = re.compile(r"www\d*")
 
 # Inflections a lure word takes in a host name ("parcels", "coletul"), and the verb behind a
 # noun ("redeliver" for "redelivery"); the stem left must be this long. Only the lures of
@@ -324,6 +322,7 @@ def brand_index(brands: BrandList, sources: SourceList) -> BrandIndex:
         lure_lengths=tuple(sorted({len(w) for w in brands.lure_words})),
         lure_skeletons=frozenset(folding.strict(w) for w in brands.lure_words),
         inflected_lures=frozenset(brands.inflected_lures),
+        run_on_lures=frozenset(brands.run_on_lures),
         domain_names=_domain_names(brands, folding),
         short_names={
             key: p
@@ -377,18 +376,34 @@ def imitation(parts: HostParts, index: BrandIndex, cheap_tld: bool) -> Imitation
     name = _readable(parts.name)
     subdomain = tuple(_readable(label) for label in parts.subdomain)
     tokens = [t for t in name.split("-") if t]
-    # A second sign is a word beside the name, never the name itself ("gov" of gov.ro is a
-    # lure beside "irs", not on its own in gov.wales).
-    words = [t for label in (*subdomain, name) for t in label.split("-") if t]
-    lured = cheap_tld or (
-        len(words) > 1 and any(index.is_lure(t) or index.runs_lure(t) for t in words)
-    )
+    words = [
+        t
+        for label in (*subdomain, name)
+        if not _SERVICE_LABEL.fullmatch(label)
+        for t in label.split("-")
+        if t
+    ]
+    lured = cheap_tld or any(_lends_sign(i, words, index) for i in range(len(words)))
     return (
         _whole_name(name, tokens, index, lured)
         or _name_with_words(tokens, index, lured)
         or _in_subdomain(subdomain, name, index, lured)
         or _disguised_domain_name((*subdomain, name), index)
         or _slipped_name(tokens, index, lured)
+    )
+
+
+def _lends_sign(i: int, words: list[str], index: BrandIndex) -> bool:
+    """Whether the host's word `i` is a lure beside a name. A lure that is a protected name
+    too ("gov" of gov.ro) lends no sign to itself: it is one beside another protected name
+    (`irs-gov.us`), not beside ordinary words (`gov-tech.ro`, `mpass.gov.md`)."""
+    token = words[i]
+    if not (index.is_lure(token) or index.runs_lure(token)):
+        return False
+    if index.folding.strict(token) not in index.by_strict:
+        return True
+    return any(
+        index.folding.strict(other) in index.by_strict for j, other in enumerate(words) if j != i
     )
 
 

@@ -241,9 +241,10 @@ def test_a_short_name_slips_only_beside_a_lure_word_and_not_below_three_letters(
 @pytest.mark.parametrize(
     ("host", "imitated"),
     [
-        ("dvla-legacytax.uk", "gov.uk"),  # a lure run onto another word: legacy + tax
+        ("dvla-legacytax.uk", "gov.uk"),  # a lure of money run onto another word: legacy+tax
         ("hmrc-selfassessmentrefund.com", "gov.uk"),
         ("anaf-restituirefacturi.com", "anaf.ro"),
+        ("reuters-worldnews.co", "reuters.com"),  # and of news
         ("irs-gov.us", "irs.gov"),  # "gov" beside a department's name, off a .gov
         ("lrs-gov.us", "irs.gov"),  # and the department's name in look-alike letters
         ("anaf-guvern.com", "anaf.ro"),
@@ -252,8 +253,8 @@ def test_a_short_name_slips_only_beside_a_lure_word_and_not_below_three_letters(
 def test_a_short_name_beside_a_run_on_lure_or_the_word_gov_is_an_imitation(
     host: str, imitated: str
 ) -> None:
-    """A short name's second sign may be a lure word run together with another word, or
-    "gov" written as a word of an unrelated domain."""
+    """A short name's second sign may be a lure of money or news ending another word, or
+    "gov" written as a word of an unrelated domain beside the name."""
     assessment = assess_host(host)
     assert assessment.risk >= 50
     assert any(r.startswith(f"imitates {imitated}") for r, _ in assessment.reasons)
@@ -265,11 +266,21 @@ def test_a_short_name_beside_a_run_on_lure_or_the_word_gov_is_an_imitation(
         "www.irs.gov",
         "dvla.gov.uk",
         "data.gov.ro",
-        "ing-holidays.com",  # no lure word in "holidays"
-        "ups-telecom.com",  # a suffix run on ("telecom") is no lure
-        "ing-mytaxi.com",  # two-letter lures count only on their own
-        "opengov.ro",  # no protected name
-        "syntax-news.ro",  # a lure run on needs a word of four letters beside it
+        # "gov" lends no sign to itself (gov.ro's name), in other countries' government
+        # hosts or beside ordinary words
+        "www.gov.wales",
+        "www2.gov.bc.ca",
+        "mpass.gov.md",
+        "gov-tech.ro",
+        "e-gov.ro",
+        # lures that start a compound, and lures other than money's and news' that end one,
+        # are ordinary words as often
+        "ing-webinar.ro",
+        "dhl-newsroom.com",
+        "irs-taxonomy.org",
+        "ikea-foodbank.org",
+        "brd-diaspora.ro",
+        "ing-holidays.com",
     ],
 )
 def test_real_government_hosts_and_ordinary_compounds_stay_low(host: str) -> None:

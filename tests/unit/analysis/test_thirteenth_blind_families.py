@@ -38,9 +38,13 @@ def test_a_figure_reported_without_saying_where_it_comes_from_is_a_risky_claim(
     [
         "The bakery reopened on Monday without specifying its new opening hours.",
         "Magazinul s-a redeschis luni, fără să precizeze noul program.",
+        # a detail left out is no source left out
+        "The government announced that 5,000 civil service jobs will be cut, without "
+        "specifying which departments.",
+        "Guvernul a anunțat că 5.000 de posturi vor fi tăiate, fără să precizeze din ce ministere.",
     ],
 )
-def test_without_specifying_alone_makes_no_claim(text: str) -> None:
+def test_without_specifying_a_detail_makes_no_claim(text: str) -> None:
     assert claims_score(text) < FLAGGED
 
 
@@ -90,10 +94,31 @@ def test_a_stranger_s_fortune_offered_in_confidence_is_pressure(text: str) -> No
         "notaries explain.",
         "Please bring your passport to the appointment and send us your full name and date of "
         "birth in advance so we can prepare the file.",
+        # a notary and a fraud line use the same words honestly
+        "Your aunt's will is clear: she decided to make you and your brother her heirs, so "
+        "the notary will contact you both next week.",
+        "Notarul vă va trece drept moștenitor în certificatul de succesiune.",
+        "Dacă ați fost victima unei fraude, ne puteți contacta confidențial la numărul de pe "
+        "spatele cardului.",
     ],
 )
 def test_inheritance_news_and_honest_paperwork_are_no_pressure(text: str) -> None:
     assert "pressure" not in kinds(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Conform legii, băncile transferă sumele din conturile inactive după 10 ani; ASF "
+        "amintește că puteți verifica pe site-ul oficial dacă aveți fonduri nerevendicate.",
+        "The regulator reminds savers that dormant accounts can be reclaimed at any time "
+        "through their own bank.",
+    ],
+)
+def test_a_regulator_s_notice_of_dormant_accounts_stays_under_the_flag(text: str) -> None:
+    """One sign of the advance-fee letter alone (the scam borrows the notice's words) is
+    not enough to flag a text."""
+    assert techniques.assess_techniques(text, learned=False).score < FLAGGED
 
 
 def test_tell_everyone_as_a_call_is_urgency_and_as_an_invitation_is_not() -> None:
@@ -104,3 +129,4 @@ def test_tell_everyone_as_a_call_is_urgency_and_as_an_invitation_is_not() -> Non
     assert "urgency" not in kinds(
         "Tell everyone you see at the fair that the cake stall opens at noon!"
     )
+    assert "urgency" not in kinds("Tell all your friends about our new bakery on Main Street.")
