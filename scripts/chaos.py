@@ -508,6 +508,27 @@ async def settle_and_check(
                 accepted,
             )
         )
+        # What an unfinished session holds: its plan, age and each component's row, to tell a
+        # lost task from a lost result when a run fails.
+        unfinished = [
+            {
+                "id": str(row["id"]),
+                "plan": row["plan"],
+                "age_s": round(float(row["age_s"]), 1),
+                "components": dict(zip(row["components"], row["states"], strict=True)),
+            }
+            for row in await conn.fetch(
+                "SELECT s.id, s.plan, extract(epoch FROM now() - s.created_at) AS age_s,"
+                " coalesce(array_agg(r.component) FILTER (WHERE r.component IS NOT NULL),"
+                " '{}') AS components,"
+                " coalesce(array_agg(r.status) FILTER (WHERE r.component IS NOT NULL),"
+                " '{}') AS states"
+                " FROM sessions s LEFT JOIN component_results r ON r.session_id = s.id"
+                " WHERE s.id = ANY($1::uuid[]) AND s.status = 'processing'"
+                " GROUP BY s.id, s.plan, s.created_at LIMIT 5",
+                accepted,
+            )
+        ]
         # From acceptance (the row is written before the tasks are published) to final.
         stall = await conn.fetchrow(
             "SELECT max(extract(epoch FROM finished_at - created_at)) AS longest,"
@@ -553,6 +574,7 @@ async def settle_and_check(
         "lost": len(accepted) - final,
         "not_completed": len(accepted) - statuses.get("completed", 0),
         "by_status": statuses,
+        "unfinished": unfinished,
         "components_by_status": components,
         "finalized_by_deadline": timed_out,
         "duplicated_verdicts": duplicated_verdicts,

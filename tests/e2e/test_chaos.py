@@ -58,6 +58,8 @@ def test_chaos_loses_nothing_and_dead_letters_only_the_poison(services, transpor
     )
     assert run.stdout.strip(), run.stderr[-3000:]
     report = json.loads(run.stdout[run.stdout.index("{") :])
+    if not report["ok"]:  # the whole report and the run's last words, not a truncated repr
+        pytest.fail(f"{json.dumps(report, indent=1)}\n{run.stderr[-4000:]}", pytrace=False)
     assert report["sessions_sent"] == 90
     assert report["lost"] == 0, report
     # A lost task would leave its session to the janitor: none may end any other way.

@@ -42,6 +42,8 @@ def test_losing_nodes_loses_no_session_and_strands_no_message(services):
     )
     assert run.stdout.strip(), run.stderr[-3000:]
     report = json.loads(run.stdout[run.stdout.index("{") :])
+    if not report["ok"]:  # the whole report and the run's last words, not a truncated repr
+        pytest.fail(f"{json.dumps(report, indent=1)}\n{run.stderr[-4000:]}", pytrace=False)
     assert report["sessions_sent"] == SESSIONS
     assert report["lost"] == 0 and report["not_completed"] == 0, report
     assert report["by_status"] == {"completed": SESSIONS}, report
