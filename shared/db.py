@@ -44,6 +44,17 @@ SERVER_SETTINGS = {"plan_cache_mode": "force_custom_plan"}
 IDLE_CONNECTION_S = 60.0
 
 
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """What a connection given back to the pool runs: nothing on the server.
+
+    asyncpg's default sends `pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL` on
+    every release, one more round trip (and transaction) per use of the pool. No pooled
+    connection here holds session state for it to clear: advisory locks and settings are
+    taken per transaction (`pg_advisory_xact_lock`, `set_config(…, true)`), LISTEN has its
+    own connection (shared.listener) and no cursor outlives its transaction. A transaction
+    left open is still rolled back by asyncpg before this runs."""
+
+
 async def create_pool(database_url: str, *, min_size: int = 0, max_size: int = 10) -> asyncpg.Pool:
     """A pool whose connections read and write json/jsonb as Python objects.
 
@@ -55,6 +66,7 @@ async def create_pool(database_url: str, *, min_size: int = 0, max_size: int = 1
         min_size=min_size,
         max_size=max_size,
         init=_init_connection,
+        reset=_keep_session,
         server_settings=SERVER_SETTINGS,
         max_inactive_connection_lifetime=IDLE_CONNECTION_S,
     )
