@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -31,6 +31,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from owned import owner_mark, terminate_on_signals  # noqa: E402, F401
 from sandbox import (  # noqa: E402
     LOOPBACK,
     delete_broker_objects,
@@ -310,22 +311,6 @@ class ProcessGroup:
 def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, sig)
-
-
-@contextlib.contextmanager
-def terminate_on_signals() -> Iterator[None]:
-    """Turn SIGTERM, SIGHUP and SIGALRM (the hard timeout) into SystemExit, so `finally`
-    blocks stop processes and remove worlds."""
-
-    def leave(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
-
-    previous = {s: signal.signal(s, leave) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGALRM)}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
 
 
 def python(*args: str) -> list[str]:

@@ -27,7 +27,9 @@ counts as JSON and exits 1 when a check fails.
     scripts/chaos.py --sessions 300 --poison 6
 
 Loopback services only (AMQP_URL, REDIS_URL, DATABASE_URL or the local defaults); bounded
-by --sessions and --timeout; it removes its database, queues and processes afterwards.
+by --sessions and --timeout; it removes its database, queues and processes afterwards, on
+SIGTERM too. What a run killed outright (SIGKILL) leaves running, the next run stops first
+(scripts/owned.py).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import owned  # noqa: E402
 import sandbox  # noqa: E402
 from postgres_node import OwnedPostgres, owned_postgres  # noqa: E402
 from rabbit_cluster import RabbitCluster  # noqa: E402
@@ -183,6 +186,8 @@ async def scenario(
         "JANITOR_INTERVAL_S": "2",
         "SHUTDOWN_GRACE_S": "5",
         "LOG_JSON": "true",
+        # Stopped by the next run's sweep if this one is killed before it can stop them.
+        **owned.owner_mark(),
     }
     if pg is not None:  # a killed worker's rows return as soon as its lease lapses
         env |= {"TRANSPORT": "postgres", "JOB_LEASE_S": "3", "JOB_POLL_S": "1"}
@@ -808,5 +813,16 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def run_once(argv: list[str] | None = None) -> int:
+    """Parse, sweep what killed runs left behind, then run the scenario; SIGTERM, SIGHUP and
+    SIGALRM stop it through its `finally` blocks (pipeline, node, database), as an error."""
+    args = parse(argv)
+    gone = owned.sweep()
+    if gone:
+        print(f"stopped {len(gone)} process(es) left by killed runs", file=sys.stderr)
+    with owned.terminate_on_signals():
+        return asyncio.run(main(args))
+
+
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(parse())))
+    sys.exit(run_once())

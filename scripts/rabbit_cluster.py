@@ -60,11 +60,13 @@ class RabbitCluster:
     name: str
     port: int
     size: int = NODES
+    owned: bool = True  # as RabbitNode.owned
 
     @property
     def nodes(self) -> tuple[RabbitNode, ...]:
         return tuple(
-            RabbitNode(f"{self.name}{i + 1}", self.port + PORT_STEP * i) for i in range(self.size)
+            RabbitNode(f"{self.name}{i + 1}", self.port + PORT_STEP * i, owned=self.owned)
+            for i in range(self.size)
         )
 
     @property
@@ -116,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("name", help="short name, e.g. vclu: nodes vclu1, vclu2, vclu3")
     parser.add_argument("--port", type=int, default=5800, help="first AMQP port (default 5800)")
     args = parser.parse_args(argv)
-    cluster = RabbitCluster(args.name, args.port)
+    cluster = RabbitCluster(args.name, args.port, owned=False)
     if args.action == "stop":
         cluster.stop()
         return 0

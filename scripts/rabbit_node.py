@@ -31,6 +31,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from owned import owner_mark
+
 SERVER = Path("/usr/lib/rabbitmq/bin")  # Debian's layout; PATH otherwise
 BASE = Path(
     os.environ.get("VERDICT_RABBIT_NODES", Path(tempfile.gettempdir()) / "verdict-rabbit-nodes")
@@ -72,6 +74,10 @@ class RabbitNode:
     tls: tuple[str, str, str] | None = None
     # A definitions file (`verdict topology export`) the node loads when it boots.
     definitions: str | None = None
+    # Whether the node names the process that starts it as its owner (scripts/owned.py):
+    # stopped by the next sweep once that process is gone. A node started from the command
+    # line outlives the command, and is not.
+    owned: bool = True
 
     @property
     def node(self) -> str:
@@ -110,6 +116,7 @@ class RabbitNode:
             "RABBITMQ_LOG_BASE": str(self.home / "log"),
             "RABBITMQ_ENABLED_PLUGINS_FILE": str(self.home / "enabled_plugins"),
             "RABBITMQ_PID_FILE": str(self.home / "pid"),
+            **(owner_mark() if self.owned else {}),
         }
 
     @staticmethod
@@ -275,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("name", help="short node name, e.g. vchaos")
     parser.add_argument("--port", type=int, default=5690, help="AMQP port (default 5690)")
     args = parser.parse_args(argv)
-    node = RabbitNode(args.name, args.port)
+    node = RabbitNode(args.name, args.port, owned=False)
     if args.action == "start":
         node.start()
         print(

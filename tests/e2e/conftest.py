@@ -31,6 +31,31 @@ ROOT = Path(__file__).resolve().parents[2]
 API = "/api/v3/pipeline"
 
 
+# How long a script stopped at its timeout (SIGTERM) has to stop what it started.
+SCRIPT_GRACE_S = 120
+
+
+def run_script(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+    """Run a script to its end, its output captured. Past `timeout` it gets SIGTERM, and
+    SCRIPT_GRACE_S to stop the pipeline, node and database it started (scripts/owned.py),
+    before SIGKILL; then subprocess.TimeoutExpired, with what it printed, is raised.
+    (`subprocess.run(timeout=…)` kills at once, leaving all of that running.)"""
+    with subprocess.Popen(
+        argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            try:
+                out, err = process.communicate(timeout=SCRIPT_GRACE_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                out, err = process.communicate()
+            raise subprocess.TimeoutExpired(argv, timeout, out, err) from None
+    return subprocess.CompletedProcess(argv, process.returncode, out, err)
+
+
 @pytest.fixture
 def pipeline_env() -> dict[str, str]:
     """Extra environment for `verdict up` (override in a test module)."""

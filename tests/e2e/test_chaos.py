@@ -5,19 +5,17 @@ It runs on a RabbitMQ node of its own (other ports), so restarting it disturbs n
 
 import json
 import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from rabbit_node import free_node_port
 
+from tests.e2e.conftest import ROOT, run_script
+
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(520)  # the script's 380 s, then its grace to stop (run_script)
 @pytest.mark.parametrize("transport", ["rabbitmq", "postgres"])
 def test_chaos_loses_nothing_and_dead_letters_only_the_poison(services, transport):
     """Every session completes (none left to the janitor) with a verdict that matches its rows;
@@ -48,13 +46,8 @@ def test_chaos_loses_nothing_and_dead_letters_only_the_poison(services, transpor
         "REDIS_URL": services.redis_url,
         "DATABASE_URL": services.database_admin_url,
     }
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "chaos.py"), *env_args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=380,
+    run = run_script(
+        [sys.executable, str(ROOT / "scripts" / "chaos.py"), *env_args], env, timeout=380
     )
     assert run.stdout.strip(), run.stderr[-3000:]
     report = json.loads(run.stdout[run.stdout.index("{") :])

@@ -5,20 +5,19 @@ Costs about two minutes on a loaded two-core machine, a third of it booting the 
 
 import json
 import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from rabbit_cluster import free_cluster_port
 
+from tests.e2e.conftest import ROOT, run_script
+
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = 60
 
 
-@pytest.mark.timeout(720)
+@pytest.mark.timeout(840)  # the script's 700 s, then its grace to stop (run_script)
 def test_losing_nodes_loses_no_session_and_strands_no_message(services):
     """Every session completes with one verdict that matches its rows, the queues end empty
     and the DLQ holds just the poison, with one node and then another killed mid-run."""
@@ -32,14 +31,7 @@ def test_losing_nodes_loses_no_session_and_strands_no_message(services):
         "REDIS_URL": services.redis_url,
         "DATABASE_URL": services.database_admin_url,
     }
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "chaos.py"), *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=700,
-    )
+    run = run_script([sys.executable, str(ROOT / "scripts" / "chaos.py"), *args], env, timeout=700)
     assert run.stdout.strip(), run.stderr[-3000:]
     report = json.loads(run.stdout[run.stdout.index("{") :])
     if not report["ok"]:  # the whole report and the run's last words, not a truncated repr
