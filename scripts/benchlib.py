@@ -31,7 +31,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from owned import owner_mark, terminate_on_signals  # noqa: E402, F401
+from owned import owner_mark, terminate_on_signals  # noqa: E402, F401 (re-exported)
 from sandbox import (  # noqa: E402
     LOOPBACK,
     delete_broker_objects,
@@ -166,6 +166,8 @@ class World:
             "SESSION_DEADLINE_S": "3600",
             "LOG_LEVEL": "WARNING",
             "LOG_JSON": "true",
+            # A benchmark killed outright leaves its pipeline to the next sweep (owned.py).
+            **owner_mark(),
             **self.extra_env,
             **overrides,
         }
