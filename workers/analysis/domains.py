@@ -251,6 +251,7 @@ def _linked_hosts(text: str, url: str | None, reputation: Reputation) -> dict[st
     the reader to sign in, verify or pay (`signin_path_words`): one pass over the links."""
     text = normalise(text, fold_look_alikes=False).text
     hosts: dict[str, bool] = {}
+    linked: set[str] = set()
     for item, is_link in itertools.islice(_candidates(text, url, reputation), MAX_CANDIDATES):
         host = normalise_host(item)
         if not host:
@@ -259,7 +260,20 @@ def _linked_hosts(text: str, url: str | None, reputation: Reputation) -> dict[st
             continue  # no more hosts, but a later link may still show one of them signing in
         signing_in = is_link and _asks_to_sign_in(item, reputation.signin_path_words)
         hosts[host] = hosts.get(host, False) or signing_in
-    return hosts
+        if is_link:
+            linked.add(host)
+    return {h: s for h, s in hosts.items() if not _named_in_its_letters(h, linked)}
+
+
+def _named_in_its_letters(host: str, linked: set[str]) -> bool:
+    """Whether a host the text only names (no link) is a host the input links to, written
+    with the diacritics of its language ("plătiți pe Ghișeul.ro" under a link to ghiseul.ro):
+    the same site named in prose, not a second one. Pure.
+
+    A look-alike with its own link, or named beside no link to the real host, is still read."""
+    if host in linked or "xn--" not in host:
+        return False
+    return fold(unicode_host(host)).lower() in linked
 
 
 def _candidates(text: str, url: str | None, reputation: Reputation) -> Iterator[tuple[str, bool]]:

@@ -246,10 +246,11 @@ MIN_LURE_REST = 4
 # Host labels that name no one: they neither are nor lend a second sign.
 _SERVICE_LABEL = re.compile(r"www\d*")
 
-# Inflections a lure word takes in a host name ("parcels", "coletul"), and the verb behind a
-# noun ("redeliver" for "redelivery"); the stem left must be this long. Only the lures of
-# parcels, payments and sign-ins inflect (brands.yaml `inflected_lures`): "stores", "teams",
-# "cares" and "gifts" name real shops and charities ("stores.ebay.fr", "who-cares.org").
+# Inflections a lure word takes in a host name ("parcels", "coletul", "notificari"), and the
+# verb behind a noun ("redeliver" for "redelivery"); the stem left must be this long. Only the
+# lures of parcels, payments, sign-ins and notices inflect (brands.yaml `inflected_lures`):
+# "stores", "teams", "cares" and "gifts" name real shops and charities ("stores.ebay.fr",
+# "who-cares.org").
 LURE_ENDINGS = ("s", "es", "ed", "ing", "ul", "ului", "uri", "ele", "ii", "le")
 MIN_LURE_STEM = 4
 
@@ -259,6 +260,8 @@ def lure_stem(word: str, lure_words: frozenset[str]) -> str | None:
     "y" ("redeliver"). Pure."""
     candidates = [word[: -len(end)] for end in LURE_ENDINGS if word.endswith(end)]
     candidates.append(word + "y")
+    if word.endswith("ari"):  # the Romanian plural of a noun in -are ("notificari")
+        candidates.append(word[:-1] + "e")
     return next(
         (c for c in candidates if len(c) >= MIN_LURE_STEM and c in lure_words and c != word),
         None,
