@@ -140,6 +140,14 @@ def states_statistic(sentence: str) -> bool:
 
 
 _ALL_OF_IT = re.compile(r"(?<![\d.,])100\s?%")
+# Paid by someone to say or do something, whoever pays ("experts paid by Pfizer to say it is
+# safe", "activists paid by USAID to destabilise"): the accusation a bare "paid by" also
+# reads in a deadline ("paid by 31 January") or a card payment, which this never is.
+_PAID_TO = re.compile(
+    r"\b(?:paid|funded|bankrolled|financed) by [^.,;:!?]{2,40}? to (?:say|lie|push|promote|"
+    r"spread|destabili[sz]e|wreck|ruin|attack|smear|sabotage|protest|block|silence|cover|hide)\b",
+    re.IGNORECASE,
+)
 _YEAR = re.compile(r"\b(?:1[89]\d\d|20\d\d)\b")
 _NUMERIC_DATE = re.compile(r"\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b")
 # Romanian "mai" is both May and "more" ("cel mai"): only a day number makes it a date.
@@ -397,7 +405,8 @@ def _lexical_forms(has: Mapping[str, bool], sentence: str, starts: Starts, own: 
         "absolute_causal": absolute and has["causal"],
         "harm": has["harm"],
         # A quoted accusation or inference is the speaker's slogan, not the report's.
-        "accusation": has["accusations"] and _has_outside(starts, "accusations", own),
+        "accusation": (has["accusations"] and _has_outside(starts, "accusations", own))
+        or bool(_PAID_TO.search(own)),
         "inference": has["inference"] and _has_outside(starts, "inference", own),
     }
     return [form for form, there in present.items() if there]

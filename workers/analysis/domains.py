@@ -270,10 +270,18 @@ def _named_in_its_letters(host: str, linked: set[str]) -> bool:
     with the diacritics of its language ("plătiți pe Ghișeul.ro" under a link to ghiseul.ro):
     the same site named in prose, not a second one. Pure.
 
-    A look-alike with its own link, or named beside no link to the real host, is still read."""
+    Only Romanian letters may differ (ă â î ș ț and the cedilla forms): "ghíșeul.ro" beside
+    ghiseul.ro is read. A look-alike with its own link, or named beside no link to the real
+    host, is still read."""
     if host in linked or "xn--" not in host:
         return False
-    return fold(unicode_host(host)).lower() in linked
+    written = unicode_host(host)
+    plain = written.translate(_ROMANIAN_LETTERS)
+    return plain != written and plain.isascii() and plain in linked
+
+
+# Romanian letters and what they are without their marks.
+_ROMANIAN_LETTERS = str.maketrans("ăâîșşțţ", "aaissst")
 
 
 def _candidates(text: str, url: str | None, reputation: Reputation) -> Iterator[tuple[str, bool]]:

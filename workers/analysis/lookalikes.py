@@ -253,6 +253,9 @@ _SERVICE_LABEL = re.compile(r"www\d*")
 # "who-cares.org").
 LURE_ENDINGS = ("s", "es", "ed", "ing", "ul", "ului", "uri", "ele", "ii", "le")
 MIN_LURE_STEM = 4
+# Forms of a Romanian noun in -are, without diacritics: the plural, articled or not, and
+# the articled singular ("notificari", "notificarile", "notificarilor", "notificarea").
+ROMANIAN_ARE_FORMS = ("arilor", "arile", "arii", "area", "ari")
 
 
 def lure_stem(word: str, lure_words: frozenset[str]) -> str | None:
@@ -260,8 +263,8 @@ def lure_stem(word: str, lure_words: frozenset[str]) -> str | None:
     "y" ("redeliver"). Pure."""
     candidates = [word[: -len(end)] for end in LURE_ENDINGS if word.endswith(end)]
     candidates.append(word + "y")
-    if word.endswith("ari"):  # the Romanian plural of a noun in -are ("notificari")
-        candidates.append(word[:-1] + "e")
+    # A Romanian noun in -are, plural or articled ("notificari", "notificarea", "notificarile")
+    candidates += [word[: -len(end)] + "are" for end in ROMANIAN_ARE_FORMS if word.endswith(end)]
     return next(
         (c for c in candidates if len(c) >= MIN_LURE_STEM and c in lure_words and c != word),
         None,

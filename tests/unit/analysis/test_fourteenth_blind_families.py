@@ -30,6 +30,8 @@ def test_a_payment_deadline_or_a_payroll_is_no_accusation(text: str) -> None:
     [
         "Those so-called independent experts are paid by foreign billionaires to ruin our farms.",
         "The inspectors who should stop them are all on the payroll of the builders.",
+        # whoever pays, paid to say or do it
+        "Those experts are paid by a drug company to say the vaccine is safe.",
     ],
 )
 def test_being_paid_by_someone_to_say_it_is_still_an_accusation(text: str) -> None:
@@ -50,8 +52,8 @@ def test_being_paid_by_someone_to_say_it_is_still_an_accusation(text: str) -> No
             "De la 1 noiembrie se oprește gazul în tot cartierul pentru două săptămâni.",
         ),
         (
-            "PASS THIS ON: from tomorrow the council tows every car parked on a kerb and fines "
-            "the owner £500.",
+            "Forwarding from my accountant's group: from tomorrow the council tows every car "
+            "parked on a kerb and fines the owner £500.",
             "From tomorrow the council tows every car parked on a kerb and fines the owner £500.",
         ),
     ],
@@ -59,7 +61,7 @@ def test_being_paid_by_someone_to_say_it_is_still_an_accusation(text: str) -> No
 def test_a_claim_heard_on_a_group_or_forwarded_has_a_viral_source(
     passed_on: str, plain: str
 ) -> None:
-    """ "Fwd from", "se zice pe grupul blocului", "pass this on": the claim comes from a
+    """ "Fwd from", "se zice pe grupul blocului", "forwarding from": the claim comes from a
     forward or a group chat, a source that weighs towards checking it (claims.yaml
     `viral_sources`); the same claim told plainly has none."""
     assert "viral_sources" in _registers(passed_on)
@@ -85,8 +87,8 @@ def test_family_chat_with_no_claim_stays_low(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "Insurers get everything your smart speaker hears. They'll never admit it, but a "
-        "friend at one of them confirmed it.",
+        "Insurers get everything your smart speaker hears. A friend at one of them "
+        "confirmed it but can't talk about it publicly.",
         "Camerele noi trimit pozele direct la firmele de recuperări. Un prieten de acolo mi-a "
         "confirmat, dar n-are voie să vorbească public.",
     ],
@@ -99,6 +101,9 @@ def test_an_insider_who_may_not_speak_frames_a_hidden_truth(text: str) -> None:
     "text",
     [
         "The company said it will never admit liability but agreed to pay the costs.",
+        "They'll never admit it, but the kids loved the trip.",
+        "Copiii nu vor recunoaște niciodată, dar le-a plăcut excursia la munte.",
+        "Doctorul a zis că tata n-are voie să vorbească două zile după operație.",
         "Angajații băncii nu au voie să discute despre contul unui client cu altcineva.",
     ],
 )
@@ -109,8 +114,7 @@ def test_a_refusal_or_a_rule_of_silence_is_no_conspiracy(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "Fwd de la un prieten: de luni radarele dau amenzi și pentru 1 km/h. Spuneți la toți!",
-        "PLEASE SHARE! From Monday the bridge closes for a year and nobody's been told.",
+        "Please pass this on to every driver you know: from Monday the bridge closes for a year.",
     ],
 )
 def test_asking_everyone_to_pass_it_on_is_a_call_to_act(text: str) -> None:
@@ -122,6 +126,8 @@ def test_asking_everyone_to_pass_it_on_is_a_call_to_act(text: str) -> None:
     [
         "Please share your feedback on the new canteen menu using the form below.",
         "Thanks for coming! Please share the photos you took in our album.",
+        # a plea for help passed on
+        "Urgent: am pierdut pisica în Titan, e gri cu zgardă roșie. Spuneți la toți, vă rog!",
     ],
 )
 def test_asking_for_feedback_or_photos_is_no_call_to_act(text: str) -> None:
@@ -132,6 +138,8 @@ def test_asking_for_feedback_or_photos_is_no_call_to_act(text: str) -> None:
     "host",
     [
         "anaf-spv-notificari.com",  # a short name and a Romanian plural of a lure word
+        "anaf-notificarea.ro",  # the articled singular
+        "dpd-confirmarile.com",  # the articled plural
         "bolt-rambursari.info",  # a ride-hailing app's refund
         "glovo-comanda-rambursare.com",
         "apanova-facturi.online",  # a water utility's bills
@@ -146,6 +154,8 @@ def test_a_utility_or_ride_app_with_a_lure_word_is_a_lookalike(host: str) -> Non
     "host",
     [
         "bolt.eu",
+        "account.bolt.com",  # Bolt Financial carries the name by right
+        "ubereats.com",
         "apanovabucuresti.ro",
         "glovoapp.com",
         "boltbikes.com",  # the short name inside an ordinary compound, no lure
@@ -169,5 +179,8 @@ def test_a_link_named_in_prose_with_its_diacritics_is_the_same_site() -> None:
 def test_a_look_alike_with_diacritics_and_no_link_to_the_real_site_is_still_read() -> None:
     text = "Plătiți amenda în 24 de ore pe ghișeul.ro ca să evitați executarea."
     assert assess_domains(text).score >= FLAGGED
+    # a letter Romanian does not have is no Romanian spelling of the linked site
+    foreign = "Intrați pe ghíșeul.ro și plătiți."
+    assert assess_domains(foreign, "https://ghiseul.ro/").score >= FLAGGED
     linked = "Plătiți amenda în 24 de ore: https://ghișeul.ro/plata"
     assert assess_domains(linked, "https://www.ghiseul.ro/").score >= FLAGGED
