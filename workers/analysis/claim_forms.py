@@ -142,10 +142,12 @@ def states_statistic(sentence: str) -> bool:
 _ALL_OF_IT = re.compile(r"(?<![\d.,])100\s?%")
 # Paid by someone to say or do something, whoever pays ("experts paid by Pfizer to say it is
 # safe", "activists paid by USAID to destabilise"): the accusation a bare "paid by" also
-# reads in a deadline ("paid by 31 January") or a card payment, which this never is.
+# reads in a deadline ("paid by 31 January") or a card payment, which this never is. Not
+# "to cover", "to promote" or "to block": an insurer pays to cover a repair, a tourist board
+# to promote a region.
 _PAID_TO = re.compile(
-    r"\b(?:paid|funded|bankrolled|financed) by [^.,;:!?]{2,40}? to (?:say|lie|push|promote|"
-    r"spread|destabili[sz]e|wreck|ruin|attack|smear|sabotage|protest|block|silence|cover|hide)\b",
+    r"\b(?:paid|funded|bankrolled|financed) by [^.,;:!?]{2,40}? to (?:say|lie|push|spread|"
+    r"destabili[sz]e|wreck|ruin|attack|smear|sabotage|protest|silence|hide)\b",
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"\b(?:1[89]\d\d|20\d\d)\b")

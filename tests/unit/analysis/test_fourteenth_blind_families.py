@@ -17,6 +17,8 @@ from workers.analysis.domains import assess_domains, assess_host
         "Your 2025 tax return must be filed online and any balance paid by 31 January.",
         "Staff who were on the payroll on 5 April get their P60 by 31 May.",
         "If you paid by card, ask your bank for a chargeback.",
+        "The repair is paid by your insurer to cover the damage, less the excess.",
+        "Local guides are paid by the tourist board to promote walking routes in the hills.",
     ],
 )
 def test_a_payment_deadline_or_a_payroll_is_no_accusation(text: str) -> None:
