@@ -66,13 +66,14 @@ UNCHECKED = Counter(
 )
 
 # A rate-limit check waits this long for its store before it lets the request through: far
-# above a loopback round trip to Redis, far below what a client would notice.
-REDIS_TIMEOUT_S = 0.25
+# above a loopback round trip to Redis and above the pauses of a busy process (a timeout counts
+# the event loop's own lag: at 0.25 s a loaded machine once let a request past its limit).
+# During an outage only the one request probing the store waits (StoreBreaker).
+REDIS_TIMEOUT_S = 1.0
 # Without Redis the windows are rows of PostgreSQL, reached through a pool that may first open
 # a connection (a connect and its type set-up, several round trips on a loaded server).
-TABLE_TIMEOUT_S = 1.0
-# After the store failed to answer, requests go unchecked this long before one tries it again:
-# during an outage only about one request a second waits for it.
+TABLE_TIMEOUT_S = 2.0
+# After the store failed to answer, requests go unchecked this long before one tries it again.
 REDIS_RETRY_S = 1.0
 # Window ends remembered at most: bounds the memory an attack from many addresses can take.
 MAX_REMEMBERED_ENDS = 10_000
@@ -242,7 +243,7 @@ class WindowCounts:
             assert house.ephemera is not None
             self.storage = TableWindows(house.ephemera, prefix)
         self.timeout_s = REDIS_TIMEOUT_S if house.redis is not None else TABLE_TIMEOUT_S
-        self.unchecked_until = 0.0  # monotonic time; while ahead, Redis is not asked
+        self.breaker = StoreBreaker(REDIS_RETRY_S)
         # When each window seen lately ends (wall clock, as the storage gives it): a window's
         # end is read from Redis once per process, not on every request.
         self.ends: dict[str, float] = {}
@@ -316,8 +317,7 @@ class WindowCounts:
         ]
 
     async def _checked(self, check: str, call: Callable[[], Awaitable[T]]) -> T | None:
-        now = time.monotonic()
-        if now < self.unchecked_until:
+        if not self.breaker.admit():
             UNCHECKED.labels(check).inc()
             return None
         try:
@@ -325,14 +325,53 @@ class WindowCounts:
                 result = await call()
         except (RedisError, TimeoutError, *database.UNAVAILABLE, asyncpg.PostgresError) as exc:
             UNCHECKED.labels(check).inc()
-            if not self.unchecked_until:
+            if self.breaker.failed():
                 log.warning("rate limits unchecked: their store is unavailable", error=repr(exc))
-            self.unchecked_until = now + REDIS_RETRY_S
             return None
-        if self.unchecked_until:
+        except BaseException:
+            self.breaker.abandoned()  # cancelled (a client gone): the next request asks
+            raise
+        if self.breaker.succeeded():
             log.info("rate limits checked again")
-            self.unchecked_until = 0.0
         return result
+
+
+@dataclass
+class StoreBreaker:
+    """Whether a request should ask a store that may be away. Closed, everyone asks; once a
+    call failed, nobody asks for `rest_s`; then one request at a time asks (a probe, the only
+    one that waits out a timeout) until one gets an answer."""
+
+    rest_s: float
+    clock: Callable[[], float] = time.monotonic
+    open_until: float | None = None  # None: the store answered last time
+    probing: bool = False
+
+    def admit(self) -> bool:
+        if self.open_until is None:
+            return True
+        if self.probing or self.clock() < self.open_until:
+            return False
+        self.probing = True
+        return True
+
+    def failed(self) -> bool:
+        """Note a failed call; True for the first failure of an outage."""
+        first = self.open_until is None
+        self.open_until = self.clock() + self.rest_s
+        self.probing = False
+        return first
+
+    def succeeded(self) -> bool:
+        """Note an answer; True for the first answer after an outage."""
+        recovered = self.open_until is not None
+        self.open_until = None
+        self.probing = False
+        return recovered
+
+    def abandoned(self) -> None:
+        """A call ended without an answer or a failure: another request may probe."""
+        self.probing = False
 
 
 @dataclass(frozen=True)
