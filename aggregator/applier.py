@@ -271,7 +271,8 @@ class Applier:
                 log.exception("janitor pass failed", failures=failures)
             delay = janitor_delay_s(self.settings.janitor_interval_s, failures)
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(stop.wait(), delay)
+                async with asyncio.timeout(delay):
+                    await stop.wait()
 
     async def keep_partitions_ahead(self, stop: asyncio.Event) -> None:
         """Keep the day partitions of the next PARTITION_DAYS_AHEAD days ready, so inserts
@@ -286,7 +287,8 @@ class Applier:
                 delay = PARTITION_RETRY_S
                 log.exception("making day partitions failed")
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(stop.wait(), delay)
+                async with asyncio.timeout(delay):
+                    await stop.wait()
 
     async def prune_jobs(self, stop: asyncio.Event) -> None:
         """The postgres transport: completed rows are kept JOB_KEEP_COMPLETED_S for
@@ -307,7 +309,8 @@ class Applier:
                 delay = PARTITION_RETRY_S
                 log.exception("deleting completed job rows failed")
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(stop.wait(), delay)
+                async with asyncio.timeout(delay):
+                    await stop.wait()
 
     async def _prune_completed(self) -> int:
         keep_s = self.settings.job_keep_completed_s

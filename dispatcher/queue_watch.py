@@ -224,7 +224,8 @@ async def watch(
 async def _within(figures: Callable[[], Awaitable[Figures]], timeout_s: float) -> Figures | None:
     """The figures, or None when reading them takes longer than `timeout_s`."""
     try:
-        return await asyncio.wait_for(figures(), timeout_s)
+        async with asyncio.timeout(timeout_s):
+            return await figures()
     except TimeoutError:
         log.debug("queue figures not read in time", timeout_s=timeout_s)
         return None

@@ -82,8 +82,9 @@ async def _attempt(task: Task, context: ExecutorContext, timeout_s: float) -> An
 
 async def _within(analysis: Awaitable[Analysis], timeout_s: float) -> Analysis:
     try:
-        return await asyncio.wait_for(analysis, timeout_s)
-    except TimeoutError as exc:  # wait_for cancelled the executor, and with it its analysis
+        async with asyncio.timeout(timeout_s):
+            return await analysis
+    except TimeoutError as exc:  # the timeout cancelled the executor, and with it its analysis
         raise AnalysisTimeout(timeout_s) from exc
 
 

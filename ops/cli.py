@@ -573,9 +573,8 @@ async def exit_closed(code: int) -> None:
     holds nothing.
     """
     with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(
-            asyncio.get_running_loop().shutdown_default_executor(), EXECUTOR_GRACE_S
-        )
+        async with asyncio.timeout(EXECUTOR_GRACE_S):
+            await asyncio.get_running_loop().shutdown_default_executor()
     lingering = [
         t.name for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon
     ]

@@ -278,7 +278,8 @@ class Publisher:
         """Wait for the robust channel to be restored after a connection loss."""
         assert self._channel is not None
         try:
-            await asyncio.wait_for(self._channel.ready(), self._reconnect_wait)  # type: ignore[attr-defined]
+            async with asyncio.timeout(self._reconnect_wait):
+                await self._channel.ready()  # type: ignore[attr-defined]
         except _CONNECTION_ERRORS:  # includes the wait's own timeout
             return False
         return True

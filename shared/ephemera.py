@@ -182,7 +182,8 @@ class Subscription:
         try:
             await self._hub.start()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._hub.connected.wait(), SUBSCRIBE_WAIT_S)
+                async with asyncio.timeout(SUBSCRIBE_WAIT_S):
+                    await self._hub.connected.wait()
         except BaseException:  # cancelled while waiting: nothing stays subscribed
             await self.aclose()
             raise
@@ -199,7 +200,8 @@ class Subscription:
                 return await self._queue.get()
             if not timeout:
                 return self._queue.get_nowait()
-            return await asyncio.wait_for(self._queue.get(), timeout)
+            async with asyncio.timeout(timeout):
+                return await self._queue.get()
         except (asyncio.QueueEmpty, TimeoutError):
             return None
 

@@ -141,7 +141,8 @@ class Unawaited:
         if self._running is None:
             return
         try:
-            await asyncio.wait_for(asyncio.shield(self._running), within_s)
+            async with asyncio.timeout(within_s):
+                await asyncio.shield(self._running)
         except TimeoutError:
             log.warning("writes given up at the stop", writes=len(self._pending))
             self._pending.clear()

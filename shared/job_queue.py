@@ -542,7 +542,8 @@ class TableConsumer:
         # Listening before claiming, so a consumer that says it is ready is woken by the next
         # row at once; a listener that cannot connect by then leaves the poll to serve.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._listener.connected.wait(), LISTEN_WAIT_S)
+            async with asyncio.timeout(LISTEN_WAIT_S):
+                await self._listener.connected.wait()
         self._claims = asyncio.create_task(self._claim_loop(), name="job queue claims")
         self._renewals = asyncio.create_task(self._renew_loop(), name="job queue leases")
 
@@ -673,7 +674,8 @@ class TableConsumer:
     async def _woken(self, wait_s: float) -> bool:
         """Wait for a wake-up, at most `wait_s`; whether one came."""
         try:
-            await asyncio.wait_for(self._wake.wait(), wait_s)
+            async with asyncio.timeout(wait_s):
+                await self._wake.wait()
         except TimeoutError:
             return False
         return True

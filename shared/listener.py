@@ -96,8 +96,9 @@ class Listener:
                 log.exception("a notification's follower failed", channel=channel)
 
     async def _listen(self) -> None:
-        """Listen until cancelled; again after a loss, on every channel followed by then."""
-        while True:
+        """Listen until cancelled or closed; again after a loss, on every channel followed by
+        then."""
+        while not self._closed:
             conn: asyncpg.Connection | None = None
             try:
                 conn = await asyncpg.connect(self._database_url)
@@ -130,7 +131,8 @@ class Listener:
         (asked between LISTENs: a connection runs one statement at a time)."""
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(lost.wait(), LIVENESS_EVERY_S)
+                async with asyncio.timeout(LIVENESS_EVERY_S):
+                    await lost.wait()
                 return
             try:
                 async with self._changing:
@@ -141,5 +143,12 @@ class Listener:
                 return
 
 
-# What a LISTEN on a connection being lost may raise; the loop then listens again.
-_LOST: tuple[type[BaseException], ...] = (OSError, asyncpg.InterfaceError, asyncpg.PostgresError)
+# What a LISTEN on a connection being lost may raise; the loop then listens again. A server
+# shutting down sends its reason before it closes: a statement begun while the connection
+# still reads that error fails with InternalClientError ("another operation is in progress").
+_LOST: tuple[type[BaseException], ...] = (
+    OSError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    asyncpg.PostgresError,
+)

@@ -89,7 +89,8 @@ class Resources:
 async def close_pool(pool: asyncpg.Pool, within_s: float = POOL_CLOSE_S) -> None:
     """Close `pool` gracefully, or terminate it (every connection cut) past `within_s`."""
     try:
-        await asyncio.wait_for(pool.close(), within_s)
+        async with asyncio.timeout(within_s):
+            await pool.close()
     except TimeoutError:
         log.error("postgres pool did not close in time: terminated", within_s=within_s)
         pool.terminate()

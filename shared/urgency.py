@@ -139,7 +139,8 @@ class UrgentGate:
                 return
             wake = self._wake
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), deadline - now)
+                async with asyncio.timeout(deadline - now):
+                    await wake.wait()
 
     def release_all(self) -> None:
         """Let everything through from now on, without any hold (a stopping process)."""

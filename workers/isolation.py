@@ -129,7 +129,8 @@ class AnalysisPool:
         if self._launch is not None:  # a launch under way ends first, or its processes stay
             launched = asyncio.gather(self._launch, return_exceptions=True)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(launched, CLOSE_S)
+                async with asyncio.timeout(CLOSE_S):
+                    await launched
         self._pool.stop()
         await stopped(self._pool, CLOSE_S)
 
@@ -152,7 +153,8 @@ async def stopped(pool: pebble.ProcessPool, within_s: float) -> None:
 
     threading.Thread(target=join, name="analysis-pool-join", daemon=True).start()
     try:
-        await asyncio.wait_for(joined, within_s)
+        async with asyncio.timeout(within_s):
+            await joined
     except TimeoutError:
         log.error("analysis processes did not stop in time: left to end", within_s=within_s)
 

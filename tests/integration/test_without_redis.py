@@ -128,6 +128,45 @@ async def test_a_message_reaches_every_subscriber_of_its_channel_and_survives_a_
         await other.aclose()
 
 
+async def test_unfollowing_while_the_server_ends_the_connection_never_raises(settings):
+    """A server shutting down (compose stop) ends the listening connection while a process
+    stops: the UNLISTEN of its last follower meets a connection still reading the server's
+    goodbye, and the close meets the listener just learning of the loss. Neither may fail
+    nor hang the stop (the close had swallowed its cancellation and listened on forever);
+    tried at several moments after the termination, as each race is narrow."""
+    pool = await database.create_pool(settings.database_url, max_size=2)
+    failures: list[str] = []
+    try:
+        for attempt in range(60):
+            listener = Listener(settings.database_url)
+            channel = f"verdict_bye_{uuid.uuid4().hex[:8]}"
+
+            def ignore(_payload: str) -> None:
+                return None
+
+            try:
+                await listener.follow(channel, ignore)
+                await asyncio.wait_for(listener.connected.wait(), 10)
+                assert listener._conn is not None
+                pid = listener._conn.get_server_pid()
+                await pool.execute("SELECT pg_terminate_backend($1)", pid)
+                if attempt % 3:
+                    await asyncio.sleep(0.0005 * (attempt % 7))
+                await listener.unfollow(channel, ignore)
+            except Exception as exc:
+                failures.append(repr(exc))
+            finally:
+                try:
+                    async with asyncio.timeout(10):
+                        await listener.close()
+                except TimeoutError:
+                    failures.append("the listener did not close")
+                    listener._closed = True
+    finally:
+        await pool.close()
+    assert failures == []
+
+
 async def test_one_connection_carries_every_channel_a_process_follows_and_follows_again(
     settings,
 ):
