@@ -46,12 +46,14 @@ class SourceList(_Strict):
     unknown_risk: float = Field(ge=0, le=100)
     bait_words: list[str]
     bait_on_risky_tld_risk: float = Field(ge=0, le=100)
+    nation_words: list[str]
     bait_name_risk: float = Field(ge=0, le=100)
     bait_inside_min_letters: int = Field(ge=3, le=10)
     bait_not_inside: list[str]
     alarm_words: list[str]
     alarm_name_risk: float = Field(ge=0, le=100)
     posing_domain_risk: float = Field(ge=0, le=100)
+    government_words: list[str]
     shortener_request_risk: float = Field(ge=0, le=100)
     request_words: list[str]
     signin_path_words: list[str]

@@ -35,7 +35,7 @@ from workers.analysis.lookalikes import (
     imitation,
 )
 from workers.analysis.normalise import normalise
-from workers.analysis.registrable import HostParts, host_parts
+from workers.analysis.registrable import HostParts, host_parts, public_suffixes
 from workers.analysis.text import clip, fold
 
 MAX_HOSTS = 20
@@ -62,6 +62,8 @@ POSING_REASON = "a domain name set before another domain"
 MIN_REST = 4
 ALARM_REASON = "a name that sells a hidden truth or a poison"
 SHORTENER_REQUEST_REASON = "link shortener in a message asking to pay or sign in"
+SHORTENER_SLUG_REASON = "link shortener whose address names"
+GOVERNMENT_REASON = "a government word in a name outside government domains"
 # Suffixes a posing name ends with (posing_domain): generic ones only. Country codes are
 # language subdomains too (`ro.example.com`), and `co-`, `net-`, `info-` start real names
 # (`co-operativebank`, `net-a-porter`, `info-trafic`); those two rules differ:
@@ -94,6 +96,8 @@ class Reputation:
     request_words: frozenset[str]
     signin_path_words: frozenset[str]
     alarm_words: tuple[str, ...]  # longest first
+    government_words: frozenset[str]
+    nation_words: frozenset[str]
     bait_inside: tuple[str, ...]  # bait words that count run together with another word
     brands: BrandIndex
     risks: Mapping[str, float]
@@ -168,6 +172,8 @@ def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
         request_words=frozenset(sources.request_words),
         signin_path_words=frozenset(sources.signin_path_words),
         alarm_words=tuple(sorted(sources.alarm_words, key=lambda w: (-len(w), w))),
+        government_words=frozenset(sources.government_words),
+        nation_words=frozenset(sources.nation_words),
         bait_inside=tuple(
             sorted(
                 w
@@ -406,18 +412,23 @@ def _shape_reasons(host: str, display: str, reputation: Reputation) -> Iterable[
         yield f"imitates {known}: {IMITATION_WAYS[found.how][0]}", risks["lookalike"]
     if parts and (bait := bait_reason(parts, cheap_tld, reputation)):
         yield bait
-    if parts and (posed := posing_domain(parts)):
+    if parts and (posed := posing_domain(parts, cheap_tld)):
         yield f"{POSING_REASON} ({posed})", risks["posing_domain"]
+    if parts and (word := government_word(parts, cheap_tld, reputation)):
+        yield f"{GOVERNMENT_REASON} ({word})", risks["posing_domain"]
 
 
-def posing_domain(parts: HostParts) -> str | None:
+def posing_domain(parts: HostParts, cheap_tld: bool = False) -> str | None:
     """The domain name a host writes in front of its real one, if any. Pure.
 
     "e-zpass.com" in `e-zpass.com-tollpay.icu` (a suffix as the first hyphenated token of
     the name, right after a label of its own); "shop.com" in `shop.com.pay-now.xyz` (a
     suffix as the last label of the subdomain, after a label that is none). Only the
     generic suffixes count (POSING_SUFFIXES, POSING_PREFIXES): a language subdomain
-    (`ro.`, `de.`) or a name such as `net-a-porter` is no pose.
+    (`ro.`, `de.`) or a name such as `net-a-porter` is no pose. A country's second-level
+    suffix is none either ("tvlicensing.co.uk" in `tvlicensing.co.uk.renewal-portal.click`),
+    and on a cheap TLD a country code is one too ("stirileprotv.ro" in
+    `stirileprotv.ro.news-live24.click`): a language subdomain has no name before it there.
     """
     own = [label for label in parts.subdomain if label != "www"]
     first, _, rest = parts.name.partition("-")
@@ -425,7 +436,37 @@ def posing_domain(parts: HostParts) -> str | None:
         return f"{own[-1]}.{first}"
     if len(own) >= 2 and own[-1] in POSING_SUFFIXES and own[-2] not in POSING_SUFFIXES:
         return f"{own[-2]}.{own[-1]}"
+
+    def suffix(name: str) -> bool:
+        return public_suffixes().is_public(name, accept_unknown=False)
+
+    if len(own) >= 3 and suffix(f"{own[-2]}.{own[-1]}") and not suffix(own[-3]):
+        return ".".join(own[-3:])
+    if (
+        cheap_tld
+        and len(own) >= 2
+        and len(own[-1]) == 2
+        and suffix(own[-1])
+        and not suffix(own[-2])
+    ):
+        return f"{own[-2]}.{own[-1]}"
     return None
+
+
+def government_word(parts: HostParts, cheap_tld: bool, reputation: Reputation) -> str | None:
+    """A word that says government ("gov", "guvern") as a token of a registrable name that
+    offers something besides, which is then no government's: theirs sit under their own
+    suffixes (gov.uk, gov.ro, .gov), so `gov-solar-grants.uk.com` or
+    `counciltax-refund-gov.co` only pose as one. A name that is the word alone (gov.wales,
+    gov.bc.ca) or a compound with nothing to offer (e-gov.ro, gov-tech.ro) is no sign: the
+    second sign is a bait or country word among its other tokens, or a cheap TLD. Pure."""
+    tokens = [t for t in parts.name.split("-") if t]
+    found = next((t for t in tokens if t in reputation.government_words), None)
+    if found is None or len(tokens) < 2:
+        return None
+    others = set(tokens) - {found}
+    offered = others & (reputation.bait_words | reputation.nation_words)
+    return found if offered or cheap_tld else None
 
 
 def shortener_request(text: str, request_words: frozenset[str]) -> bool:
@@ -446,13 +487,16 @@ def bait_tokens(labels: Iterable[str], bait_words: frozenset[str]) -> tuple[tupl
 def bait_reason(
     parts: HostParts, cheap_tld: bool, reputation: Reputation
 ) -> tuple[str, float] | None:
-    """A name assembled from bait words: one in any label on a cheap TLD, or two in a
+    """A name assembled from bait words: one in any label on a cheap TLD (or a country as a
+    token of its name, "pension-protect-uk.click"), or two in a
     registrable name of three or more tokens elsewhere ("5g-truth-now.xyz",
     "energy-rebate-claim.info"); subdomains alone are an organisation's own business. Pure."""
     if cheap_tld:
         labels = (*parts.subdomain, parts.name)
         found, _ = bait_tokens(labels, reputation.bait_words)
         found = found or bait_inside(labels, reputation.bait_inside)
+        nation, tokens = bait_tokens((parts.name,), reputation.nation_words)
+        found = found or (nation if tokens >= 2 else ())
         if found:
             words = ", ".join(found)
             risk = reputation.risks["bait_on_risky_tld"]
@@ -541,11 +585,46 @@ def assess_domains(
     for host, signing_in in hosts.items():
         found = assess_host(host, reputation)
         assessed.append(_signin_page(found, reputation) if signing_in else found)
-    if any(h.host in reputation.shorteners for h in assessed) and shortener_request(
-        text, reputation.request_words
-    ):
-        assessed = [_asking(h, reputation) for h in assessed]
+    if any(h.host in reputation.shorteners for h in assessed):
+        slugs = shortener_slugs(text, url, reputation)
+        asking = shortener_request(text, reputation.request_words)
+        assessed = [_asking(h, reputation, asking, slugs.get(h.host)) for h in assessed]
     return DomainReport(tuple(assessed), url_given=bool(url))
+
+
+def shortener_slugs(text: str, url: str | None, reputation: Reputation) -> dict[str, str]:
+    """For each link shortener linked to, what the address's own words name when they sell
+    something: a protected brand ("tinyurl.com/kaufland-500-ro") or a bait or alarm word
+    ("bit.ly/ulez-truth-files"). The sender chose those words; a shortener's random slug
+    has none."""
+    found: dict[str, str] = {}
+    text = normalise(text, fold_look_alikes=False).text
+    for item, is_link in itertools.islice(_candidates(text, url, reputation), MAX_CANDIDATES):
+        host = normalise_host(item) if is_link else None
+        if (
+            host in reputation.shorteners
+            and host not in found
+            and (named := slug_names(item, reputation))
+        ):
+            found[host] = named
+    return found
+
+
+def slug_names(link: str, reputation: Reputation) -> str | None:
+    """What a link's path names that sells: a protected name of MIN_LONG_NAME letters or
+    more, or a bait or alarm word, each a whole word of the path. Pure."""
+    try:
+        path = urlsplit(link if "://" in link else "http://" + link).path
+    except ValueError:
+        return None
+    brands = reputation.brands
+    for word in re.findall(r"[a-z]+", fold(path[:MAX_PATH_CHARS]).lower()):
+        hit = brands.by_strict.get(brands.folding.strict(word))
+        if hit and hit.long:
+            return hit.name
+        if word in reputation.bait_words or word in reputation.alarm_words:
+            return word
+    return None
 
 
 def _signin_page(host: HostAssessment, reputation: Reputation) -> HostAssessment:
@@ -568,12 +647,16 @@ def _signin_page(host: HostAssessment, reputation: Reputation) -> HostAssessment
     )
 
 
-def _asking(host: HostAssessment, reputation: Reputation) -> HostAssessment:
-    """A shortener's assessment in a message that asks for money or a sign-in."""
-    if host.host not in reputation.shorteners:
+def _asking(
+    host: HostAssessment, reputation: Reputation, asking: bool, slug: str | None
+) -> HostAssessment:
+    """A shortener's assessment in a message that asks for money or a sign-in, or under an
+    address whose words sell (shortener_slugs)."""
+    if host.host not in reputation.shorteners or not (asking or slug):
         return host
-    reason = (SHORTENER_REQUEST_REASON, reputation.risks["shortener_request"])
-    return HostAssessment(host.host, host.display, host.category, (*host.reasons, reason))
+    risk = reputation.risks["shortener_request"]
+    reason = SHORTENER_REQUEST_REASON if asking else f"{SHORTENER_SLUG_REASON} {slug}"
+    return HostAssessment(host.host, host.display, host.category, (*host.reasons, (reason, risk)))
 
 
 def report_data(report: DomainReport, reputation: Reputation | None = None) -> dict[str, Any]:
@@ -622,6 +705,8 @@ _RO_REASONS = (
     (POSING_REASON, "un nume de domeniu pus în fața altui domeniu"),
     (ALARM_REASON, "un nume care promite adevăruri ascunse sau otrăvuri"),
     (SHORTENER_REQUEST_REASON, "scurtător de link într-un mesaj care cere bani sau autentificare"),
+    (SHORTENER_SLUG_REASON, "scurtător de link a cărui adresă numește"),
+    (GOVERNMENT_REASON, "un cuvânt al guvernului într-un nume din afara domeniilor guvernului"),
 )
 
 
@@ -630,7 +715,8 @@ def _ro_reason(reason: str) -> str:
         if reason.startswith(en):
             if en == "imitates":
                 return ro + _ro_ways(reason[len(en) :]).replace(SIGNIN_PAGE, SIGNIN_PAGE_RO)
-            if en in (POSING_REASON, ALARM_REASON):  # the name it poses as, the word
+            # the name it poses as, the word
+            if en in (POSING_REASON, ALARM_REASON, GOVERNMENT_REASON, SHORTENER_SLUG_REASON):
                 return ro + reason[len(en) :]
             if en == BAIT_REASON:  # the words found, and where
                 rest = reason[len(en) :].replace(" on a cheap domain", " pe un domeniu ieftin")

@@ -11,6 +11,7 @@ with added words, in any label.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
@@ -482,6 +483,12 @@ def _name_with_words(tokens: list[str], index: BrandIndex, lured: bool) -> Imita
             return Imitation(hit, "added_words")
         if lured and (slipped := index.slip(token)):
             return Imitation(slipped, "typo")
+    # A name written as two words among others ("posta-romana-licitatii.shop"); two tokens
+    # alone are the whole name, read above.
+    for first, second in itertools.pairwise(tokens) if len(tokens) > 2 else ():
+        hit = index.by_strict.get(index.folding.strict(first + second))
+        if hit and (lured or len(hit.name) >= DISTINCTIVE_NAME):
+            return Imitation(hit, "added_words")
     return _inside_word("".join(tokens), index)
 
 

@@ -5,6 +5,7 @@ import pytest
 from workers.analysis.domains import (
     MAX_CANDIDATES,
     MAX_HOSTS,
+    SHORTENER_SLUG_REASON,
     assess_domains,
     assess_host,
     edit_distance,
@@ -334,7 +335,6 @@ def test_suffix_words_in_ordinary_names_pose_as_nothing(host: str) -> None:
         ("Apel la cod rosu de vant https://bit.ly/abc", False),
         ("Photos: https://bit.ly/3Pin7aB", False),  # a random slug holds no words
         ("Bitcoin hits $60k https://bit.ly/xyz", False),  # a sum alone asks nothing
-        ("Pay here https://bit.ly/login-verify-card", False),  # one word; the slug is no word
     ],
 )
 def test_a_shortener_in_a_message_asking_to_pay_or_sign_in_is_risky(text: str, asks: bool) -> None:
@@ -343,6 +343,18 @@ def test_a_shortener_in_a_message_asking_to_pay_or_sign_in_is_risky(text: str, a
     assert shortener_request(text, default_words()) is asks
     report = assess_domains(text)
     assert (report.score >= 50) is asks
+
+
+def test_a_shortener_slug_of_bait_words_is_risky_though_the_message_asks_too_little() -> None:
+    """ "Pay here" is one request word, no request; the slug's own words (login, verify) are
+    no request words either (a link's letters are left out), yet they say what the hidden
+    page is: the shortener reads risky by its slug."""
+    text = "Pay here https://bit.ly/login-verify-card"
+    assert not shortener_request(text, default_words())
+    report = assess_domains(text)
+    assert report.score >= 50
+    (host,) = report.hosts
+    assert any(reason.startswith(SHORTENER_SLUG_REASON) for reason, _ in host.reasons)
 
 
 def default_words() -> frozenset[str]:
