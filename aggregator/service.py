@@ -21,7 +21,7 @@ from shared.deadletters import marked_as_parked, oversize, parked_letter
 from shared.errors import InvalidMessage
 from shared.heartbeat import Heartbeat, announcement, unchanged
 from shared.house import open_house
-from shared.job_queue import TableConsumer, TablePublisher, pool_size
+from shared.job_queue import TableConsumer, TablePublisher, dlq_caps_of, pool_size
 from shared.listener import Listener
 from shared.messages import MAX_MESSAGE_BYTES, Result, decode_result
 from shared.names import Names
@@ -68,7 +68,7 @@ class Aggregator:
             house = await open_house(opened, self.settings, pool)
             http = opened.http()
             publisher: Outbox = (
-                TablePublisher(pool, self.names)
+                TablePublisher(pool, self.names, dlq_caps=dlq_caps_of(self.settings))
                 if connection is None
                 else await Publisher(connection, self.names, self.settings.publish_timeout_s).open()
             )

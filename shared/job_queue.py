@@ -53,6 +53,7 @@ from shared.errors import QueueFull
 from shared.listener import Listener
 from shared.messages import Result, Task
 from shared.names import Names
+from shared.settings import Settings
 from shared.signing import sign_task
 from shared.transport import Delivery
 
@@ -219,6 +220,9 @@ class TablePublisher:
     # The API's QUEUE_MAX_LENGTH: `tasks` refuses to add to a queue that many rows wait in
     # (as the broker's x-max-length with reject-publish does).
     max_length: int | None = None
+    # DLQ_MAX_LENGTH and DLQ_MAX_BYTES: `dead_letter` refuses a letter past them, as the
+    # broker's capped DLQ does (migration 014).
+    dlq_caps: tuple[int, int] | None = None
 
     async def open(self) -> TablePublisher:
         return self
@@ -299,11 +303,30 @@ class TablePublisher:
         origin: str,
         priority: int | None = None,
     ) -> None:
-        """A row in status `error` of the DLQ, with the dead letter's bounded headers; the
-        table has no cap, so nothing is ever parked in this mode."""
+        """A row in status `error` of the DLQ, with the dead letter's bounded headers;
+        QueueFull when the deployment's dead letters reach `dlq_caps` (the caller parks the
+        original, as when the broker's DLQ refuses). The room is asked before the row is
+        written, so two letters at once may each find the last place."""
+        if self.dlq_caps is not None:
+            rows, size = self.dlq_caps
+            room = await self.pool.fetchval(
+                "SELECT job_queue_dlq_room($1, $2, $3, $4, $5)",
+                self.names.dlq,
+                self.names.prefix,
+                rows,
+                size,
+                len(body),
+            )
+            if not room:
+                raise QueueFull(f"{self.names.dlq} holds {rows} letters or {size} bytes")
         kept = dead_letter_headers(headers, reason, origin, int(time.time() * 1000))
         message = aio_pika.Message(body, headers=kept, priority=priority)
         await self._insert(self.names.dlq, origin, message, status="error", reason=reason)
+
+
+def dlq_caps_of(settings: Settings) -> tuple[int, int]:
+    """A deployment's DLQ caps, as `TablePublisher.dlq_caps` takes them."""
+    return settings.dlq_max_length, settings.dlq_max_bytes
 
 
 _PRUNE = """

@@ -19,7 +19,7 @@ from shared.broker import Publisher
 from shared.constants import MEDIA_PREPROCESS, PLANS
 from shared.heartbeat import Announce, Heartbeat, worker_id
 from shared.house import House, open_house
-from shared.job_queue import QueueGroup, TableConsumer, TablePublisher, pool_size
+from shared.job_queue import QueueGroup, TableConsumer, TablePublisher, dlq_caps_of, pool_size
 from shared.keys import Keys
 from shared.listener import Listener
 from shared.messages import priority_of
@@ -143,6 +143,7 @@ class Worker:
                     self.names,
                     urgent_priority=self._urgent_priority,
                     task_signer=self._task_signer,
+                    dlq_caps=dlq_caps_of(settings),
                 )
             else:
                 publisher = await Publisher(

@@ -19,6 +19,7 @@ from shared.constants import ANALYSIS_COMPONENTS
 from shared.db import connect_when_up, create_pool, migrate
 from shared.db_roles import DatabaseRoles, provision, scram_verifier
 from shared.ephemera import Ephemera
+from shared.errors import QueueFull
 from shared.job_queue import ClaimedRow, TableConsumer, TablePublisher, deferring_writes
 from shared.listener import Listener
 from shared.messages import Result, now_ms
@@ -231,6 +232,13 @@ async def worker_claims_only_task_rows(worker_url: str, app_url: str) -> None:
             ("rls_dlq", "error"),
             ("rls.results", "pending"),
         ]
+        # The DLQ's caps count the dead letters the worker cannot see: two, of 8 bytes.
+        letter = (b"x", {}, "poison", names.task_queue("claims", 3))
+        with pytest.raises(QueueFull):
+            await TablePublisher(worker, names, dlq_caps=(2, 1 << 20)).dead_letter(*letter)
+        with pytest.raises(QueueFull):
+            await TablePublisher(worker, names, dlq_caps=(3, 8)).dead_letter(*letter)
+        await TablePublisher(worker, names, dlq_caps=(3, 1 << 20)).dead_letter(*letter)
     finally:
         await app.close()
         await worker.close()

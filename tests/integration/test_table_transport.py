@@ -586,6 +586,51 @@ async def test_completed_rows_are_deleted_after_their_keep_and_dead_letters_stay
     assert [r["status"] for r in left] == ["error"]
 
 
+async def test_a_full_dlq_parks_poison_in_a_retry_tier_until_there_is_room(world, pool):
+    """The DLQ's caps hold on the table as on the broker: with DLQ_MAX_LENGTH dead letters
+    already, a poison task is refused there, counted and parked as a retry row, comes back
+    and tries again; once a letter is purged it lands. Nothing is dropped."""
+    from prometheus_client import REGISTRY
+
+    def refusals() -> float:
+        labels = {"source": "techniques"}
+        return REGISTRY.get_sample_value("verdict_dlq_full_total", labels) or 0.0
+
+    settings = await on_table(world, dlq_max_length=1)
+    names = Names(settings.topology_prefix)
+    publisher = publisher_of(settings, pool)
+    before = refusals()
+    await publisher.dead_letter(b"{}", {}, "filler", names.task_queue("claims", 1))
+    poison = json.dumps({"sessionId": "x"}).encode()
+    await publisher.send(
+        names.exchange, names.task_queue("techniques", 5), aio_pika.Message(poison)
+    )
+
+    async def letters():
+        return await pool.fetch(
+            "SELECT body, reason FROM job_queue WHERE status = 'error' AND queue = $1 ORDER BY id",
+            names.dlq,
+        )
+
+    async def refused_twice():
+        return refusals() - before >= 2
+
+    async with running(*workers_for(settings, components=("techniques",))):
+        await eventually(refused_twice)
+        assert [r["reason"] for r in await letters()] == ["filler"]
+        await pool.execute(
+            "DELETE FROM job_queue WHERE queue = $1 AND reason = 'filler'", names.dlq
+        )
+
+        async def landed():
+            found = await letters()
+            return found if found else None
+
+        [letter] = await eventually(landed)
+    assert bytes(letter["body"]) == poison
+    assert "invalid task" in letter["reason"]
+
+
 async def _only_dead(pool, settings):
     found = await rows(pool, settings)
     return found if [r["status"] for r in found] == ["error"] else None
