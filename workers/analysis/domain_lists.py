@@ -47,6 +47,7 @@ class SourceList(_Strict):
     bait_words: list[str]
     bait_on_risky_tld_risk: float = Field(ge=0, le=100)
     nation_words: list[str]
+    shop_tlds: list[str]
     bait_name_risk: float = Field(ge=0, le=100)
     bait_inside_min_letters: int = Field(ge=3, le=10)
     bait_not_inside: list[str]

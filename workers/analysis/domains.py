@@ -80,6 +80,8 @@ _URL = re.compile(r"(?i)\b(?:https?://(?:\[[0-9a-f:.%]{1,64}+\])?|www\.)[^\s<>\"
 # A bare domain: labels of DNS length (possessive, so a long run is read once) and a
 # known suffix, not inside a word, an email address or a path.
 _BARE = r"(?<![\w@./-])((?:[\w-]{{1,63}}+\.){{1,8}}(?:{tlds}))(?![\w-])(?!\.\w)"
+# The path after a bare host, up to the next space.
+_BARE_PATH = re.compile(r"/\S{1,2000}")
 # One part of an IPv4 address as inet_aton reads it: hexadecimal, octal or decimal.
 _IPV4_PART = re.compile(r"0[xX][0-9a-fA-F]*+|0[0-7]*+|[1-9][0-9]*+")
 
@@ -98,6 +100,7 @@ class Reputation:
     alarm_words: tuple[str, ...]  # longest first
     government_words: frozenset[str]
     nation_words: frozenset[str]
+    shop_tlds: frozenset[str]
     bait_inside: tuple[str, ...]  # bait words that count run together with another word
     brands: BrandIndex
     risks: Mapping[str, float]
@@ -146,7 +149,8 @@ class DomainReport:
 
 def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
     """Build a Reputation from `data/domains.yaml` and `data/brands.yaml`."""
-    tlds = "|".join(sorted(map(re.escape, sources.bare_domain_tlds), key=len, reverse=True))
+    bare = {*sources.bare_domain_tlds, *sources.risky_tlds}
+    tlds = "|".join(sorted(map(re.escape, bare), key=len, reverse=True))
     risks = {
         k: float(getattr(sources, f"{k}_risk"))
         for k in (
@@ -174,6 +178,7 @@ def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
         alarm_words=tuple(sorted(sources.alarm_words, key=lambda w: (-len(w), w))),
         government_words=frozenset(sources.government_words),
         nation_words=frozenset(sources.nation_words),
+        shop_tlds=frozenset(sources.shop_tlds),
         bait_inside=tuple(
             sorted(
                 w
@@ -268,22 +273,23 @@ def _linked_hosts(text: str, url: str | None, reputation: Reputation) -> dict[st
         hosts[host] = hosts.get(host, False) or signing_in
         if is_link:
             linked.add(host)
-    return {h: s for h, s in hosts.items() if not _named_in_its_letters(h, linked)}
+    owned = reputation.brands.owners
+    return {h: s for h, s in hosts.items() if not _named_in_its_letters(h, linked, owned)}
 
 
-def _named_in_its_letters(host: str, linked: set[str]) -> bool:
-    """Whether a host the text only names (no link) is a host the input links to, written
-    with the diacritics of its language ("plătiți pe Ghișeul.ro" under a link to ghiseul.ro):
-    the same site named in prose, not a second one. Pure.
+def _named_in_its_letters(host: str, linked: set[str], owned: Mapping[str, str]) -> bool:
+    """Whether a host the text only names (no link) is a host the input links to, or a
+    protected brand's own domain, written with the diacritics of its language ("plătiți pe
+    Ghișeul.ro", "platforme precum Ghișeul.ro"): the site named in prose, as people write
+    its name, not a second one. Pure.
 
-    Only Romanian letters may differ (ă â î ș ț and the cedilla forms): "ghíșeul.ro" beside
-    ghiseul.ro is read. A look-alike with its own link, or named beside no link to the real
-    host, is still read."""
+    Only Romanian letters may differ (ă â î ș ț and the cedilla forms): "ghíșeul.ro" is
+    read. A look-alike with its own link (a scheme or a path) is still read."""
     if host in linked or "xn--" not in host:
         return False
     written = unicode_host(host)
     plain = written.translate(_ROMANIAN_LETTERS)
-    return plain != written and plain.isascii() and plain in linked
+    return plain != written and plain.isascii() and (plain in linked or plain in owned)
 
 
 # Romanian letters and what they are without their marks.
@@ -291,15 +297,21 @@ _ROMANIAN_LETTERS = str.maketrans("ăâîșşțţ", "aaissst")
 
 
 def _candidates(text: str, url: str | None, reputation: Reputation) -> Iterator[tuple[str, bool]]:
-    """(candidate, whether it is a link with a path) for the input URL, the text's links
-    and its bare domains."""
+    """(candidate, whether it is a link) for the input URL, the text's links and its bare
+    domains (a link when a path follows)."""
     if url:
         yield url, True
     for m in _URL.finditer(text):
         yield m.group(0).rstrip(".,;:!?"), True
     without_urls = _URL.sub(" ", text)
     for m in reputation.bare_domain.finditer(without_urls):
-        yield m.group(1), False
+        # A bare host with a path ("ghișeul.ro/plata", "bit.ly/alocatie-2025") is typed to
+        # be followed: a link, path and all.
+        path = _BARE_PATH.match(without_urls, m.end(1))
+        if path:
+            yield m.group(1) + path.group(0).rstrip(".,;:!?"), True
+        else:
+            yield m.group(1), False
 
 
 def _asks_to_sign_in(link: str, signin_words: frozenset[str]) -> bool:
@@ -496,7 +508,8 @@ def bait_reason(
         found, _ = bait_tokens(labels, reputation.bait_words)
         found = found or bait_inside(labels, reputation.bait_inside)
         nation, tokens = bait_tokens((parts.name,), reputation.nation_words)
-        found = found or (nation if tokens >= 2 else ())
+        shop = parts.suffix in reputation.shop_tlds  # "flexijoint-uk.shop": where it sells
+        found = found or (nation if tokens >= 2 and not shop else ())
         if found:
             words = ", ".join(found)
             risk = reputation.risks["bait_on_risky_tld"]

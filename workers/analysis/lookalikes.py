@@ -254,9 +254,11 @@ _SERVICE_LABEL = re.compile(r"www\d*")
 # "who-cares.org").
 LURE_ENDINGS = ("s", "es", "ed", "ing", "ul", "ului", "uri", "ele", "ii", "le")
 MIN_LURE_STEM = 4
-# Forms of a Romanian noun in -are, without diacritics: the plural, articled or not, and
-# the articled singular ("notificari", "notificarile", "notificarilor", "notificarea").
+# Forms of a Romanian noun in -are or -ire, without diacritics: the plural, articled or
+# not, and the articled singular ("notificari", "notificarile", "notificarea",
+# "restituiri").
 ROMANIAN_ARE_FORMS = ("arilor", "arile", "arii", "area", "ari")
+ROMANIAN_IRE_FORMS = ("irilor", "irile", "irii", "irea", "iri")
 
 
 def lure_stem(word: str, lure_words: frozenset[str]) -> str | None:
@@ -264,8 +266,9 @@ def lure_stem(word: str, lure_words: frozenset[str]) -> str | None:
     "y" ("redeliver"). Pure."""
     candidates = [word[: -len(end)] for end in LURE_ENDINGS if word.endswith(end)]
     candidates.append(word + "y")
-    # A Romanian noun in -are, plural or articled ("notificari", "notificarea", "notificarile")
+    # A Romanian noun in -are or -ire, plural or articled ("notificari", "restituiri")
     candidates += [word[: -len(end)] + "are" for end in ROMANIAN_ARE_FORMS if word.endswith(end)]
+    candidates += [word[: -len(end)] + "ire" for end in ROMANIAN_IRE_FORMS if word.endswith(end)]
     return next(
         (c for c in candidates if len(c) >= MIN_LURE_STEM and c in lure_words and c != word),
         None,
@@ -391,13 +394,30 @@ def imitation(parts: HostParts, index: BrandIndex, cheap_tld: bool) -> Imitation
         if t
     ]
     lured = cheap_tld or any(_lends_sign(i, words, index) for i in range(len(words)))
+    whole = _whole_name(name, tokens, index, lured)
+    if whole and whole.how == "other_suffix" and not lured and regional_suffix(parts.suffix):
+        whole = None  # airbnb.co.uk, monzo.me: a brand's own site in a country it serves
     return (
-        _whole_name(name, tokens, index, lured)
+        whole
         or _name_with_words(tokens, index, lured)
         or _in_subdomain(subdomain, name, index, lured)
         or _disguised_domain_name((*subdomain, name), index)
         or _slipped_name(tokens, index, lured)
     )
+
+
+# Country codes that are typed for a generic suffix by a slip of the finger (.co for .com,
+# .cm, .om, .ne for .net): a brand's exact name there is the classic typo-squat
+# (lloydsbank.co), not a regional site.
+TYPO_COUNTRY_CODES = frozenset({"co", "cm", "om", "ne"})
+
+
+def regional_suffix(suffix: str) -> bool:
+    """Whether `suffix` is a country's ("co.uk", "me", "ro"), where a brand's exact name is
+    most often the brand's own regional site, unlike under another generic suffix or a
+    country code one types for one. Pure."""
+    country = suffix.rsplit(".", 1)[-1]
+    return len(country) == 2 and country not in TYPO_COUNTRY_CODES
 
 
 def _lends_sign(i: int, words: list[str], index: BrandIndex) -> bool:

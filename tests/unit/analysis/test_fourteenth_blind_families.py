@@ -178,8 +178,13 @@ def test_a_link_named_in_prose_with_its_diacritics_is_the_same_site() -> None:
     assert [h.host for h in report.hosts] == ["ghiseul.ro"]
 
 
-def test_a_look_alike_with_diacritics_and_no_link_to_the_real_site_is_still_read() -> None:
-    text = "Plătiți amenda în 24 de ore pe ghișeul.ro ca să evitați executarea."
+def test_a_look_alike_with_diacritics_and_a_link_of_its_own_is_still_read() -> None:
+    """A protected site's name written in Romanian letters with no link is the site named
+    (round 15: "platforme precum Ghișeul.ro" read 80); with a path it is a link to follow,
+    and read as what it is."""
+    named = "Amenzile se pot plăti pe Ghișeul.ro, fără drum la poștă."
+    assert assess_domains(named).score < FLAGGED
+    text = "Plătiți amenda în 24 de ore pe ghișeul.ro/amenzi ca să evitați executarea."
     assert assess_domains(text).score >= FLAGGED
     # a letter Romanian does not have is no Romanian spelling of the linked site
     foreign = "Intrați pe ghíșeul.ro și plătiți."

@@ -10,6 +10,7 @@ from shared.errors import DataFileError
 from workers.analysis.datafiles import data_path, load, validate
 from workers.analysis.domain_lists import BrandList, SourceList
 from workers.analysis.domains import assess_host, normalise_host
+from workers.analysis.lookalikes import regional_suffix
 
 # Brands of every kind and length: payments, tech, a long bank name, a courier, an
 # outlet with digits, one whose name holds a letter sequence ("cl", "rn" readings).
@@ -64,9 +65,14 @@ def permutations(fuzzer_class: str) -> Iterator[str]:
 
 
 def _real(host: str, brand: str) -> bool:
-    """A permutation that is a real domain (google.ro, stirile.protv.ro) or the same name
-    with other digits (digi25: a sibling like antena1/antena3, deliberately not flagged)."""
+    """A permutation that is a real domain (google.ro, stirile.protv.ro), the same name
+    with other digits (digi25: a sibling like antena1/antena3, deliberately not flagged), or
+    the same name under a country's suffix (paypal.de, netflix.co.uk: the brand's regional
+    site, `regional_suffix`; under a generic or abused TLD a swap is still read)."""
     if assess_host(host).category is not None:
+        return True
+    name, _, suffix = host.partition(".")
+    if name == brand.split(".")[0] and regional_suffix(suffix):
         return True
     name, permuted = brand.split(".")[0], host.split(".")[0]
     return any(c.isdigit() for c in name) and permuted.rstrip("0123456789") == name.rstrip(
