@@ -235,7 +235,14 @@ def job_queue_statements(roles: DatabaseRoles) -> list[str]:
                 f"FOR INSERT TO {who} WITH CHECK (status IN ('pending', 'retry', 'error'))"
             ),
         }
-    return row_security("job_queue", list(served), policies)
+    workers = ", ".join(map(_ident, served))
+    # Whether the DLQ has room (migration 014): a worker sees no dead letter to count.
+    room = (
+        "DO $$ BEGIN IF to_regprocedure('job_queue_dlq_room(text, text, bigint, bigint, bigint)')"
+        " IS NOT NULL THEN GRANT EXECUTE ON FUNCTION"
+        f" job_queue_dlq_room(text, text, bigint, bigint, bigint) TO {workers}; END IF; END $$"
+    )
+    return [*row_security("job_queue", list(served), policies), room]
 
 
 def row_security(table: str, workers: list[str], policies: dict[str, str]) -> list[str]:

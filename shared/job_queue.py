@@ -306,7 +306,8 @@ class TablePublisher:
         """A row in status `error` of the DLQ, with the dead letter's bounded headers;
         QueueFull when the deployment's dead letters reach `dlq_caps` (the caller parks the
         original, as when the broker's DLQ refuses). The room is asked before the row is
-        written, so two letters at once may each find the last place."""
+        written (inside a handling, when the task settles), so letters in flight are not
+        counted and may pass the cap."""
         if self.dlq_caps is not None:
             rows, size = self.dlq_caps
             room = await self.pool.fetchval(

@@ -4,7 +4,8 @@
 -- RabbitMQ), never a letter dropped. A deployment's dead letters are its DLQ's rows and its
 -- task rows dead-lettered where they were (what `verdict dlq` lists). The worker roles see no
 -- dead letter (row-level security), so the count runs as the function's owner; it tells a
--- caller only whether there is room.
+-- caller only whether there is room, and only the roles granted it may ask (the app role by
+-- the schema's default privileges, the worker roles by `verdict db provision`).
 CREATE FUNCTION job_queue_dlq_room(dlq text, prefix text, max_rows bigint, max_bytes bigint,
                                    adding bigint)
 RETURNS boolean LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
@@ -12,3 +13,4 @@ RETURNS boolean LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, p
     FROM job_queue
     WHERE status = 'error' AND (queue = dlq OR starts_with(queue, prefix || '.'))
 $$;
+REVOKE EXECUTE ON FUNCTION job_queue_dlq_room(text, text, bigint, bigint, bigint) FROM PUBLIC;

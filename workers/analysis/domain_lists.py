@@ -47,7 +47,13 @@ class SourceList(_Strict):
     bait_words: list[str]
     bait_on_risky_tld_risk: float = Field(ge=0, le=100)
     nation_words: list[str]
+    word_tlds: list[str]
+    money_words: list[str]
     shop_tlds: list[str]
+    aid_words: list[str]
+    shop_words: list[str]
+    file_tlds: list[str]
+    slug_alone_words: list[str]
     bait_name_risk: float = Field(ge=0, le=100)
     bait_inside_min_letters: int = Field(ge=3, le=10)
     bait_not_inside: list[str]

@@ -100,7 +100,12 @@ class Reputation:
     alarm_words: tuple[str, ...]  # longest first
     government_words: frozenset[str]
     nation_words: frozenset[str]
+    word_tlds: frozenset[str]
+    money_words: frozenset[str]
     shop_tlds: frozenset[str]
+    shop_words: frozenset[str]
+    aid_words: frozenset[str]
+    slug_alone_words: frozenset[str]
     bait_inside: tuple[str, ...]  # bait words that count run together with another word
     brands: BrandIndex
     risks: Mapping[str, float]
@@ -149,7 +154,9 @@ class DomainReport:
 
 def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
     """Build a Reputation from `data/domains.yaml` and `data/brands.yaml`."""
-    bare = {*sources.bare_domain_tlds, *sources.risky_tlds}
+    # Every abused TLD but those that are file extensions too ("invoice.zip", "clip.mov"):
+    # those are read only in a link with its scheme.
+    bare = {*sources.bare_domain_tlds, *sources.risky_tlds} - set(sources.file_tlds)
     tlds = "|".join(sorted(map(re.escape, bare), key=len, reverse=True))
     risks = {
         k: float(getattr(sources, f"{k}_risk"))
@@ -178,7 +185,12 @@ def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
         alarm_words=tuple(sorted(sources.alarm_words, key=lambda w: (-len(w), w))),
         government_words=frozenset(sources.government_words),
         nation_words=frozenset(sources.nation_words),
+        word_tlds=frozenset(sources.word_tlds),
+        money_words=frozenset(sources.money_words),
         shop_tlds=frozenset(sources.shop_tlds),
+        shop_words=frozenset(sources.shop_words),
+        aid_words=frozenset(sources.aid_words),
+        slug_alone_words=frozenset(sources.slug_alone_words),
         bait_inside=tuple(
             sorted(
                 w
@@ -263,6 +275,8 @@ def _linked_hosts(text: str, url: str | None, reputation: Reputation) -> dict[st
     text = normalise(text, fold_look_alikes=False).text
     hosts: dict[str, bool] = {}
     linked: set[str] = set()
+    titled: set[str] = set()  # named with a capital, as a name is ("Ghișeul.ro")
+    lowered: set[str] = set()
     for item, is_link in itertools.islice(_candidates(text, url, reputation), MAX_CANDIDATES):
         host = normalise_host(item)
         if not host:
@@ -273,23 +287,33 @@ def _linked_hosts(text: str, url: str | None, reputation: Reputation) -> dict[st
         hosts[host] = hosts.get(host, False) or signing_in
         if is_link:
             linked.add(host)
+        else:
+            (titled if item[:1].isupper() else lowered).add(host)
     owned = reputation.brands.owners
-    return {h: s for h, s in hosts.items() if not _named_in_its_letters(h, linked, owned)}
+    return {
+        h: s
+        for h, s in hosts.items()
+        if not _named_in_its_letters(h, linked, owned if h not in lowered else {}, h in titled)
+    }
 
 
-def _named_in_its_letters(host: str, linked: set[str], owned: Mapping[str, str]) -> bool:
-    """Whether a host the text only names (no link) is a host the input links to, or a
-    protected brand's own domain, written with the diacritics of its language ("plătiți pe
-    Ghișeul.ro", "platforme precum Ghișeul.ro"): the site named in prose, as people write
-    its name, not a second one. Pure.
+def _named_in_its_letters(
+    host: str, linked: set[str], owned: Mapping[str, str], titled: bool
+) -> bool:
+    """Whether a host the text only names (no link) is a host the input links to, or, when
+    written with a capital as a name is (`titled`), a protected brand's own domain, in the
+    diacritics of its language ("plătiți pe Ghișeul.ro", "platforme precum Ghișeul.ro"):
+    the site named in prose, not a second one. Pure.
 
     Only Romanian letters may differ (ă â î ș ț and the cedilla forms): "ghíșeul.ro" is
-    read. A look-alike with its own link (a scheme or a path) is still read."""
+    read. A look-alike with its own link (a scheme or a path) is still read, and so is one
+    written in lower case beside no link to the real site ("plătiți pe ghișeul.ro")."""
     if host in linked or "xn--" not in host:
         return False
     written = unicode_host(host)
     plain = written.translate(_ROMANIAN_LETTERS)
-    return plain != written and plain.isascii() and (plain in linked or plain in owned)
+    named = plain in linked or (titled and plain in owned)
+    return plain != written and plain.isascii() and named
 
 
 # Romanian letters and what they are without their marks.
@@ -438,9 +462,10 @@ def posing_domain(parts: HostParts, cheap_tld: bool = False) -> str | None:
     suffix as the last label of the subdomain, after a label that is none). Only the
     generic suffixes count (POSING_SUFFIXES, POSING_PREFIXES): a language subdomain
     (`ro.`, `de.`) or a name such as `net-a-porter` is no pose. A country's second-level
-    suffix is none either ("tvlicensing.co.uk" in `tvlicensing.co.uk.renewal-portal.click`),
-    and on a cheap TLD a country code is one too ("stirileprotv.ro" in
-    `stirileprotv.ro.news-live24.click`): a language subdomain has no name before it there.
+    suffix ending the subdomain after a name poses too ("tvlicensing.co.uk" in
+    `tvlicensing.co.uk.renewal-portal.click`), and on a cheap TLD a country code does
+    ("stirileprotv.ro" in `stirileprotv.ro.news-live24.click`); only real public suffixes
+    count.
     """
     own = [label for label in parts.subdomain if label != "www"]
     first, _, rest = parts.name.partition("-")
@@ -471,13 +496,13 @@ def government_word(parts: HostParts, cheap_tld: bool, reputation: Reputation) -
     suffixes (gov.uk, gov.ro, .gov), so `gov-solar-grants.uk.com` or
     `counciltax-refund-gov.co` only pose as one. A name that is the word alone (gov.wales,
     gov.bc.ca) or a compound with nothing to offer (e-gov.ro, gov-tech.ro) is no sign: the
-    second sign is a bait or country word among its other tokens, or a cheap TLD. Pure."""
+    second sign is a bait, country or aid word among its other tokens, or a cheap TLD. Pure."""
     tokens = [t for t in parts.name.split("-") if t]
     found = next((t for t in tokens if t in reputation.government_words), None)
     if found is None or len(tokens) < 2:
         return None
     others = set(tokens) - {found}
-    offered = others & (reputation.bait_words | reputation.nation_words)
+    offered = others & (reputation.bait_words | reputation.nation_words | reputation.aid_words)
     return found if offered or cheap_tld else None
 
 
@@ -496,6 +521,37 @@ def bait_tokens(labels: Iterable[str], bait_words: frozenset[str]) -> tuple[tupl
     return tuple(dict.fromkeys(t for t in tokens if t in bait_words)), len(tokens)
 
 
+def national_service(parts: HostParts, shop: bool, reputation: Reputation) -> tuple[str, ...]:
+    """A country as a token of a cheap domain's name: a cheap domain passing itself off as a
+    national service or offer ("voltsaver-pro-uk.top", "loto-ro-castiguri.xyz"). On a TLD
+    that is an ordinary word only beside a service's word (brands.yaml lure words:
+    "heating-support-uk.online") or a money word ("ai-profit-romania.online"), not beside
+    other words ("romania-travel.online", "uk-weather.online"); never on a shop's TLD, where
+    it says where the shop sells ("flexijoint-uk.shop"). Pure."""
+    if shop:
+        return ()
+    tokens = [t for t in parts.name.split("-") if t]
+    nation = [t for t in tokens if t in reputation.nation_words]
+    if not nation or len(nation) == len(tokens):  # "uk.xyz": the country alone is no service
+        return ()
+    if parts.suffix not in reputation.word_tlds:
+        return tuple(nation)
+    served = [
+        t
+        for t in tokens
+        if t not in nation and (t in reputation.money_words or reputation.brands.is_lure(t))
+    ]
+    return tuple(nation) if served else ()
+
+
+def aid_offer(parts: HostParts, reputation: Reputation) -> tuple[str, ...]:
+    """Two aid words in a cheap domain's name: an offer of aid no public body makes there
+    ("ajutor-incalzire-2025.online"); one alone is an honest name ("ajutor-teme.online").
+    Pure."""
+    found = tuple(dict.fromkeys(t for t in parts.name.split("-") if t in reputation.aid_words))
+    return found if len(found) >= 2 else ()
+
+
 def bait_reason(
     parts: HostParts, cheap_tld: bool, reputation: Reputation
 ) -> tuple[str, float] | None:
@@ -507,9 +563,10 @@ def bait_reason(
         labels = (*parts.subdomain, parts.name)
         found, _ = bait_tokens(labels, reputation.bait_words)
         found = found or bait_inside(labels, reputation.bait_inside)
-        nation, tokens = bait_tokens((parts.name,), reputation.nation_words)
-        shop = parts.suffix in reputation.shop_tlds  # "flexijoint-uk.shop": where it sells
-        found = found or (nation if tokens >= 2 and not shop else ())
+        shop = parts.suffix in reputation.shop_tlds
+        if shop:  # a shop's discounts and vouchers are its business ("reduceri-haine.shop")
+            found = tuple(w for w in found if w not in reputation.shop_words)
+        found = found or national_service(parts, shop, reputation) or aid_offer(parts, reputation)
         if found:
             words = ", ".join(found)
             risk = reputation.risks["bait_on_risky_tld"]
@@ -607,9 +664,8 @@ def assess_domains(
 
 def shortener_slugs(text: str, url: str | None, reputation: Reputation) -> dict[str, str]:
     """For each link shortener linked to, what the address's own words name when they sell
-    something: a protected brand ("tinyurl.com/kaufland-500-ro") or a bait or alarm word
-    ("bit.ly/ulez-truth-files"). The sender chose those words; a shortener's random slug
-    has none."""
+    something (`slug_names`: "tinyurl.com/lidl-voucher-paste"). The sender chose those
+    words; a shortener's random slug has none."""
     found: dict[str, str] = {}
     text = normalise(text, fold_look_alikes=False).text
     for item, is_link in itertools.islice(_candidates(text, url, reputation), MAX_CANDIDATES):
@@ -624,20 +680,39 @@ def shortener_slugs(text: str, url: str | None, reputation: Reputation) -> dict[
 
 
 def slug_names(link: str, reputation: Reputation) -> str | None:
-    """What a link's path names that sells: a protected name of MIN_LONG_NAME letters or
-    more, or a bait or alarm word, each a whole word of the path. Pure."""
+    """What a link's path names that sells, when it names two things: a protected brand, a
+    bait, alarm or sign-in word, "free", or a country ("lidl-voucher-paste",
+    "netflix-free-year", "login-verify-card", "alocatie-2025-ro"); each a whole word of the
+    path. One alone is the ordinary address of an honest page ("ghid-pensie-2025",
+    "kaufland-oferte", "stiri-locale", "cadou-nunta"), but for a miracle cure's or a leak's
+    word, which names what the page sells by itself ("ceai-minune-7zile"). Pure."""
     try:
         path = urlsplit(link if "://" in link else "http://" + link).path
     except ValueError:
         return None
     brands = reputation.brands
+    signs: dict[str, None] = {}
     for word in re.findall(r"[a-z]+", fold(path[:MAX_PATH_CHARS]).lower()):
         hit = brands.by_strict.get(brands.folding.strict(word))
-        if hit and hit.long:
-            return hit.name
-        if word in reputation.bait_words or word in reputation.alarm_words:
+        if word in reputation.slug_alone_words:
             return word
-    return None
+        if hit and len(hit.name) >= MIN_SLUG_NAME:
+            signs[hit.name] = None
+        elif (
+            word in _SLUG_WORDS
+            or word in reputation.signin_path_words
+            or word in reputation.bait_words
+            or word in reputation.alarm_words
+            or word in reputation.nation_words
+        ):
+            signs[word] = None
+    return ", ".join(signs) if len(signs) >= 2 else None
+
+
+# A protected name counts in a slug from this many letters ("lidl", not "ing", "bt").
+MIN_SLUG_NAME = 4
+# Words of a giveaway that count in a slug beside another sign.
+_SLUG_WORDS = frozenset({"free", "gratis", "gratuit"})
 
 
 def _signin_page(host: HostAssessment, reputation: Reputation) -> HostAssessment:

@@ -406,18 +406,24 @@ def imitation(parts: HostParts, index: BrandIndex, cheap_tld: bool) -> Imitation
     )
 
 
-# Country codes that are typed for a generic suffix by a slip of the finger (.co for .com,
-# .cm, .om, .ne for .net): a brand's exact name there is the classic typo-squat
-# (lloydsbank.co), not a regional site.
-TYPO_COUNTRY_CODES = frozenset({"co", "cm", "om", "ne"})
+# Country codes that are no country's site in practice: typed for a generic suffix by a slip
+# of the finger (.co for .com, .cm, .om, .ne for .net: lloydsbank.co), sold as generic or
+# vanity suffixes to anyone (.io, .me, .tv, .cc, .pw …), or where look-alikes of Western
+# brands are registered in bulk (.ru, .su, .cn). A brand's exact name there is read as a
+# look-alike; its real sites there (monzo.me) are listed in brands.yaml.
+NO_REGION_COUNTRY_CODES = frozenset(
+    {"co", "cm", "om", "ne", "io", "me", "tv", "cc", "ws", "to", "pw", "ly", "gg", "ai", "nu"}
+    | {"fm", "am", "la", "sh", "gl", "gd", "gy", "ac", "vc", "cx", "st", "bz", "ms", "tk"}
+    | {"ml", "ga", "cf", "gq", "ru", "su", "cn", "so", "sx", "mn", "ps"}
+)
 
 
 def regional_suffix(suffix: str) -> bool:
-    """Whether `suffix` is a country's ("co.uk", "me", "ro"), where a brand's exact name is
-    most often the brand's own regional site, unlike under another generic suffix or a
-    country code one types for one. Pure."""
+    """Whether `suffix` is a country's ("co.uk", "de", "ro"), where a brand's exact name is
+    most often the brand's own regional site, unlike under a generic suffix or a country
+    code sold or typed as one (NO_REGION_COUNTRY_CODES). Pure."""
     country = suffix.rsplit(".", 1)[-1]
-    return len(country) == 2 and country not in TYPO_COUNTRY_CODES
+    return len(country) == 2 and country not in NO_REGION_COUNTRY_CODES
 
 
 def _lends_sign(i: int, words: list[str], index: BrandIndex) -> bool:
@@ -512,9 +518,14 @@ def _name_with_words(tokens: list[str], index: BrandIndex, lured: bool) -> Imita
     return _inside_word("".join(tokens), index)
 
 
+MIN_RUN_TOGETHER_NAME = 3
+
+
 def _inside_word(text: str, index: BrandIndex) -> Imitation | None:
-    """A protected name run together with lure words: "paypalsecurelogin"."""
-    found = [p for p in index.names if p.name in text and p.name != text]
+    """A protected name run together with lure words: "paypalsecurelogin"; a name of two
+    letters (EE, O2, ZF) is inside too many words to count so ("o2online", "eenews")."""
+    found = [p for p in index.names if len(p.name) >= MIN_RUN_TOGETHER_NAME and p.name in text]
+    found = [p for p in found if p.name != text]
     if not found:
         return None
     before, after = index.lure_cuts(text)

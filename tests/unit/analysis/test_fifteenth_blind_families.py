@@ -133,7 +133,8 @@ def test_the_real_domain_and_other_words_beside_each_other_stay_low(host: str) -
     ],
 )
 def test_a_shortener_whose_address_names_a_brand_or_bait_is_risky(text: str) -> None:
-    """The sender wrote those words into the short address; a random slug has none."""
+    """The sender wrote those words into the short address; a random slug has none. Two
+    signs are needed (a brand, bait, alarm or sign-in words, "free")."""
     assert assess_domains(text).score >= FLAGGED
 
 
@@ -143,6 +144,12 @@ def test_a_shortener_whose_address_names_a_brand_or_bait_is_risky(text: str) -> 
         "Slides from today's talk: https://bit.ly/3kQz7Wm",
         "Rețeta completă aici: https://bit.ly/supa-de-pui-bunica",
         "Registration form for the school fair: https://tinyurl.com/spring-fair-2025",
+        # one sign alone: an honest page's address
+        "Ghidul complet: https://bit.ly/ghid-pensie-2025",
+        "Lista noastră: https://bit.ly/cadou-nunta",
+        "Cum puteți dona: https://bit.ly/ajutor-inundatii",
+        "Știrile zilei: https://bit.ly/stiri-locale",
+        "Catalogul săptămânii: https://bit.ly/kaufland-oferte",
     ],
 )
 def test_a_shortener_with_a_random_or_ordinary_address_stays_below_flagged(text: str) -> None:

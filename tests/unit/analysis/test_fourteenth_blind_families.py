@@ -178,14 +178,16 @@ def test_a_link_named_in_prose_with_its_diacritics_is_the_same_site() -> None:
     assert [h.host for h in report.hosts] == ["ghiseul.ro"]
 
 
-def test_a_look_alike_with_diacritics_and_a_link_of_its_own_is_still_read() -> None:
-    """A protected site's name written in Romanian letters with no link is the site named
-    (round 15: "platforme precum Ghișeul.ro" read 80); with a path it is a link to follow,
-    and read as what it is."""
+def test_a_look_alike_with_diacritics_and_no_link_to_the_real_site_is_still_read() -> None:
+    """In lower case beside no link to the real site, or with a path of its own, it is a
+    host to be followed; only a name written with a capital, as names are, is the site
+    named (round 16: "platforme precum Ghișeul.ro" had read 80)."""
+    text = "Plătiți amenda în 24 de ore pe ghișeul.ro ca să evitați executarea."
+    assert assess_domains(text).score >= FLAGGED
+    with_path = "Plătiți amenda în 24 de ore pe Ghișeul.ro/amenzi ca să evitați executarea."
+    assert assess_domains(with_path).score >= FLAGGED
     named = "Amenzile se pot plăti pe Ghișeul.ro, fără drum la poștă."
     assert assess_domains(named).score < FLAGGED
-    text = "Plătiți amenda în 24 de ore pe ghișeul.ro/amenzi ca să evitați executarea."
-    assert assess_domains(text).score >= FLAGGED
     # a letter Romanian does not have is no Romanian spelling of the linked site
     foreign = "Intrați pe ghíșeul.ro și plătiți."
     assert assess_domains(foreign, "https://ghiseul.ro/").score >= FLAGGED
