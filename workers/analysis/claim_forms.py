@@ -60,6 +60,8 @@ Register = Literal[
     "studied",
     "hedges",
     "advice",
+    # A referral to a doctor closing a professional's tip; heard in the sentences around it.
+    "referral",
     "emotive",
     # Derived, not read from a lexicon: a figure in a text that attributes nothing anywhere
     # (claims.extract_claims), the commonest shape of an invented statistic.
@@ -84,7 +86,7 @@ LEXICAL_REGISTERS: tuple[Register, ...] = tuple(r for r in REGISTERS if r not in
 # Registers that attribute or qualify what a text says: one anywhere, and its figures are
 # not unattributed.
 ATTRIBUTING: frozenset[Register] = frozenset(
-    {"sourced", "studied", "hedges", "debunked", "satire", "advice", "reported_claim"}
+    {"sourced", "studied", "hedges", "debunked", "satire", "advice", "referral", "reported_claim"}
 )
 
 # Each pattern starts only where a digit run starts and never backtracks into a run
@@ -171,7 +173,7 @@ _QUOTED = re.compile(
 # in its own: "Wake up!" two sentences on still frames the claim.
 CONTEXT_SENTENCES = 2
 CONTEXT_REGISTERS: frozenset[Register] = frozenset(
-    {"conspiracy", "viral_sources", "urgency", "debunked", "unsourced"}
+    {"conspiracy", "viral_sources", "urgency", "debunked", "unsourced", "referral"}
 )
 # A source the sentence itself discredits sources nothing: one passed around, one that
 # cites nothing, one said to hide the truth or to have "finally" confessed it.
@@ -258,6 +260,7 @@ class RegisterLexicons(BaseModel):
     studied: Terms
     hedges: Terms
     advice: Terms
+    referral: Terms
     emotive: Terms
 
 
@@ -611,7 +614,7 @@ _CONCRETE: frozenset[Form] = frozenset({"named_entity", "date", "number"})
 
 # What answers a claim reported as someone's word: a rebuttal or satire anywhere near it (they
 # are context registers), a study or advice in its own sentence.
-_ANSWERED: frozenset[Register] = frozenset({"studied", "debunked", "satire", "advice"})
+_ANSWERED: frozenset[Register] = frozenset({"studied", "debunked", "satire", "advice", "referral"})
 
 
 def left_unsupported(own: Iterable[str], heard: Iterable[str]) -> bool:

@@ -1,0 +1,100 @@
+"""Forms grown in the seventeenth round of issue 19, after two more sets written blind (ids
+`*-ff-*`, calm voices that sound knowledgeable or official: advice columns, pharmacists and
+GPs, pseudo-official notices, parents' forums, neighbourhood chats, radio call-ins; `*-gg-*`,
+the diaspora, villages, churches, fans, farmers and forwards), measured as written on the
+sixteenth round's code, then FF tuned on (GG held out). Each is checked on sentences written
+for this test (none is in the evaluation set), in Romanian and English, beside texts sharing
+their words that must stay as they were."""
+
+import pytest
+
+from tests.unit.analysis.probes import FLAGGED, claims_score, kinds
+from workers.analysis import techniques
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Pharmacist's advice: most coughs are caused by viruses and clear up on their own in "
+        "about three weeks. Honey and warm drinks help; see your GP if it lasts longer or you "
+        "cough up blood.",
+        "Sfatul medicului: majoritatea durerilor de gât sunt cauzate de virusuri și trec în "
+        "cinci până la șapte zile fără antibiotic. Sunați medicul dacă apare febră mare sau "
+        "copilul nu mai poate înghiți.",
+    ],
+)
+def test_advice_that_sends_the_reader_to_a_doctor_is_no_risky_claim(text: str) -> None:
+    """A professional's tip that names a cause and a course and refers to a doctor is the
+    advice of someone accountable, not a health claim to check (a pharmacist's read 95)."""
+    assert claims_score(text) < FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A clove of raw garlic twice a day clears a chest infection within a week, so there "
+        "is no need for antibiotics.",
+        "Un cățel de usturoi crud de două ori pe zi vindecă pneumonia într-o săptămână, fără "
+        "antibiotice.",
+    ],
+)
+def test_a_remedy_with_no_doctor_in_sight_is_still_a_claim(text: str) -> None:
+    assert claims_score(text) >= FLAGGED
+
+
+def test_a_rumour_rebutted_by_whoever_was_asked_is_a_debunk() -> None:
+    """ "Mi-au zis că nu e adevărat": the asker reports the rebuttal, not the rumour."""
+    rebutted = (
+        "Se zice pe grupul blocului că de luni se oprește gazul o lună. Am sunat la "
+        "distribuitor și mi-au zis că nu e adevărat, e doar o revizie de două ore."
+    )
+    passed_on = (
+        "Se zice pe grupul blocului că de luni se oprește gazul o lună în tot sectorul. "
+        "Dați mai departe."
+    )
+    assert claims_score(rebutted) < FLAGGED
+    assert claims_score(passed_on) >= FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The water board knows all about it and its engineers have been told not to comment.",
+        "Inspectorii știu, dar au primit instrucțiuni să nu comenteze.",
+        "Nu s-a anunțat încă oficial ca să nu fie panică.",
+        "The additive is there to keep the population docile.",
+    ],
+)
+def test_those_who_know_told_to_say_nothing_is_a_cover_up_cue(text: str) -> None:
+    assert "conspiracy" in kinds(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We decided to let our youngest catch chickenpox naturally this winter.",
+        "Mai bine îl las să facă varicela natural, e mai sănătos.",
+        "A spoonful of honey clears bronchitis in three days.",
+    ],
+)
+def test_a_disease_caught_naturally_or_cleared_by_a_remedy_is_a_miracle_cue(text: str) -> None:
+    assert "miracle_cure" in kinds(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The hospital said staff had been told not to comment while the inquiry continues.",
+        "Vaccination protects children against measles, which can cause pneumonia.",
+        "The plumber was told not to touch the boiler until the part arrives.",
+    ],
+)
+def test_reports_and_advice_sharing_those_words_stay_low(text: str) -> None:
+    assert techniques.assess_techniques(text).score < FLAGGED
+
+
+def test_the_coward_is_not_the_verb_to_leave_typed_without_diacritics() -> None:
+    """ "Laș" folds to "las", as "las" (I leave) is typed: only forms no verb shares count."""
+    assert "name_calling" not in kinds("Mai bine il las acasa azi, ca e frig.")
+    assert "name_calling" not in kinds("Te las la gara la 8.")
+    assert "name_calling" in kinds("Lașii ăștia au fugit de la primul vot.")
