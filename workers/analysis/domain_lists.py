@@ -49,6 +49,7 @@ class SourceList(_Strict):
     nation_words: list[str]
     word_tlds: list[str]
     money_words: list[str]
+    illness_words: list[str]
     shop_tlds: list[str]
     aid_words: list[str]
     shop_words: list[str]

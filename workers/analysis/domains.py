@@ -70,8 +70,10 @@ GOVERNMENT_REASON = "a government word in a name outside government domains"
 POSING_SUFFIXES = frozenset({"com", "org", "gov", "edu", "net"})  # a subdomain's last label
 POSING_PREFIXES = frozenset({"com", "org", "gov", "edu"})  # a name's first hyphenated token
 # A sum of money with its currency: "£940", "$6.99", "1.850 lei", "50 EUR".
+# (Romanian puts "de" between a number from 20 up and its noun: "50 de lei".)
 _AMOUNT = re.compile(
-    r"(?i)(?:[£$€]\s?\d|\d(?:[\d.,]{0,12}\d)?\s?(?:lei|ron|eur|euro|euros|usd|gbp|dollars|pounds)\b)"
+    r"(?i)(?:[£$€]\s?\d|\d(?:[\d.,]{0,12}\d)?\s?(?:de\s)?"
+    r"(?:lei|ron|eur|euro|euros|usd|gbp|dollars|pounds)\b)"
 )
 
 # A URL in text; its host may be an IPv6 address in brackets (bounded), the rest runs to the
@@ -102,6 +104,7 @@ class Reputation:
     nation_words: frozenset[str]
     word_tlds: frozenset[str]
     money_words: frozenset[str]
+    illness_words: frozenset[str]
     shop_tlds: frozenset[str]
     shop_words: frozenset[str]
     aid_words: frozenset[str]
@@ -187,6 +190,7 @@ def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
         nation_words=frozenset(sources.nation_words),
         word_tlds=frozenset(sources.word_tlds),
         money_words=frozenset(sources.money_words),
+        illness_words=frozenset(sources.illness_words),
         shop_tlds=frozenset(sources.shop_tlds),
         shop_words=frozenset(sources.shop_words),
         aid_words=frozenset(sources.aid_words),
@@ -544,6 +548,15 @@ def national_service(parts: HostParts, shop: bool, reputation: Reputation) -> tu
     return tuple(nation) if served else ()
 
 
+def illness_offer(parts: HostParts, reputation: Reputation) -> tuple[str, ...]:
+    """A chronic illness in the name of a domain on an abused TLD, selling its cure
+    ("diabet-stop.click"); not on a TLD that is an ordinary word or a shop's
+    ("arthritis-care.online"). Pure."""
+    if parts.suffix in reputation.word_tlds:
+        return ()
+    return tuple(t for t in parts.name.split("-") if t in reputation.illness_words)
+
+
 def aid_offer(parts: HostParts, reputation: Reputation) -> tuple[str, ...]:
     """Two aid words in a cheap domain's name: an offer of aid no public body makes there
     ("ajutor-incalzire-2025.online"); one alone is an honest name ("ajutor-teme.online").
@@ -566,7 +579,12 @@ def bait_reason(
         shop = parts.suffix in reputation.shop_tlds
         if shop:  # a shop's discounts and vouchers are its business ("reduceri-haine.shop")
             found = tuple(w for w in found if w not in reputation.shop_words)
-        found = found or national_service(parts, shop, reputation) or aid_offer(parts, reputation)
+        found = (
+            found
+            or national_service(parts, shop, reputation)
+            or aid_offer(parts, reputation)
+            or illness_offer(parts, reputation)
+        )
         if found:
             words = ", ".join(found)
             risk = reputation.risks["bait_on_risky_tld"]

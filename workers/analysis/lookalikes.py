@@ -393,7 +393,11 @@ def imitation(parts: HostParts, index: BrandIndex, cheap_tld: bool) -> Imitation
         for t in label.split("-")
         if t
     ]
-    lured = cheap_tld or any(_lends_sign(i, words, index) for i in range(len(words)))
+    lured = (
+        cheap_tld
+        or any(_lends_sign(i, words, index) for i in range(len(words)))
+        or _own_domain_extended(parts, index)
+    )
     whole = _whole_name(name, tokens, index, lured)
     if whole and whole.how == "other_suffix" and not lured and regional_suffix(parts.suffix):
         whole = None  # airbnb.co.uk, monzo.me: a brand's own site in a country it serves
@@ -404,6 +408,21 @@ def imitation(parts: HostParts, index: BrandIndex, cheap_tld: bool) -> Imitation
         or _disguised_domain_name((*subdomain, name), index)
         or _slipped_name(tokens, index, lured)
     )
+
+
+def _own_domain_extended(parts: HostParts, index: BrandIndex) -> bool:
+    """A brand's real .com, .net or .org domain with a country code that is no region
+    appended ("bbc.com.co", "abcnews.com.co"): the reader sees the real domain, whole. Pure."""
+    generic, _, country = parts.suffix.partition(".")
+    return (
+        bool(country)
+        and generic in _GENERIC_SECOND_LEVELS
+        and f"{parts.name}.{generic}" in index.owners
+        and not regional_suffix(parts.suffix)
+    )
+
+
+_GENERIC_SECOND_LEVELS = frozenset({"com", "net", "org"})
 
 
 # Country codes that are no country's site in practice: typed for a generic suffix by a slip

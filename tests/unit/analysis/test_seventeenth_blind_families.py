@@ -10,6 +10,7 @@ import pytest
 
 from tests.unit.analysis.probes import FLAGGED, claims_score, kinds
 from workers.analysis import techniques
+from workers.analysis.domains import assess_domains, assess_host
 
 
 @pytest.mark.parametrize(
@@ -98,3 +99,41 @@ def test_the_coward_is_not_the_verb_to_leave_typed_without_diacritics() -> None:
     assert "name_calling" not in kinds("Mai bine il las acasa azi, ca e frig.")
     assert "name_calling" not in kinds("Te las la gara la 8.")
     assert "name_calling" in kinds("Lașii ăștia au fugit de la primul vot.")
+
+
+@pytest.mark.parametrize(
+    ("host", "flagged"),
+    [
+        ("paypal.com.co", True),  # a brand's real .com with a country code appended
+        ("www.bbc.net.co", False),  # bbc.net is no BBC domain
+        ("amazon.com.br", False),  # a brand's own regional site
+        ("tesla-bonus24.live", True),  # the name crypto giveaways borrow
+        ("teslaclub.ro", False),
+        ("nikola-tesla-museum.org", False),
+        ("discord-boost.gift", True),  # .gift: gift-card and Nitro lures
+        ("psoriazis-gata.xyz", True),  # a chronic illness on an abused TLD sells its cure
+        ("arthritis-care.online", False),  # on a TLD that is a word, a patients' group may sit
+        ("diabet-info.ro", False),
+    ],
+)
+def test_hosts_that_borrow_a_real_domain_a_giveaway_name_or_an_illness(host: str, flagged: bool) -> None:
+    assert (assess_host(host).risk >= FLAGGED) is flagged
+
+
+@pytest.mark.parametrize(
+    ("text", "flagged"),
+    [
+        (
+            "The shelter closes on Friday unless we raise £8,000. Please send it through this "
+            "link only: bit.ly/3helpPaws",
+            True,
+        ),
+        ("Donați 50 de lei pentru biserică aici: tinyurl.com/3bisericaX", True),
+        ("Send me the photos from Saturday: bit.ly/3xPhotos", False),
+        ("Donate to the food bank here: bit.ly/foodbank-winter", False),
+    ],
+)
+def test_a_shortener_asked_to_carry_money_sent_or_given(text: str, flagged: bool) -> None:
+    """Money sent or donated through a link the reader cannot see, with a sum: the request
+    of a charity or "hi mum" scam; a word alone is an ordinary message."""
+    assert (assess_domains(text).score >= FLAGGED) is flagged
