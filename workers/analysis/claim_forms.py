@@ -86,7 +86,7 @@ LEXICAL_REGISTERS: tuple[Register, ...] = tuple(r for r in REGISTERS if r not in
 # Registers that attribute or qualify what a text says: one anywhere, and its figures are
 # not unattributed.
 ATTRIBUTING: frozenset[Register] = frozenset(
-    {"sourced", "studied", "hedges", "debunked", "satire", "advice", "referral", "reported_claim"}
+    {"sourced", "studied", "hedges", "debunked", "satire", "advice", "reported_claim"}
 )
 
 # Each pattern starts only where a digit run starts and never backtracks into a run
@@ -536,7 +536,20 @@ def sentence_register(sentence: str) -> list[Register]:
         found.append("debunked")
     if "emotive" not in found and ("!" in sentence or _SHOUTING.search(sentence)):
         found.append("emotive")
+    if "referral" in found and not _COURSE.search(folded):
+        # "ask a pharmacist if you want to buy it": a referral names how the illness goes
+        found.remove("referral")
     return found
+
+
+# What a referral to a doctor is conditioned on: symptoms and how they go ("if it lasts
+# more than a week", "dacă febra durează"), folded.
+_COURSE = re.compile(
+    r"\b(?:persist\w*|worse\w*|last\w*|longer|fever\w*|pain\w*|breath\w*|symptom\w*"
+    r"|bleed\w*|rash\w*|vomit\w*|unwell|dizz\w*|durea\w*|persista|se agraveaza|agraveaz\w*"
+    r"|febr\w*|durer\w*|respir\w*|simptom\w*|sanger\w*|eruptii|varsa\w*|ameteal\w*"
+    r"|nu trece|nu-i trece|nu mai poate)\b"
+)
 
 
 def text_registers(
@@ -555,6 +568,7 @@ def text_registers(
         for i, (s, register) in enumerate(zip(sentences, own, strict=True))
     ]
     outright = [rebuts_outright(s) for s in sentences]
+    answered = _answered_by_a_source(sentences, own)
     satire = any("satire" in r for r in own) or credited_to_satire(fold(" ".join(sentences)))
     found = []
     for i, register in enumerate(own):
@@ -570,8 +584,55 @@ def text_registers(
             heard.discard("debunked")
         if outright[i]:  # in its own sentence only: "taken out of context" is said both ways
             heard.add("debunked")
+        if i in answered:
+            heard.add("debunked")
+        if heard & _PUSHED:  # a referral closes a tip, not a rumour or a plot pressed on
+            heard.discard("referral")
         found.append(tuple(r for r in REGISTERS if r in heard))
     return found
+
+
+def _answered_by_a_source(sentences: list[str], own: list[list[Register]]) -> set[int]:
+    """The sentences of a claim reported as someone else's (passed around, "posts claim")
+    that a source answers with a denial in one of the next two ("The NHS says the vaccine
+    contains no live virus", "Meteorologii ANM explică … nu"): the report and its answer,
+    which a reader takes as the rebuttal it is. Pure."""
+    found: set[int] = set()
+    for k, register in enumerate(own):
+        if "sourced" not in register or set(register) & set(_DISCREDITING):
+            continue
+        own_words = _QUOTED.sub(lambda m: " " * len(m[0]), fold(sentences[k]))
+        if not (_SPEAKS.search(own_words) and _DENIAL.search(own_words)):
+            continue
+        if _NOT_YET.search(own_words):  # "had not responded", "nu au confirmat": no answer
+            continue
+        following = fold(sentences[k + 1]) if k + 1 < len(sentences) else ""
+        if _LIES.search(own_words) or _REJECTION.search(following):  # "… but they lie"
+            continue
+        reported = [j for j in range(max(k - 2, 0), k) if set(own[j]) & set(_REPORTED)]
+        if reported:
+            found.update(range(reported[0], k + 1))
+    return found
+
+
+# A source speaking (not "the official announcement" a rumour tells the reader not to await).
+_SPEAKS = re.compile(
+    r"(?i)\b(?:says|said|explains|explained|stated|states|denied|denies|clarified|responded"
+    r"|spune|spun|a spus|au spus|a declarat|au declarat|explica|a explicat|au explicat"
+    r"|precizeaza|a precizat|au precizat|a transmis|au transmis|neaga|a negat|au negat)\b"
+)
+# No answer yet: a source that has not confirmed, responded or commented.
+_NOT_YET = re.compile(
+    r"(?i)\b(?:not|nu|n-a|n-au)\s+(?:yet\s+|inca\s+|au\s+|a\s+|been\s+able\s+to\s+)?"
+    r"(?:confirm|respond|comment|announc|react|replied|answer|raspuns|comentat|anuntat|reactionat)"
+)
+# An answer the writer throws back: "the government says there was none, but they lie".
+_LIES = re.compile(r"(?i)\b(?:lie|lies|lying|lied|liars|mint|minte|mintit|mincin\w*)\b")
+# A denial in a source's answer.
+_DENIAL = re.compile(
+    r"(?i)\b(?:no|not|never|cannot|can't|isn't|aren't|doesn't|don't|didn't|wasn't|weren't"
+    r"|won't|useless|unfounded|baseless|nu|niciun|nicio|nici|n-a|n-au|nefondat\w*)\b"
+)
 
 
 def rebuts_outright(sentence: str) -> bool:
@@ -610,6 +671,10 @@ def is_claim(forms: list[Form]) -> bool:
 # Registers that pass a rumour on or press it on the reader.
 SPREAD_REGISTERS: frozenset[Register] = frozenset({"viral_sources", "urgency"})
 _CONCRETE: frozenset[Form] = frozenset({"named_entity", "date", "number"})
+
+
+# Registers beside which a referral to a doctor answers nothing.
+_PUSHED: frozenset[Register] = frozenset({"conspiracy", "viral_sources", "urgency"})
 
 
 # What answers a claim reported as someone's word: a rebuttal or satire anywhere near it (they

@@ -176,12 +176,13 @@ def _with_learned_claim(
     """`claims` with the sentence the model reads as the most claim-like (among the first
     MAX_LEARNED_SENTENCES of those it read, the normalised text's first MODEL_TEXT_CHARS)
     made a `learned_claim`: added, or the claim the forms made of it given that register.
-    Sentences that name a source or hedge are passed over; none left, nothing changes."""
+    Sentences that name a source or hedge, or close a tip with a doctor to see, are passed
+    over; none left, nothing changes."""
     readable = [
         i
         for i, (s, r) in enumerate(zip(found, registers, strict=True))
         if s.start < MODEL_TEXT_CHARS
-        and not ATTRIBUTING & set(r)
+        and not (ATTRIBUTING | {"referral"}) & set(r)
         and len(word_tokens(s.text)) >= MIN_LEARNED_CLAIM_WORDS
     ][:MAX_LEARNED_SENTENCES]
     candidates = [(model.probability(context_words(found[i].text)), i) for i in readable]
@@ -242,6 +243,9 @@ def _as_claim(
         forms = [*forms, "rumour"]
     if not is_claim(forms):
         return None
+    if "cure" in forms and "referral" in register:
+        # "garlic cures pneumonia … see your GP if it persists": a cure answers to no doctor
+        register = tuple(r for r in register if r != "referral")
     if not attributed and states_statistic(sentence.text):  # a share nobody is named for
         register = (*register, "unattributed_figure")
     start, end = clean.span(sentence.start, sentence.start + len(sentence.text[:MAX_CLAIM_CHARS]))

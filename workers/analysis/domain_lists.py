@@ -48,13 +48,16 @@ class SourceList(_Strict):
     bait_on_risky_tld_risk: float = Field(ge=0, le=100)
     nation_words: list[str]
     word_tlds: list[str]
-    money_words: list[str]
+    service_words: list[str]
     illness_words: list[str]
+    cure_offer_words: list[str]
     shop_tlds: list[str]
     aid_words: list[str]
+    aid_topics: list[str]
     shop_words: list[str]
     file_tlds: list[str]
     slug_alone_words: list[str]
+    slug_sold_words: list[str]
     bait_name_risk: float = Field(ge=0, le=100)
     bait_inside_min_letters: int = Field(ge=3, le=10)
     bait_not_inside: list[str]
@@ -64,6 +67,7 @@ class SourceList(_Strict):
     government_words: list[str]
     shortener_request_risk: float = Field(ge=0, le=100)
     request_words: list[str]
+    giving_words: list[str]
     signin_path_words: list[str]
     bare_domain_tlds: list[str]
     homoglyphs: dict[str, str]

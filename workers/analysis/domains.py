@@ -98,17 +98,21 @@ class Reputation:
     risky_tlds: frozenset[str]
     bait_words: frozenset[str]
     request_words: frozenset[str]
+    giving_words: frozenset[str]
     signin_path_words: frozenset[str]
     alarm_words: tuple[str, ...]  # longest first
     government_words: frozenset[str]
     nation_words: frozenset[str]
     word_tlds: frozenset[str]
-    money_words: frozenset[str]
+    service_words: frozenset[str]
     illness_words: frozenset[str]
+    cure_offer_words: frozenset[str]
     shop_tlds: frozenset[str]
     shop_words: frozenset[str]
     aid_words: frozenset[str]
+    aid_topics: frozenset[str]
     slug_alone_words: frozenset[str]
+    slug_sold_words: frozenset[str]
     bait_inside: tuple[str, ...]  # bait words that count run together with another word
     brands: BrandIndex
     risks: Mapping[str, float]
@@ -184,17 +188,21 @@ def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
         risky_tlds=frozenset(sources.risky_tlds),
         bait_words=frozenset(sources.bait_words),
         request_words=frozenset(sources.request_words),
+        giving_words=frozenset(sources.giving_words),
         signin_path_words=frozenset(sources.signin_path_words),
         alarm_words=tuple(sorted(sources.alarm_words, key=lambda w: (-len(w), w))),
         government_words=frozenset(sources.government_words),
         nation_words=frozenset(sources.nation_words),
         word_tlds=frozenset(sources.word_tlds),
-        money_words=frozenset(sources.money_words),
+        service_words=frozenset(sources.service_words),
         illness_words=frozenset(sources.illness_words),
+        cure_offer_words=frozenset(sources.cure_offer_words),
         shop_tlds=frozenset(sources.shop_tlds),
         shop_words=frozenset(sources.shop_words),
         aid_words=frozenset(sources.aid_words),
+        aid_topics=frozenset(sources.aid_topics),
         slug_alone_words=frozenset(sources.slug_alone_words),
+        slug_sold_words=frozenset(sources.slug_sold_words),
         bait_inside=tuple(
             sorted(
                 w
@@ -506,16 +514,34 @@ def government_word(parts: HostParts, cheap_tld: bool, reputation: Reputation) -
     if found is None or len(tokens) < 2:
         return None
     others = set(tokens) - {found}
-    offered = others & (reputation.bait_words | reputation.nation_words | reputation.aid_words)
+    offered = others & (
+        reputation.bait_words
+        | reputation.nation_words
+        | reputation.aid_words
+        | reputation.aid_topics
+    )
     return found if offered or cheap_tld else None
 
 
-def shortener_request(text: str, request_words: frozenset[str]) -> bool:
+def shortener_request(
+    text: str, request_words: frozenset[str], giving_words: frozenset[str] = frozenset()
+) -> bool:
     """Whether a message asks for money or a sign-in: two request words, or one beside a
-    sum with its currency, in its own words (links left out). Pure."""
+    sum with its currency, in its own words (links left out). Money sent or given counts
+    only through the link ("send it through this link only"). Pure."""
     own = _URL.sub(" ", text)  # a link's letters (a shortener's random slug) are no words
-    found = set(re.findall(r"[a-z]+", fold(own).lower())) & request_words
+    words = set(re.findall(r"[a-z]+", fold(own).lower()))
+    found = words & request_words
+    if words & giving_words and _THROUGH_LINK.search(fold(own)):
+        found |= words & giving_words
     return len(found) >= 2 or (bool(found) and bool(_AMOUNT.search(own)))
+
+
+# Money asked to go through the link itself, folded.
+_THROUGH_LINK = re.compile(
+    r"(?i)\b(?:(?:through|via|using|on) (?:this|the|that) link|only through|this link only"
+    r"|(?:doar |numai )?(?:prin|pe) (?:acest |linkul |link)|prin link)"
+)
 
 
 def bait_tokens(labels: Iterable[str], bait_words: frozenset[str]) -> tuple[tuple[str, ...], int]:
@@ -540,11 +566,7 @@ def national_service(parts: HostParts, shop: bool, reputation: Reputation) -> tu
         return ()
     if parts.suffix not in reputation.word_tlds:
         return tuple(nation)
-    served = [
-        t
-        for t in tokens
-        if t not in nation and (t in reputation.money_words or reputation.brands.is_lure(t))
-    ]
+    served = [t for t in tokens if t not in nation and t in reputation.service_words]
     return tuple(nation) if served else ()
 
 
@@ -554,15 +576,37 @@ def illness_offer(parts: HostParts, reputation: Reputation) -> tuple[str, ...]:
     ("arthritis-care.online"). Pure."""
     if parts.suffix in reputation.word_tlds:
         return ()
-    return tuple(t for t in parts.name.split("-") if t in reputation.illness_words)
+    tokens = _name_tokens(parts.name)
+    found = tuple(t for t in tokens if t in reputation.illness_words)
+    return found if found and any(t in reputation.cure_offer_words for t in tokens) else ()
 
 
 def aid_offer(parts: HostParts, reputation: Reputation) -> tuple[str, ...]:
-    """Two aid words in a cheap domain's name: an offer of aid no public body makes there
-    ("ajutor-incalzire-2025.online"); one alone is an honest name ("ajutor-teme.online").
-    Pure."""
-    found = tuple(dict.fromkeys(t for t in parts.name.split("-") if t in reputation.aid_words))
-    return found if len(found) >= 2 else ()
+    """Help with heating or energy in a cheap domain's name, not a shop's: an offer of aid no
+    public body makes there ("ajutor-incalzire-2025.online", "ajutorincalzire.online"); help
+    alone ("ajutor-teme.online") or a topic alone ("smart-heating-energy.online") is an
+    honest name. Pure."""
+    if parts.suffix in reputation.shop_tlds:
+        return ()
+    return aid_named(_name_tokens(parts.name), reputation)
+
+
+def aid_named(tokens: Sequence[str], reputation: Reputation) -> tuple[str, ...]:
+    """The help and its topic among `tokens`, each whole or the two run together. Pure."""
+    help_ = [t for t in tokens if t in reputation.aid_words]
+    topic = [t for t in tokens if t in reputation.aid_topics]
+    if help_ and topic:
+        return (help_[0], topic[0])
+    for t in tokens:
+        for word in reputation.aid_words:
+            if t.startswith(word) and t[len(word) :] in reputation.aid_topics:
+                return (word, t[len(word) :])
+    return ()
+
+
+def _name_tokens(name: str) -> list[str]:
+    """A registrable name's words, split at hyphens and digits ("ajutor-incalzire2025")."""
+    return [t for t in re.split(r"[-\d]+", name) if t]
 
 
 def bait_reason(
@@ -675,7 +719,7 @@ def assess_domains(
         assessed.append(_signin_page(found, reputation) if signing_in else found)
     if any(h.host in reputation.shorteners for h in assessed):
         slugs = shortener_slugs(text, url, reputation)
-        asking = shortener_request(text, reputation.request_words)
+        asking = shortener_request(text, reputation.request_words, reputation.giving_words)
         assessed = [_asking(h, reputation, asking, slugs.get(h.host)) for h in assessed]
     return DomainReport(tuple(assessed), url_given=bool(url))
 
@@ -699,21 +743,29 @@ def shortener_slugs(text: str, url: str | None, reputation: Reputation) -> dict[
 
 def slug_names(link: str, reputation: Reputation) -> str | None:
     """What a link's path names that sells, when it names two things: a protected brand, a
-    bait, alarm or sign-in word, "free", or a country ("lidl-voucher-paste",
-    "netflix-free-year", "login-verify-card", "alocatie-2025-ro"); each a whole word of the
-    path. One alone is the ordinary address of an honest page ("ghid-pensie-2025",
-    "kaufland-oferte", "stiri-locale", "cadou-nunta"), but for a miracle cure's or a leak's
-    word, which names what the page sells by itself ("ceai-minune-7zile"). Pure."""
+    bait, alarm or sign-in word, "free", a country beside a bait word, or help with heating
+    ("lidl-voucher-paste", "netflix-free-year", "login-verify-card", "alocatie-2025-ro",
+    "heating-grant-2025"); each a whole word of the path. One alone is the ordinary address
+    of an honest page ("ghid-pensie-2025", "kaufland-oferte", "stiri-locale", "cadou-nunta",
+    "free-school-meals-uk"), but for a miracle cure's or a leak's word beside a remedy or a
+    number of days, which names what the page sells by itself ("ceai-minune-7zile",
+    "3soda-cure"; not "cure-cancer-run-2025"). Pure."""
     try:
         path = urlsplit(link if "://" in link else "http://" + link).path
     except ValueError:
         return None
+    folded = fold(path[:MAX_PATH_CHARS]).lower()
+    words = re.findall(r"[a-z]+", folded)
     brands = reputation.brands
-    signs: dict[str, None] = {}
-    for word in re.findall(r"[a-z]+", fold(path[:MAX_PATH_CHARS]).lower()):
+    alone = next((a for w in words if (a := _alone_word(w, reputation))), None)
+    if alone and (_DAYS.search(folded) or any(w in reputation.slug_sold_words for w in words)):
+        return alone
+    signs: dict[str, None] = dict.fromkeys(aid_named(words, reputation))
+    if alone:
+        signs[alone] = None
+    nations = [w for w in words if w in reputation.nation_words]
+    for word in words:
         hit = brands.by_strict.get(brands.folding.strict(word))
-        if word in reputation.slug_alone_words:
-            return word
         if hit and len(hit.name) >= MIN_SLUG_NAME:
             signs[hit.name] = None
         elif (
@@ -721,10 +773,32 @@ def slug_names(link: str, reputation: Reputation) -> str | None:
             or word in reputation.signin_path_words
             or word in reputation.bait_words
             or word in reputation.alarm_words
-            or word in reputation.nation_words
         ):
             signs[word] = None
+    if nations and any(w in reputation.bait_words for w in signs):
+        signs[nations[0]] = None  # "alocatie-2025-ro", not "free-school-meals-uk"
     return ", ".join(signs) if len(signs) >= 2 else None
+
+
+def _alone_word(word: str, reputation: Reputation) -> str | None:
+    """A miracle cure's or a leak's word, whole or ending or starting a word run together
+    ("ceaiminune"). Pure."""
+    if word in reputation.slug_alone_words:
+        return word
+    return next(
+        (
+            a
+            for a in reputation.slug_alone_words
+            if len(a) >= MIN_RUN_TOGETHER_ALONE and (word.endswith(a) or word.startswith(a))
+        ),
+        None,
+    )
+
+
+# A run-together slug word counts from this many letters ("minune", "leacul", not "cure").
+MIN_RUN_TOGETHER_ALONE = 5
+# A number of days, hours or weeks in a slug: what a miracle page promises ("7zile").
+_DAYS = re.compile(r"\d+-?(?:zile|days|ore|hours|nopti|nights|saptamani|weeks)")
 
 
 # A protected name counts in a slug from this many letters ("lidl", not "ing", "bt").

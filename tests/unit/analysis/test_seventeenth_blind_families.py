@@ -75,7 +75,7 @@ def test_those_who_know_told_to_say_nothing_is_a_cover_up_cue(text: str) -> None
     [
         "We decided to let our youngest catch chickenpox naturally this winter.",
         "Mai bine îl las să facă varicela natural, e mai sănătos.",
-        "A spoonful of honey clears bronchitis in three days.",
+        "A spoonful of honey cures bronchitis in three days.",
     ],
 )
 def test_a_disease_caught_naturally_or_cleared_by_a_remedy_is_a_miracle_cue(text: str) -> None:
@@ -116,7 +116,9 @@ def test_the_coward_is_not_the_verb_to_leave_typed_without_diacritics() -> None:
         ("diabet-info.ro", False),
     ],
 )
-def test_hosts_that_borrow_a_real_domain_a_giveaway_name_or_an_illness(host: str, flagged: bool) -> None:
+def test_hosts_that_borrow_a_real_domain_a_giveaway_name_or_an_illness(
+    host: str, flagged: bool
+) -> None:
     assert (assess_host(host).risk >= FLAGGED) is flagged
 
 
@@ -128,12 +130,108 @@ def test_hosts_that_borrow_a_real_domain_a_giveaway_name_or_an_illness(host: str
             "link only: bit.ly/3helpPaws",
             True,
         ),
-        ("Donați 50 de lei pentru biserică aici: tinyurl.com/3bisericaX", True),
+        ("Donați 50 de lei doar prin acest link: tinyurl.com/3bisericaX", True),
+        ("Donate £5 if you can: bit.ly/pta-fundraiser", False),
         ("Send me the photos from Saturday: bit.ly/3xPhotos", False),
         ("Donate to the food bank here: bit.ly/foodbank-winter", False),
     ],
 )
 def test_a_shortener_asked_to_carry_money_sent_or_given(text: str, flagged: bool) -> None:
-    """Money sent or donated through a link the reader cannot see, with a sum: the request
-    of a charity or "hi mum" scam; a word alone is an ordinary message."""
+    """Money sent, or donated through the link itself, with a sum: the request of a "hi mum"
+    or a charity scam on a page the reader cannot see; a school's "donate if you can" and a
+    word alone are ordinary messages."""
+    assert (assess_domains(text).score >= FLAGGED) is flagged
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A message circulating on WhatsApp claims that tap water in Leeds has been contaminated "
+        "with lead. Yorkshire Water said the supply meets every standard and no contamination "
+        "was found.",
+        "Un mesaj distribuit pe Facebook susține că apa de la robinet din Iași e contaminată cu "
+        "plumb. Apavital a precizat că apa respectă toate normele și nu a fost găsită nicio "
+        "contaminare.",
+    ],
+)
+def test_a_reported_claim_a_source_denies_is_a_debunk(text: str) -> None:
+    """A claim passed around, answered by whoever is accountable with a denial in one of
+    the next two sentences: the report and its rebuttal, whatever words the denial uses."""
+    assert claims_score(text) < FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A message circulating on WhatsApp claims that tap water in Leeds has been contaminated "
+        "with lead. Yorkshire Water had not responded by the time of publication.",
+        "Un mesaj distribuit pe Facebook susține că apa de la robinet din Iași e contaminată cu "
+        "plumb. Apavital nu a răspuns până la ora publicării.",
+        "A video claims the floods were caused by cloud seeding. The government says there was "
+        "no seeding, but they lie to us every day.",
+        "Mi-a zis vecina că de luni se taie apa caldă în tot orașul pentru o lună. Nu așteptați "
+        "anunțul oficial, umpleți cada și dați mai departe!",
+    ],
+)
+def test_no_answer_an_answer_thrown_back_or_an_official_to_await_is_no_debunk(text: str) -> None:
+    assert claims_score(text) >= FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Garlic cures pneumonia within a week, no antibiotics needed. See your GP if symptoms "
+        "persist.",
+        "Colloidal silver clears pneumonia in 48 hours without antibiotics. Ask a pharmacist if "
+        "you want to buy it.",
+        "5G masts cause cancer in 90% of nearby residents, the government is covering it up. "
+        "Seek medical advice if symptoms persist.",
+        "Ei spun că vaccinurile sunt sigure. Nu e adevărat! Vaccinul provoacă autism și guvernul "
+        "ascunde asta. Distribuiți!",
+    ],
+)
+def test_a_referral_or_a_bare_denial_does_not_hide_a_dangerous_claim(text: str) -> None:
+    """A referral counts only with a symptom's course, not beside a cure, a plot or a
+    rumour pressed on; "nu e adevărat" rebuts only when whoever was asked said it."""
+    assert claims_score(text) >= FLAGGED
+
+
+def test_viral_infections_are_no_viral_source() -> None:
+    """ "Most colds are viral", "infecții virale": a virus, not a post gone round."""
+    assert claims_score("Most sore throats are viral and get better in a week.") < FLAGGED
+    assert claims_score("Majoritatea infecțiilor respiratorii sunt virale.") < FLAGGED
+
+
+@pytest.mark.parametrize(
+    ("host", "flagged"),
+    [
+        ("romania-trading-cards.live", False),  # a country beside ordinary words on a word TLD
+        ("uk-care-home.site", False),
+        ("eu-credit-union.online", False),
+        ("winter-fuel-uk.online", True),  # beside a public service's or money's word
+        ("edu-ro-burse.online", True),
+        ("smart-heating-energy.online", False),  # a topic without help
+        ("energie-incalzire.shop", False),
+        ("ajutorincalzire.online", True),  # help with heating, run together
+        ("tinnitus-forum.xyz", False),  # an illness with no cure offered
+    ],
+)
+def test_cheap_domains_need_an_offer_beside_a_country_help_or_an_illness(
+    host: str, flagged: bool
+) -> None:
+    assert (assess_host(host).risk >= FLAGGED) is flagged
+
+
+@pytest.mark.parametrize(
+    ("text", "flagged"),
+    [
+        ("Info: bit.ly/free-school-meals-uk", False),  # "free" and a country: one offer
+        ("Run with us: bit.ly/cure-cancer-run-2026", False),
+        ("Program: bit.ly/minune-de-craciun", False),
+        ("Apply: bit.ly/heating-grant-2026", True),  # help with heating
+        ("Rețeta: bit.ly/ulei-minune-14zile", True),  # a miracle, a remedy, days
+        ("Watch: bit.ly/leaked-footage-pfizer", True),
+    ],
+)
+def test_a_slug_word_names_a_page_alone_only_with_what_it_sells(text: str, flagged: bool) -> None:
     assert (assess_domains(text).score >= FLAGGED) is flagged

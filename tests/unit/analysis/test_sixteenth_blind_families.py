@@ -174,13 +174,13 @@ def test_a_country_in_a_cheap_domain_poses_as_a_national_offer(host: str, flagge
 @pytest.mark.parametrize(
     ("host", "flagged"),
     [
-        ("heating-subsidy-2026.online", True),  # two aid words: aid offered on a cheap name
+        ("heating-subsidy-2026.online", True),  # help with heating offered on a cheap name
         ("ajutor-caldura-iarna.xyz", True),
-        ("ajutor-meditatii.online", False),  # one is an honest name (tutoring help)
+        ("ajutor-meditatii.online", False),  # help alone is an honest name (tutoring help)
         ("energy-drinks.online", False),
     ],
 )
-def test_two_aid_words_on_a_cheap_domain_offer_aid(host: str, flagged: bool) -> None:
+def test_help_with_heating_on_a_cheap_domain_offers_aid(host: str, flagged: bool) -> None:
     assert (assess_host(host).risk >= FLAGGED) is flagged
 
 
