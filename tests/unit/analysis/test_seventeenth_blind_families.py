@@ -235,3 +235,18 @@ def test_cheap_domains_need_an_offer_beside_a_country_help_or_an_illness(
 )
 def test_a_slug_word_names_a_page_alone_only_with_what_it_sells(text: str, flagged: bool) -> None:
     assert (assess_domains(text).score >= FLAGGED) is flagged
+
+
+def test_a_message_someone_received_and_tells_of_is_reported() -> None:
+    """ "Mi-a venit SMS că mi-e blocat contul": the scam's pressure is told of, not applied;
+    the scam message itself still presses."""
+    told = (
+        "Frate, mi-a venit SMS că mi-e blocat contul la bancă și trebuie să plătesc azi, dar "
+        "am sunat la ei și era țeapă."
+    )
+    scam = (
+        "Contul dvs. a fost blocat. Plătiți taxa de deblocare azi sau pierdeți accesul "
+        "definitiv: https://bt-deblocare.top"
+    )
+    assert techniques.assess_techniques(told).score < FLAGGED
+    assert techniques.assess_techniques(scam).score >= FLAGGED
