@@ -527,8 +527,8 @@ def shortener_request(
     text: str, request_words: frozenset[str], giving_words: frozenset[str] = frozenset()
 ) -> bool:
     """Whether a message asks for money or a sign-in: two request words, or one beside a
-    sum with its currency, in its own words (links left out). Money sent or given counts
-    only through the link ("send it through this link only"). Pure."""
+    sum with its currency, in its own words (links left out). A donation counts only asked
+    through the link itself ("donate through this link only"). Pure."""
     own = _URL.sub(" ", text)  # a link's letters (a shortener's random slug) are no words
     words = set(re.findall(r"[a-z]+", fold(own).lower()))
     found = words & request_words
@@ -537,7 +537,7 @@ def shortener_request(
     return len(found) >= 2 or (bool(found) and bool(_AMOUNT.search(own)))
 
 
-# Money asked to go through the link itself, folded.
+# Money asked to go through the link itself.
 _THROUGH_LINK = re.compile(
     r"(?i)\b(?:(?:through|via|using|on) (?:this|the|that) link|only through|this link only"
     r"|(?:doar |numai )?(?:prin|pe) (?:acest |linkul |link)|prin link)"
@@ -747,9 +747,10 @@ def slug_names(link: str, reputation: Reputation) -> str | None:
     ("lidl-voucher-paste", "netflix-free-year", "login-verify-card", "alocatie-2025-ro",
     "heating-grant-2025"); each a whole word of the path. One alone is the ordinary address
     of an honest page ("ghid-pensie-2025", "kaufland-oferte", "stiri-locale", "cadou-nunta",
-    "free-school-meals-uk"), but for a miracle cure's or a leak's word beside a remedy or a
-    number of days, which names what the page sells by itself ("ceai-minune-7zile",
-    "3soda-cure"; not "cure-cancer-run-2025"). Pure."""
+    "free-school-meals-uk"), but for a miracle cure's or a leak's word beside what it sells
+    (a remedy, a document) or a number of days, which names the page by itself
+    ("ceai-minune-7zile", "3soda-cure", "leaked-lab-files"; not "cure-cancer-run-2025").
+    Pure."""
     try:
         path = urlsplit(link if "://" in link else "http://" + link).path
     except ValueError:

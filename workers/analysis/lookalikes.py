@@ -412,7 +412,7 @@ def imitation(parts: HostParts, index: BrandIndex, cheap_tld: bool) -> Imitation
 
 def _own_domain_extended(parts: HostParts, index: BrandIndex) -> bool:
     """A brand's real .com, .net or .org domain with a country code that is no region
-    appended ("bbc.com.co", "abcnews.com.co"): the reader sees the real domain, whole. Pure."""
+    appended ("bbc.com.co", "paypal.com.co"): the reader sees the real domain, whole. Pure."""
     generic, _, country = parts.suffix.partition(".")
     return (
         bool(country)
