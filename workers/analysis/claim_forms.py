@@ -578,7 +578,7 @@ def text_registers(
             heard |= CONTEXT_REGISTERS & set(near)
         if satire:
             heard.add("satire")
-        if heard & set(_DISCREDITING):
+        if set(register) & set(_DISCREDITING):
             heard.discard("sourced")
         if not heard & set(_REPORTED):
             heard.discard("debunked")

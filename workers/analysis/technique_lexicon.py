@@ -105,6 +105,7 @@ class Context(_Strict):
 
     attribution: dict[Language, list[str]] = Field(default_factory=dict)
     anonymous: dict[Language, list[str]] = Field(default_factory=dict)
+    self_reference: dict[Language, list[str]] = Field(default_factory=dict)
     restrictive: dict[Language, list[str]] = Field(default_factory=dict)
     negation: dict[Language, list[str]] = Field(default_factory=dict)
     denial: dict[Language, list[str]] = Field(default_factory=dict)
@@ -227,6 +228,7 @@ class ContextWords:
 
     attribution: Mapping[Language, Slot]
     anonymous: Mapping[Language, Slot]
+    self_reference: Mapping[Language, Slot]
     restrictive: Mapping[Language, Slot]
     negation: Mapping[Language, Slot]
     denial: re.Pattern[str] | None
@@ -300,6 +302,7 @@ def compile_file(spec: TechniquesFile) -> Lexicon:
         lang: {k for c in cues[lang] for s in (c.first, *c.near) for k in s.keys}
         | context.attribution[lang].keys
         | context.anonymous[lang].keys
+        | context.self_reference[lang].keys
         | context.negation[lang].keys
         for lang in LANGUAGES
     }
@@ -364,6 +367,9 @@ def _context(context: Context) -> ContextWords:
             lang: _slot(context.attribution.get(lang, []), {}, lang) for lang in LANGUAGES
         },
         anonymous={lang: _slot(context.anonymous.get(lang, []), {}, lang) for lang in LANGUAGES},
+        self_reference={
+            lang: _slot(context.self_reference.get(lang, []), {}, lang) for lang in LANGUAGES
+        },
         restrictive={
             lang: _slot(context.restrictive.get(lang, []), {}, lang) for lang in LANGUAGES
         },
