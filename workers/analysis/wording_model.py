@@ -43,9 +43,11 @@ MACHINE_TEXT_MODEL_FILE = "machine_text_model.json"
 # model also flags one-sentence neutral texts that share a family's words ("Your card
 # expires in March", 0.84). Chosen leave-one-batch-out (docs/analysis.md, "Learned
 # wording"): the most recall on the batch left out, at precision >= 0.9, with every
-# neutral text of the unit tests staying low.
+# neutral text of the unit tests staying low. Lowered from 1.2 in round 18: with the model
+# trained without each of seven pairs of blind sets (840 texts), the pairs' techniques read
+# 563 right, 31 false at 1.2 and 563 right, 27 false at 0.9 (26 false at 0.72, but 557 right).
 CUE_FROM = 0.5
-CUE_WEIGHT = 1.2
+CUE_WEIGHT = 0.9
 # Where the lexicon found nothing, the cue counts only from LONE_FROM (a score of 66: the
 # model alone flags the text) in a text of LONE_MIN_WORDS words or more: the one- and
 # two-sentence neutral texts that share a family's words ("Your card expires in March",

@@ -179,3 +179,32 @@ def test_the_number_on_the_back_of_the_card_is_advice() -> None:
     assert "data_request" not in kinds(
         "If you think your card was used, call the number on the back of your card."
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Renew your vehicle tax online or at a Post Office using the 16-digit reference on "
+        "your reminder; the car cannot be driven untaxed and fines reach £1,000.",
+        "Scrapping 400 teaching assistant posts will save £6 million a year, the council says, "
+        "but class sizes will rise.",
+        "We're all looking forward to the new wing: 40 more beds will open in March.",
+    ],
+)
+def test_a_post_office_a_job_post_and_looking_forward_are_no_viral_source(text: str) -> None:
+    """ "a post", "posts" and "forward to" are a social-media post and a forward only with
+    what makes them one (a vehicle-tax reminder read 70)."""
+    assert claims_score(text) < FLAGGED
+
+
+def test_a_post_on_social_media_is_still_a_viral_source() -> None:
+    assert (
+        claims_score("A post on Facebook says 5G masts cause 80% of all new cancers in children.")
+        >= FLAGGED
+    )
+    assert (
+        claims_score(
+            "Posts shared in the group say the water in Leeds has been poisoned on purpose."
+        )
+        >= FLAGGED
+    )
