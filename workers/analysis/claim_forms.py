@@ -527,6 +527,9 @@ def sentence_register(sentence: str) -> list[Register]:
         # "He offered no evidence for the claim": the claimant's want of support, whose
         # "no evidence" is no rebuttal.
         found.remove("debunked")
+    if {"viral_sources", "advice"} <= set(found) and _within(folded, "viral_sources", "advice"):
+        # "Never share this code with anyone": a bank's warning, not a message passed on.
+        found.remove("viral_sources")
     if "viral_sources" not in found and _RUMOUR_QUESTION.search(folded) and _STAKE.search(folded):
         found.append("viral_sources")  # a rumour of a loss asked about is one passed on
     if "unsourced" in found and _NAMED_SOURCE.search(sentence) and not _WANT.search(folded):

@@ -106,6 +106,7 @@ class Context(_Strict):
     attribution: dict[Language, list[str]] = Field(default_factory=dict)
     anonymous: dict[Language, list[str]] = Field(default_factory=dict)
     self_reference: dict[Language, list[str]] = Field(default_factory=dict)
+    messages: dict[Language, list[str]] = Field(default_factory=dict)
     restrictive: dict[Language, list[str]] = Field(default_factory=dict)
     negation: dict[Language, list[str]] = Field(default_factory=dict)
     denial: dict[Language, list[str]] = Field(default_factory=dict)
@@ -229,6 +230,7 @@ class ContextWords:
     attribution: Mapping[Language, Slot]
     anonymous: Mapping[Language, Slot]
     self_reference: Mapping[Language, Slot]
+    messages: Mapping[Language, Slot]
     restrictive: Mapping[Language, Slot]
     negation: Mapping[Language, Slot]
     denial: re.Pattern[str] | None
@@ -303,6 +305,7 @@ def compile_file(spec: TechniquesFile) -> Lexicon:
         | context.attribution[lang].keys
         | context.anonymous[lang].keys
         | context.self_reference[lang].keys
+        | context.messages[lang].keys
         | context.negation[lang].keys
         for lang in LANGUAGES
     }
@@ -370,6 +373,7 @@ def _context(context: Context) -> ContextWords:
         self_reference={
             lang: _slot(context.self_reference.get(lang, []), {}, lang) for lang in LANGUAGES
         },
+        messages={lang: _slot(context.messages.get(lang, []), {}, lang) for lang in LANGUAGES},
         restrictive={
             lang: _slot(context.restrictive.get(lang, []), {}, lang) for lang in LANGUAGES
         },

@@ -294,14 +294,15 @@ def _speakers(
 ) -> list[tuple[int, int]]:
     """Where a named speaker's verb is: "the minister said", not "sources say". Words inside
     a quotation are the quote's, not the speaker's: "chanted «They took…»" is attributed.
-    A reported text's noun right after "this" is the text itself ("reply to this message
-    with the code"), not one it reports."""
+    A message right after "this" is the text itself ("reply to this message with the code"),
+    not one it reports (a headline or a poster after "this" is still reported)."""
     speaking, anonymous = lexicon.context.attribution[lang], lexicon.context.anonymous[lang]
-    itself = lexicon.context.self_reference[lang]
+    this, messages = lexicon.context.self_reference[lang], lexicon.context.messages[lang]
     accepts = _Accepts()
     found = []
     for i, token in enumerate(tokens):
-        if accepts(speaking, token.keys) and not (i and accepts(itself, tokens[i - 1].keys)):
+        itself = i and accepts(messages, token.keys) and accepts(this, tokens[i - 1].keys)
+        if accepts(speaking, token.keys) and not itself:
             around = tokens[max(0, i - ANONYMOUS_REACH) : i + ANONYMOUS_REACH + 1]
             if not any(accepts(anonymous, t.keys) and not _inside(quoted, t.start) for t in around):
                 found.append((token.start, token.end))

@@ -16,23 +16,27 @@ from workers.analysis.domains import assess_host
 @pytest.mark.parametrize(
     "text",
     [
-        "Myth busted: cracking your knuckles does not give you arthritis. The sound is gas "
-        "bubbles in the joint fluid, and long studies of knuckle-crackers found no link.",
-        "Mit demontat: nu, cititul pe întuneric nu vă strică ochii pentru totdeauna. Vă "
-        "obosește privirea, iar senzația trece după o noapte de somn.",
+        "Myth busted: cracking your knuckles does not give you arthritis.",
+        "Mit demontat: nu, cititul pe întuneric nu vă strică ochii pentru totdeauna.",
     ],
 )
 def test_a_myth_busting_label_answers_the_myth_it_names(text: str) -> None:
-    """A column's "Myth busted:" is the rebuttal of the sentence it heads (a myth-buster read
-    50 as the learned model's claim)."""
+    """A column's "Myth busted:" is the rebuttal of the sentence it heads."""
     assert claims_score(text) < FLAGGED
 
 
-def test_a_bare_myth_label_still_lets_the_truth_turned_round_be_a_claim() -> None:
-    """ "Mit:" alone is what a post sets before the truth it turns round."""
-    assert claims_score("Mit: virusul e natural. Adevăr: a fost creat în laborator și ascuns.") >= (
-        FLAGGED
-    )
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Mit: virusul e natural. Adevăr: a fost creat în laborator și ascuns.",
+        "Myth busted: vaccines are safe. In fact they cause autism in 1 of 50 children.",
+        "Mit spulberat: 5G nu e periculos. De fapt, antenele provoacă cancer la 3 din 10 oameni "
+        "care locuiesc lângă ele.",
+    ],
+)
+def test_a_myth_label_a_post_turns_round_leaves_the_next_claim_a_claim(text: str) -> None:
+    """The label rebuts its own sentence only: the claim after it is judged on its own."""
+    assert claims_score(text) >= FLAGGED
 
 
 @pytest.mark.parametrize(
@@ -46,6 +50,17 @@ def test_a_bare_myth_label_still_lets_the_truth_turned_round_be_a_claim() -> Non
 )
 def test_a_humour_column_asserts_nothing(text: str) -> None:
     assert claims_score(text) < FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "This is a joke, but the vaccine really does contain graphene oxide, look it up.",
+        "Nu e rubrica de umor, e adevărul: vaccinul conține oxid de grafen și modifică ADN-ul.",
+    ],
+)
+def test_a_joke_denied_is_no_satire_label(text: str) -> None:
+    assert claims_score(text) >= FLAGGED
 
 
 def test_a_source_quoted_in_its_own_sentence_is_not_discredited_by_the_clip_it_answers() -> None:
@@ -71,8 +86,8 @@ def test_a_source_quoted_in_its_own_sentence_is_not_discredited_by_the_clip_it_a
     [
         "The farm workers the agencies bus in every summer are like locusts: they strip the "
         "shops and leave.",
-        "Șoferii aduși de firmele de curierat din alte țări sunt ca lăcustele: vin, iau tot și "
-        "pleacă.",
+        "Muncitorii străini aduși de firmele de curierat din alte țări sunt ca lăcustele: vin, "
+        "iau tot și pleacă.",
     ],
 )
 def test_a_pest_simile_counts_however_far_back_its_subject_stands(text: str) -> None:
@@ -82,25 +97,34 @@ def test_a_pest_simile_counts_however_far_back_its_subject_stands(text: str) -> 
 @pytest.mark.parametrize(
     "text",
     [
-        "Vaccines were never about the flu, and the government knows it.",
-        "Apa de la robinet ne slăbește imunitatea, iar medicii știu asta foarte bine.",
+        "Hyenas are like vultures: they clean up what lions leave behind.",
+        "My teenage sons are like locusts when they come home from school.",
+        "Copiii mei sunt ca lăcustele când vin de la școală.",
+    ],
+)
+def test_a_simile_of_animals_or_ones_own_children_dehumanises_no_one(text: str) -> None:
+    assert "dehumanisation" not in kinds(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "Meter fitters are told never to explain what the second chip records.",
         "The so-called virus was a cover for the new masts.",
     ],
 )
-def test_an_authority_that_knows_or_a_gag_said_of_a_claim_is_a_cover_up_cue(text: str) -> None:
+def test_a_gag_on_what_something_is_or_a_so_called_virus_is_a_cover_up_cue(text: str) -> None:
     assert "conspiracy" in kinds(text)
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        "And the doctors knew it was late, but they operated anyway.",
-        "Who knows it? Everyone in the village knows it.",
-        "Am greșit rețeta, iar ei știu asta.",
+        "Children are told never to tell strangers where they live.",
+        "Nurses are trained never to discuss a patient's diagnosis with visitors.",
     ],
 )
-def test_knowing_said_of_anything_else_is_no_cover_up(text: str) -> None:
+def test_a_rule_of_discretion_is_no_gag(text: str) -> None:
     assert "conspiracy" not in kinds(text)
 
 
@@ -126,6 +150,8 @@ def test_a_one_time_code_asked_back_is_a_data_request(text: str) -> None:
         "Poliția avertizează că persoane care se dau drept angajați ai băncii cer coduri "
         "primite prin SMS.",
         "Codul tău este 482913. Nu comunica acest cod nimănui.",
+        "Can you send me the discount code you received by email?",
+        "Trimite-mi te rog codul de reducere primit pe mail.",
     ],
 )
 def test_a_banks_warning_about_codes_asks_for_nothing(text: str) -> None:
@@ -143,42 +169,36 @@ def test_this_message_is_the_text_itself_not_one_it_reports() -> None:
         "Mesajul spune să răspundeți cu codul primit în următoarele 10 minute.", learned=False
     )
     assert asked.score > reported.score
-
-
-@pytest.mark.parametrize(
-    ("host", "flagged"),
-    [
-        ("hp-printer-support-help.online", True),  # a tech-support scam's fake help page
-        ("epson-driver-fix.xyz", True),
-        ("mcafee-renewal.top", True),
-        ("farmaciatei-oferte.online", True),  # a pharmacy chain's name on a cheap offer page
-        ("support.hp.com", False),
-        ("123.hp.com", False),
-        ("www.epson.ro", False),
-        ("farmaciatei.ro", False),
-        ("hpb.com", False),
-    ],
-)
-def test_printer_antivirus_and_pharmacy_names_are_protected(host: str, flagged: bool) -> None:
-    assert (assess_host(host).risk >= FLAGGED) is flagged
+    # a headline after "this" is still the one a report quotes
+    assert "dehumanisation" not in kinds(
+        'This headline, "Migrants are rats", was printed on the front page of a tabloid.'
+    )
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        "Your PC is infected! Download the cleaner and call the number on screen to speak to a "
-        "certified technician.",
-        "Calculatorul e blocat de un virus! Sunați la numărul afișat pe ecran.",
+        "Don't ignore it, share this with your family.",
+        "Do not delete, share this.",
     ],
 )
-def test_a_fake_support_page_sends_the_reader_to_the_number_on_screen(text: str) -> None:
-    assert "data_request" in kinds(text)
+def test_a_negation_earlier_in_the_sentence_does_not_stop_share_this(text: str) -> None:
+    assert "urgency" in kinds(text)
 
 
-def test_the_number_on_the_back_of_the_card_is_advice() -> None:
-    assert "data_request" not in kinds(
-        "If you think your card was used, call the number on the back of your card."
-    )
+@pytest.mark.parametrize(
+    ("host", "flagged"),
+    [
+        ("mcafee-renewal.top", True),  # a fake antivirus renewal
+        ("farmaciatei-oferte.online", True),  # a pharmacy chain's name on a cheap offer page
+        ("www.mcafee.com", False),
+        ("farmaciatei.ro", False),
+        ("hp-energy.ro", False),  # two letters are many companies' initials: HP is not protected
+        ("epsom.co.uk", False),
+    ],
+)
+def test_an_antivirus_and_a_pharmacy_name_are_protected(host: str, flagged: bool) -> None:
+    assert (assess_host(host).risk >= FLAGGED) is flagged
 
 
 @pytest.mark.parametrize(
