@@ -45,10 +45,10 @@ MACHINE_TEXT_MODEL_FILE = "machine_text_model.json"
 # wording"): the most recall on the batch left out, at precision >= 0.9, with every
 # neutral text of the unit tests staying low. Lowered from 1.2 in round 18: with the model
 # trained without each of seven pairs of blind sets (840 texts), the pairs' techniques read
-# 563 right, 31 false at 1.2 and 563 right, 27 false at 0.9 (26 false at 0.72, but 557 right).
+# 563 right, 31 false at 1.2 and 563 right, 27 false at 0.9 (25 false at 0.72, but 557 right).
 CUE_FROM = 0.5
 CUE_WEIGHT = 0.9
-# Where the lexicon found nothing, the cue counts only from LONE_FROM (a score of 66: the
+# Where the lexicon found nothing, the cue counts only from LONE_FROM (a score of 55: the
 # model alone flags the text) in a text of LONE_MIN_WORDS words or more: the one- and
 # two-sentence neutral texts that share a family's words ("Your card expires in March",
 # 0.84; "Doctors won't tell you the results until the lab confirms them", 16 words, 1.00)
