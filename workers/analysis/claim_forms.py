@@ -699,8 +699,19 @@ _REPORTS_WORD = re.compile(
     r"|a (?:declarat|spus|afirmat|sustinut|pretins|anuntat)|au (?:declarat|spus|afirmat|sustinut)"
     r"|sustine|afirma|pretinde)\b"
 )
-# How the next sentence names the same speaker again: a pronoun, else a word of the first.
-_SPEAKER_AGAIN = frozenset({"he", "she", "they", "el", "ea", "ei", "dansul", "dansa", "acesta"})
+# How the next sentence names the same speaker again: a pronoun, or the role a speaker of
+# the news is called by the second time ("The Russian ambassador said … The diplomat gave
+# no details about the source"), else a word of the first.
+_SPEAKER_AGAIN = frozenset(
+    {
+        "he", "she", "they", "el", "ea", "ei", "dansul", "dansa", "acesta", "aceasta",
+        "diplomat", "diplomatul", "ambassador", "ambasadorul", "official", "oficialul",
+        "politician", "politicianul", "minister", "ministrul", "senator", "senatorul",
+        "deputatul", "mp", "spokesman", "spokeswoman", "spokesperson", "purtatorul",
+        "blogger", "bloggerul", "influencer", "influencerul", "candidate", "candidatul",
+        "lawmaker", "parlamentarul", "leader", "liderul", "premierul", "presedintele",
+    }
+)  # fmt: skip
 _STEM = 6
 
 
@@ -725,6 +736,8 @@ def unsupported_next(sentence: str, following: str, following_own: Iterable[str]
         return False
     opening = re.findall(r"[^\W\d_]+", fold(following))[:2]
     if opening[:1] and opening[0] in _SPEAKER_AGAIN:
+        return True
+    if opening[:2] == ["the", opening[-1]] and opening[-1] in _SPEAKER_AGAIN:
         return True
     stems = {w[:_STEM] for w in re.findall(r"[^\W\d_]{5,}", fold(sentence))}
     return any(len(w) >= 5 and w[:_STEM] in stems for w in opening)

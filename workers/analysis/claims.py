@@ -238,7 +238,8 @@ def _as_claim(
         own = [*own, "reported_claim", "unsourced"]
         if left_unsupported(own, register):
             added = (r for r in ("reported_claim", "unsourced") if r not in register)
-            register = (*register, *added)
+            # the speaker named is no source when they gave nothing for it
+            register = tuple(r for r in (*register, *added) if r != "sourced")
     if not is_claim(forms) and (rumoured(forms, register) or left_unsupported(own, register)):
         forms = [*forms, "rumour"]
     if not is_claim(forms):
