@@ -20,6 +20,7 @@ from workers.analysis.claim_forms import (
     claims_spec,
     is_claim,
     left_unsupported,
+    names_no_source,
     rebuts_outright,
     rumoured,
     sentence_forms,
@@ -98,7 +99,7 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
     claims = [
         c
         for i, (s, r) in enumerate(zip(found, registers, strict=True))
-        if (c := _as_claim(s, r, own[i], clean, attributed, _unsupported_after(found, own, i)))
+        if (c := _as_claim(s, r, own[i], clean, attributed, *_unsupported_after(found, own, i)))
     ]
     rule = claim_policy().risk
     # A text that rebuts a claim it reports is worded like the claim it quotes: the model
@@ -218,9 +219,14 @@ def _with_register(claim: Claim, register: str) -> Claim:
     return dataclasses.replace(claim, register=(*claim.register, register))
 
 
-def _unsupported_after(found: Sequence[Sentence], own: Sequence[Sequence[str]], i: int) -> bool:
-    """Whether sentence i gives someone's word that the next sentence leaves unsupported."""
-    return i + 1 < len(found) and unsupported_next(found[i].text, found[i + 1].text, own[i + 1])
+def _unsupported_after(
+    found: Sequence[Sentence], own: Sequence[Sequence[str]], i: int
+) -> tuple[bool, bool]:
+    """Whether sentence i gives someone's word that the next sentence leaves unsupported, and
+    whether that sentence says the information has no known source at all."""
+    if i + 1 >= len(found) or not unsupported_next(found[i].text, found[i + 1].text, own[i + 1]):
+        return False, False
+    return True, names_no_source(found[i + 1].text)
 
 
 def _as_claim(
@@ -230,16 +236,20 @@ def _as_claim(
     clean: NormalisedText,
     attributed: bool,
     unsupported_after: bool = False,
+    no_source: bool = False,
 ) -> Claim | None:
     """The claim the sentence makes, if any: `register` is what it hears around it, `own` its
-    own register (sentence_register)."""
+    own register (sentence_register). `unsupported_after`: the next sentence says the speaker
+    gave nothing to support it; `no_source`: that the information has no known source, so
+    the speaker named is none either."""
     forms = sentence_forms(sentence.text)
     if unsupported_after:  # the speaker's want of support, told in the next sentence
         own = [*own, "reported_claim", "unsourced"]
         if left_unsupported(own, register):
             added = (r for r in ("reported_claim", "unsourced") if r not in register)
-            # the speaker named is no source when they gave nothing for it
-            register = tuple(r for r in (*register, *added) if r != "sourced")
+            register = (*register, *added)
+            if no_source:
+                register = tuple(r for r in register if r != "sourced")
     if not is_claim(forms) and (rumoured(forms, register) or left_unsupported(own, register)):
         forms = [*forms, "rumour"]
     if not is_claim(forms):

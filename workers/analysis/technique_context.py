@@ -21,15 +21,6 @@ _QUOTED = re.compile(
     r"„[^”“\"\n]{1,400}+[”“\"]|«[^»\n]{1,400}+»|“[^”\n]{1,400}+”|\"[^\"\n]{1,400}+\""
     r"|‘[^’\n]{1,400}+’|(?<!\w)'(?:[^'\n]|(?<=\w)'(?=\w)){1,400}+'(?!\w)"
 )
-# A forward's label opening the text ("Forwarded many times: '…'", "Redirecționat de multe
-# ori: „…”", "Fwd:"): the quote that follows is the message passed on, not a report of it.
-# (A report says where it was forwarded: "a message forwarded many times on WhatsApp reads
-# '…'" is not a label.)
-_FORWARD_LABEL = re.compile(
-    r"\W{0,6}+(?:forwarded(?: many times| as received)?|fwd?|fw|redirectionat"
-    r"(?: de (?:mai )?multe ori)?|mesaj redirectionat|copy[ /-]?paste|copiat"
-    r"|primit pe (?:whatsapp|grup|messenger))\s*+[:\n]\s*+"
-)
 # Sentence ends; a quote's inner "." also ends one, which only makes sentences shorter.
 # A point between digits ("1.45 GBP", "2.000 de lei") is part of a number, not an end.
 _SENTENCE_END = re.compile(r"[.!?…\n]++(?!\d)")
@@ -118,13 +109,8 @@ class TextContext:
 
 
 def quotes(folded: str) -> list[tuple[int, int]]:
-    """Spans of the quoted passages, marks included, in order; not the message a forward's
-    label opens with, which is the text itself."""
-    spans = [m.span() for m in _QUOTED.finditer(folded)]
-    label = _FORWARD_LABEL.match(folded)
-    if label and spans and spans[0][0] == label.end():
-        return spans[1:]
-    return spans
+    """Spans of the quoted passages, marks included, in order."""
+    return [m.span() for m in _QUOTED.finditer(folded)]
 
 
 def sentence_ends(folded: str) -> list[int]:
