@@ -11,7 +11,7 @@ they were."""
 import pytest
 
 from tests.unit.analysis.probes import FLAGGED, claims_score, kinds
-from workers.analysis.domains import assess_host
+from workers.analysis.domains import assess_domains, assess_host
 
 
 @pytest.mark.parametrize(
@@ -185,3 +185,59 @@ def test_a_plan_left_without_a_detail_is_no_unsourced_claim(text: str) -> None:
 def test_a_warranty_and_an_invoice_are_no_bill_pressed_on_the_reader() -> None:
     assert "pressure" not in kinds("Prețurile includ TVA, garanție 24 de luni și factură pe firmă.")
     assert "pressure" in kinds("Aveți o restanță de 218 lei la factura de energie. Plătiți azi.")
+
+
+# Learned from set KK once it joined dev (after it had been measured held out).
+
+
+@pytest.mark.parametrize(
+    ("host", "flagged"),
+    [
+        ("ezpass-tolls.help", True),
+        ("e-zpass-toll-pay.com", True),
+        ("sunpass-tollservices.com", True),
+        ("ezpassnj.com", False),
+        ("www.e-zpassny.com", False),
+        ("sunpass.com", False),
+    ],
+)
+def test_the_toll_agencies_of_the_unpaid_toll_texts_are_protected(host: str, flagged: bool) -> None:
+    assert (assess_host(host).risk >= FLAGGED) is flagged
+
+
+def test_a_shortened_link_asking_to_unlock_an_account_is_a_request() -> None:
+    lure = (
+        "PayPal: Your account has been limited. Verify your identity within 24 hrs to avoid "
+        "permanent suspension: bit.ly/3PpLmt9"
+    )
+    assert assess_domains(lure, None).score >= FLAGGED
+    assert (
+        assess_domains("Create an account to save your favourites: bit.ly/3PpLmt9", None).score
+        < FLAGGED
+    )
+    assert assess_domains("Our report is out, read it here: bit.ly/3PpLmt9", None).score < FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "At Saturday's rally the senator claimed that 'illegal immigrants are voting by the "
+        "millions,' without offering evidence.",
+        "Ceaiul de păpădie vindecă diabetul, eliminând necesitatea insulinei.",
+        "Dandelion tea is a complete cure for type 1 diabetes, eliminating the need for insulin.",
+    ],
+)
+def test_a_claim_left_without_evidence_and_a_treatment_made_needless_are_claims(text: str) -> None:
+    assert claims_score(text) >= FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The senator claimed the bill would pass, citing three committee votes.",
+        "Nu există încă o vindecare completă a diabetului de tip 1; insulina rămâne esențială.",
+        "Noul sistem elimină necesitatea hârtiei la ghișeu, spune primăria.",
+    ],
+)
+def test_a_sourced_claim_a_cure_denied_and_a_paperless_desk_are_no_claims(text: str) -> None:
+    assert claims_score(text) < FLAGGED
