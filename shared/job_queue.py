@@ -19,10 +19,13 @@ a queue of the same name, so the rest of the code does not change with the trans
   seen as redelivered.
 - What a worker publishes while it handles a row (its results, a retry's copy, a dead
   letter, a media task's follow-ups) is held back and written in the transaction that
-  completes the row, guarded by the lease (`deferring_writes`): a task's results exist if and
-  only if its row is completed by the consumer that held it. So a task runs once without a
+  settles the row, guarded by the lease (`deferring_writes`): a task's results exist if and
+  only if its row was settled by the consumer that held it. So a task runs once without a
   Redis lock: the lease is the lock (`Lease`), and a holder whose lease lapsed commits
   nothing.
+- A task settled with its result is `answered`, not yet completed: it completes in the
+  aggregator's transaction that records the result and settles the result row (a trigger,
+  migration 015), so a task, its result and the session's progress commit together.
 
 The rest is the same code on both transports: dedupe and the fan-in make a duplicate task
 or result harmless, as they do for a broker redelivery.
@@ -36,7 +39,7 @@ import contextvars
 import json
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -330,20 +333,40 @@ def dlq_caps_of(settings: Settings) -> tuple[int, int]:
     return settings.dlq_max_length, settings.dlq_max_bytes
 
 
-_PRUNE = """
+# Rows of one status finished more than $1 s ago, at most $2 of them (through that
+# status's partial index).
+_PRUNE_OF = """
 DELETE FROM job_queue WHERE id IN (
     SELECT id FROM job_queue
-    WHERE status = 'completed' AND finished_at < clock_timestamp() - make_interval(secs => $1)
+    WHERE status = '{status}' AND finished_at < clock_timestamp() - make_interval(secs => $1)
     ORDER BY finished_at LIMIT $2 FOR UPDATE SKIP LOCKED
 )
 """
 
 
+# Completed rows; and answers whose result row was deleted unsettled (by hand), which
+# nobody is left to complete: they go when completed rows of their age do.
+_PRUNES = tuple(_PRUNE_OF.format(status=status) for status in ("completed", "answered"))
+
+
 async def prune_completed(pool: asyncpg.Pool, older_than_s: float, batch: int = 5000) -> int:
-    """Delete completed rows finished more than `older_than_s` ago, at most `batch` of them
-    (dead letters stay until replayed or purged); how many went."""
-    done = await pool.execute(_PRUNE, older_than_s, batch)
-    return int(done.split()[-1])
+    """Delete completed rows finished more than `older_than_s` ago, at most `batch` of them,
+    and answers left over as old (dead letters stay until replayed or purged); how many
+    went."""
+    gone = 0
+    for statement in _PRUNES:
+        done = await pool.execute(statement, older_than_s, batch)
+        gone += int(done.split()[-1])
+    return gone
+
+
+def settled_as(status: str, writes: Sequence[Insert], answers: Collection[str]) -> str:
+    """The status a settlement stores: a completion that published a row to one of the
+    `answers` queues (a task's result) is `answered`, and completes once that result is
+    settled (migration 015); any other settlement stores what it says."""
+    if status == "completed" and any(write[0] in answers for write in writes):
+        return "answered"
+    return status
 
 
 _COUNTS = """
@@ -532,9 +555,12 @@ class TableConsumer:
         aging_per_s: float,
         ttl_s: float | None = None,
         delivery_limit: int = 10,
+        answers: Collection[str] = (),
     ) -> None:
         """`ttl_s`: rows waiting longer are dead letters, not claimed (task queues);
-        `delivery_limit`: a row whose holders died with it this often is one too."""
+        `delivery_limit`: a row whose holders died with it this often is one too;
+        `answers`: the queues of the rows' results (a worker's: the results queues), whose
+        rows leave a completed row `answered` (`settled_as`)."""
         self._pool = pool
         self._listener = listener
         self._groups = [(list(queues), capacity) for queues, capacity in groups]
@@ -546,6 +572,7 @@ class TableConsumer:
         self._aging = aging_per_s
         self._ttl_s = ttl_s
         self._delivery_limit = delivery_limit
+        self._answers = frozenset(answers)
         self._held: dict[int, ClaimedRow] = {}
         # A claim failed mid-way (its rows may be claimed, unknown to us): release them first.
         self._claim_unanswered = False
@@ -610,8 +637,9 @@ class TableConsumer:
             self._wake.set()
 
     async def settle(self, row: ClaimedRow, status: str, reason: str | None = None) -> None:
-        """Complete, re-queue or dead-letter a held row; a second settlement does nothing (as
-        a second ack of a delivery would fail, quietly here).
+        """Complete (or leave answered: `settled_as`), re-queue or dead-letter a held row; a
+        second settlement does nothing (as a second ack of a delivery would fail, quietly
+        here).
 
         A completion writes what was published while the row was handled in the same
         statement, and only while the row is still this claim's: a holder whose lease lapsed
@@ -620,7 +648,8 @@ class TableConsumer:
         if row.settled:
             return
         writes = row.pending if status == "completed" else []
-        fence = (row.id, status, reason, self.consumer_id, row.deliveries)
+        stored = settled_as(status, writes, self._answers)
+        fence = (row.id, stored, reason, self.consumer_id, row.deliveries)
         ours = False
         try:
             if row.lease_lost:

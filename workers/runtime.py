@@ -258,7 +258,8 @@ class Worker:
         """The table transport: claims rows of the six plan queues in two groups, the urgent
         plans and the others, each holding at most a prefetch per queue (as a broker
         consumer's prefetch per plan queue does), so a backlog of lower plans never keeps an
-        urgent task from the urgent slots; the claim takes the highest plans first."""
+        urgent task from the urgent slots; the claim takes the highest plans first. A task
+        settled with its result stays `answered` until the aggregator records the result."""
         opts, settings = self.options, self.settings
         return TableConsumer(
             pool,
@@ -271,6 +272,7 @@ class Worker:
             aging_per_s=settings.aging_per_s,
             ttl_s=settings.queue_message_ttl_ms / 1000,
             delivery_limit=settings.queue_delivery_limit,
+            answers=(self.names.results, self.names.urgent_results),
         )
 
     async def _on_delivery(self, delivery: Delivery) -> None:

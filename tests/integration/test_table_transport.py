@@ -17,7 +17,7 @@ from aggregator.applier import ack_all
 from aggregator.service import Aggregator
 from dispatcher.submit import first_tasks
 from shared import db as database
-from shared import resources, sessions
+from shared import job_queue, resources, sessions
 from shared.constants import (
     ANALYSIS_COMPONENTS,
     ATTEMPT_HEADER,
@@ -385,6 +385,87 @@ async def test_what_a_handled_row_publishes_is_written_with_its_completion(world
         assert states == {"completed", "pending"}
     finally:
         await holder.stop()
+
+
+async def task_rows(pool, settings, sid):
+    """The statuses of a session's task rows (its result rows apart), by component."""
+    found = await pool.fetch(
+        "SELECT message_id, status FROM job_queue WHERE queue LIKE $1 || '%'"
+        " AND queue !~ '\\.results' AND correlation_id = $2",
+        settings.topology_prefix,
+        sid,
+    )
+    return {r["message_id"].split(":")[1]: r["status"] for r in found}
+
+
+async def test_a_task_completes_in_the_commit_that_records_its_result_and_progress(world, pool):
+    """A worker leaves its task `answered` with its result row written: nothing recorded,
+    the session's progress at 0, the task not claimable again. The aggregator's commit then
+    records each result (the progress), completes its result row and completes its task:
+    afterwards every row is completed and every result recorded once."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    names = Names(settings.topology_prefix)
+    async with running(*workers_for(settings)):
+        sid = await submit(pool, publisher)
+
+        async def all_answered():
+            statuses = await task_rows(pool, settings, sid)
+            return statuses if set(statuses.values()) == {"answered"} else None
+
+        assert set(await eventually(all_answered)) == set(ANALYSIS_COMPONENTS)
+        await asyncio.sleep(0.3)  # a worker that would claim an answered task again
+    assert set((await task_rows(pool, settings, sid)).values()) == {"answered"}
+    waiting = await rows(pool, settings, "pending")
+    assert [r["queue"] for r in waiting] == [names.results] * 4
+    view = await sessions.load(pool, sid)
+    assert view.progress()["progress"] == 0 and not view.results
+    async with running(Aggregator(settings, explain=explain).run):
+        view = await final_view(pool, sid)
+    assert view.status == "completed" and view.progress()["progress"] == 100
+    assert set((await task_rows(pool, settings, sid)).values()) == {"completed"}
+    assert {r["status"] for r in await rows(pool, settings)} == {"completed"}
+
+
+async def test_a_result_dead_lettered_completes_its_answered_task(world, pool):
+    """Results of a session withdrawn meanwhile are dead letters; their tasks, answered,
+    are completed by that settlement (nothing is left open)."""
+    settings = await on_table(world)
+    publisher = publisher_of(settings, pool)
+    async with running(*workers_for(settings)):
+        sid = await submit(pool, publisher)
+
+        async def all_answered():
+            return set((await task_rows(pool, settings, sid)).values()) == {"answered"}
+
+        await eventually(all_answered)
+    await pool.execute("DELETE FROM sessions WHERE id = $1", uuid.UUID(sid))
+    async with running(Aggregator(settings, explain=explain).run):
+
+        async def all_completed():
+            return set((await task_rows(pool, settings, sid)).values()) == {"completed"}
+
+        await eventually(all_completed)
+    letters = await rows(pool, settings, "error")
+    assert len(letters) == 4
+    assert not await rows(pool, settings, "pending", "retry", "running", "answered")
+
+
+async def test_answers_left_over_are_pruned_with_completed_rows_of_their_age(world, pool):
+    """An answer whose result row nobody will settle (deleted by hand) goes when
+    completed rows finished as long ago do; a recent answer stays."""
+    settings = await on_table(world)
+    queue = Names(settings.topology_prefix).task_queue("claims", 3)
+    for age_s in (7200, 1):
+        await pool.execute(
+            "INSERT INTO job_queue (queue, routing_key, status, body, message_id, finished_at)"
+            " VALUES ($1, $1, 'answered', 'x', $2, clock_timestamp() - make_interval(secs => $3))",
+            queue,
+            f"{uuid.uuid4()}:claims",
+            float(age_s),
+        )
+    assert await job_queue.prune_completed(pool, 3600) == 1
+    assert [r["status"] for r in await rows(pool, settings)] == ["answered"]
 
 
 def row_copy(row: ClaimedRow) -> aio_pika.Message:
@@ -847,7 +928,8 @@ async def test_an_aggregator_cut_off_while_completing_result_rows_recorded_none_
 ):
     """An aggregator records a batch's results and completes the rows that carried them in
     one transaction: its connection cut at the first completion (a trigger ends its own
-    backend, once) leaves no result of the batch recorded; applied again once the connection
+    backend, once) leaves no result of the batch recorded and none of their tasks
+    completed; applied again once the connection
     is back, every session ends once, with one result per component, and every row
     completed."""
     from aggregator import applier
@@ -886,12 +968,15 @@ async def test_an_aggregator_cut_off_while_completing_result_rows_recorded_none_
             recorded = await pool.fetchval(
                 "SELECT count(*) FROM component_results WHERE session_id = ANY($1::uuid[])", ids
             )
+            tasks_then = [await task_rows(pool, settings, sid) for sid in sids]
             views = [await final_view(pool, sid) for sid in sids]
     finally:
         await pool.execute(f"DROP TRIGGER IF EXISTS {cut} ON job_queue")
         await pool.execute(f"DROP FUNCTION IF EXISTS {cut}()")
         await pool.execute(f"DROP SEQUENCE IF EXISTS {once}")
     assert recorded == 0  # the batch cut at its completion recorded nothing
+    # ... and completed none of their tasks: a task completes with its result's recording.
+    assert "completed" not in {status for tasks in tasks_then for status in tasks.values()}
     assert [v.status for v in views] == ["completed"] * 3
     per_component = await pool.fetch(
         "SELECT count(*) AS n FROM component_results WHERE session_id = ANY($1::uuid[])"

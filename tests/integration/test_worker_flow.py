@@ -247,7 +247,8 @@ async def test_exhausted_retries_give_a_failure_result_and_a_dead_letter(world, 
 async def test_media_without_a_service_fails_clearly_and_the_session_ends(world, pool, tmp_path):
     """Video, no transcription service, the real media executor: each component fails at
     once with the reason in user terms (no setting named), nothing is dead-lettered, and the
-    session ends `failed`."""
+    session ends `failed` (on the table transport its media task, answered with the four
+    failures, completed with their recording)."""
     settings = await world(media_root=str(tmp_path))
     (tmp_path / "tenant-a").mkdir()
     (tmp_path / "tenant-a" / "clip.mp4").write_bytes(b"not really a video")
@@ -264,6 +265,11 @@ async def test_media_without_a_service_fails_clearly_and_the_session_ends(world,
     told = "this kind of media cannot be analysed: a service it needs is unavailable"
     assert all(r["error"] == told for r in view.results.values())
     assert await dlq_messages(settings) == []
+    if settings.transport != "rabbitmq":  # answered by four failures: completed by the first
+        media_task = await pool.fetchval(
+            "SELECT status FROM job_queue WHERE message_id = $1", f"{sid}:media_preprocess"
+        )
+        assert media_task == "completed"
 
 
 async def test_an_image_is_read_and_its_follow_ups_are_trusted_by_every_worker(

@@ -4,7 +4,7 @@ import pytest
 from pydantic import ValidationError
 
 from ops.supervisor import Plan, Service, plan_for_transport
-from shared.job_queue import queue_of
+from shared.job_queue import queue_of, settled_as
 from shared.names import Names
 from shared.settings import Settings
 from workers.runtime import plan_groups
@@ -53,3 +53,24 @@ def test_a_workers_plan_queues_are_claimed_in_an_urgent_group_and_the_rest():
         (["x.claims.5", "x.claims.6"], 10),
     ]
     assert plan_groups(names, "claims", 5, None) == [([f"x.claims.{p}" for p in range(1, 7)], 30)]
+
+
+def _write(queue: str) -> tuple[str, ...]:
+    return (queue, queue, "pending")
+
+
+def test_a_task_completed_with_its_result_is_answered_and_any_other_settlement_is_as_said():
+    """A worker's completion that published a result waits, `answered`, for the fan-in to
+    complete it; follow-ups, retries, dead letters and other settlements are as asked."""
+    names = Names("verdict")
+    answers = (names.results, names.urgent_results)
+    result, urgent = _write(names.results), _write(names.urgent_results)
+    follow_up, dead = _write(names.task_queue("claims", 3)), _write(names.dlq)
+    assert settled_as("completed", [result], answers) == "answered"
+    assert settled_as("completed", [follow_up, urgent], answers) == "answered"
+    assert settled_as("completed", [follow_up, dead], answers) == "completed"
+    assert settled_as("completed", [], answers) == "completed"
+    assert settled_as("pending", [result], answers) == "pending"
+    assert settled_as("error", [], answers) == "error"
+    # An aggregator's consumer names no answers: its result rows simply complete.
+    assert settled_as("completed", [result], ()) == "completed"
