@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from workers.analysis.datafiles import load_validated
-from workers.analysis.satire import credited_to_satire
+from workers.analysis.satire import credited_to_satire, satire_disowned
 from workers.analysis.technique_lexicon import checked_terms
 from workers.analysis.techniques import term_pattern
 from workers.analysis.term_index import Starts, TermIndex
@@ -572,7 +572,10 @@ def text_registers(
     ]
     outright = [rebuts_outright(s) for s in sentences]
     answered = _answered_by_a_source(sentences, own)
-    satire = any("satire" in r for r in own) or credited_to_satire(fold(" ".join(sentences)))
+    whole = fold(" ".join(sentences))
+    if satire_disowned(whole):  # "satire obv but: …" marks nothing as a joke
+        own = [[r for r in register if r != "satire"] for register in own]
+    satire = any("satire" in r for r in own) or credited_to_satire(whole)
     found = []
     for i, register in enumerate(own):
         heard = set(register)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from workers.analysis.chat_speak import spelled_out
 from workers.analysis.claim_forms import (
     ATTRIBUTING,
     ClaimsSpec,
@@ -91,7 +92,7 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
     claim of a text it reads as asserting false or unverified claims, and where the forms
     found none risky, makes its most claim-like sentence a claim (`learned_claim`).
     """
-    clean = normalise(text)
+    clean = spelled_out(normalise(text))
     found = sentences(clean.text)[:MAX_SENTENCES]
     own = [sentence_register(s.text) for s in found]
     registers = text_registers([s.text for s in found], own)
@@ -269,7 +270,7 @@ def with_model_claims(
 ) -> list[Claim]:
     """Claims with a model's quotes added: only quotes found in the (normalised) text, not
     overlapping a claim already there, up to `limit`; spans are the original's."""
-    clean = normalise(text)
+    clean = spelled_out(normalise(text))
     folded = fold(clean.text)
     merged = list(claims)
     for quote in quotes:

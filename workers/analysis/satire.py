@@ -30,6 +30,22 @@ _SITE = re.compile(
 )
 
 
+# A satire label taken back at once: "satire obv 😉 but: …", "*satira* (sau nu?? 🤔)",
+# "parody (or is it?)". The label then covers what it introduces instead of marking a joke
+# (round 20): within a few words of the label, a "but", "or not" or "or is it".
+_DISOWNED = re.compile(
+    r"\b(?:satire|satirical|parody|satira|satiric\w{0,3}|parodie|pamflet)\b"
+    r"(?:\W{1,6}+\w{1,12}+)??\W{1,8}+"
+    r"(?:but|dar|insa|(?:sau|or) (?:nu|not)|or is it|sau poate nu)\b"
+)
+
+
+def satire_disowned(folded: str) -> bool:
+    """Whether a satire label in the folded text is taken back within a few words of it
+    ("satire obv but:", "satira (sau nu??)"): then it marks nothing as a joke. Pure."""
+    return bool(_DISOWNED.search(folded))
+
+
 def credited_to_satire(folded: str) -> bool:
     """Whether the folded text opens with a satire outlet's credit or names its site. Pure."""
     return bool(_OPENING.match(folded) or _SITE.search(folded))

@@ -12,7 +12,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from workers.analysis.satire import credited_to_satire
+from workers.analysis.satire import credited_to_satire, satire_disowned
 
 # Quoted passages: „…” and "…" (Romanian and English), «…», “…”, ‘…’ and '…' between
 # non-letters, whose inside may hold a word's apostrophe ('If this wasn't you, call…').
@@ -122,7 +122,7 @@ def labelled_satire(folded: str, label: re.Pattern[str] | None) -> bool:
     the text is credited to a satire outlet ("Times New Roman: …", satire.py)."""
     if credited_to_satire(folded):
         return True
-    if label is None:
+    if label is None or satire_disowned(folded):
         return False
     head = label.search(folded, 0, SATIRE_LABEL_REACH)
     return bool(head or label.search(folded, max(0, len(folded) - SATIRE_LABEL_REACH)))

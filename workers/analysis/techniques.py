@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from workers.analysis import lemmas
+from workers.analysis.chat_speak import spelled_out
 from workers.analysis.datafiles import load_validated
 from workers.analysis.findings import (
     MAX_FINDINGS,
@@ -123,7 +124,7 @@ class _Reading:
 
 
 def _read(text: str, lexicon: Lexicon) -> _Reading:
-    clean = normalise(text)
+    clean = spelled_out(normalise(text))
     folded = fold(clean.text)
     languages = lemmas.languages_of(lemmas.words(folded))
     words = {lang: lemmas.tokens(clean.text, folded, lexicon.words[lang]) for lang in languages}
@@ -425,7 +426,7 @@ def with_model_findings(
     """
     lexicon = lexicon or default_lexicon()
     weights = lexicon.weights
-    clean = normalise(text)
+    clean = spelled_out(normalise(text))
     folded = fold(clean.text)
     extra = []
     for technique, quote in proposals:
@@ -453,7 +454,7 @@ def with_tenant_terms(
     if not terms:
         return report
     lexicon = lexicon or default_lexicon()
-    clean = normalise(text)
+    clean = spelled_out(normalise(text))
     folded = fold(clean.text)
     extra = []
     for technique, words in terms.items():
