@@ -1,6 +1,7 @@
 """Satire credited to its outlet: a text that opens with the outlet's name and a colon
 ("Times New Roman: Românii cer…") or names the outlet's site. The name alone is not enough:
-"the onion", "Times New Roman" (the font) and "a daily mash" are ordinary words elsewhere."""
+"the onion", "Times New Roman" (the font) and "a daily mash" are ordinary words elsewhere.
+And a satire label taken back at once ("satire obv but: …"), which marks nothing as a joke."""
 
 from __future__ import annotations
 
