@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from workers.analysis.normalise import NormalisedText
+from workers.analysis.normalise import NormalisedText, normalise
 
 # Spelled out whatever their case ("U", "Ur", "PLS").
 _ANY_CASE: Mapping[str, str] = {
@@ -26,7 +26,6 @@ _ANY_CASE: Mapping[str, str] = {
     "u": "you",
     "ur": "your",
     "urs": "yours",
-    "r": "are",
     "pls": "please",
     "plz": "please",
     "ppl": "people",
@@ -73,8 +72,10 @@ _ANY_CASE: Mapping[str, str] = {
     "nmc": "nimic",
     "dpdv": "din punct de vedere",
 }
-# Spelled out in lower case only: in capitals each is something else (BC, DC, PT, CV, TB).
+# Spelled out in lower case only: in capitals each is something else (BC, DC, PT, CV, TB,
+# the letter R).
 _LOWER_ONLY: Mapping[str, str] = {
+    "r": "are",
     "bc": "because",
     "rn": "right now",
     "pt": "pentru",
@@ -85,8 +86,7 @@ _LOWER_ONLY: Mapping[str, str] = {
 
 # One of the spellings standing alone: after the start, a space or an opening bracket or
 # quote; before the end, a space, or punctuation that ends a phrase (a full stop only before
-# a space or the end). Only the listed spellings are tried, so a text without one costs one
-# scan and is returned as it is.
+# a space or the end).
 _SPELLING = re.compile(
     r"(?<![^\s(\[\"'“„«])("
     + "|".join(sorted(map(re.escape, {*_ANY_CASE, *_LOWER_ONLY}), key=len, reverse=True))
@@ -112,6 +112,12 @@ def _full(word: str) -> str | None:
     if word[0].isupper():
         return full[0].upper() + full[1:]
     return full
+
+
+def read_form(text: str) -> NormalisedText:
+    """`text` as the text analysers read it: normalised, chat spellings written in full. A
+    model's quote or a tenant's term is read the same way before it is looked for."""
+    return spelled_out(normalise(text))
 
 
 def spelled_out(clean: NormalisedText) -> NormalisedText:

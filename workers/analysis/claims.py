@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from workers.analysis.chat_speak import spelled_out
+from workers.analysis.chat_speak import read_form
 from workers.analysis.claim_forms import (
     ATTRIBUTING,
     ClaimsSpec,
@@ -32,7 +32,7 @@ from workers.analysis.claim_forms import (
     unverified_risk,
 )
 from workers.analysis.findings import combine_probabilities, evidence_quote
-from workers.analysis.normalise import NormalisedText, normalise
+from workers.analysis.normalise import NormalisedText
 from workers.analysis.techniques import context_words
 from workers.analysis.text import Sentence, clip, comparison_form, fold, sentences
 from workers.analysis.text import words as word_tokens
@@ -92,7 +92,7 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
     claim of a text it reads as asserting false or unverified claims, and where the forms
     found none risky, makes its most claim-like sentence a claim (`learned_claim`).
     """
-    clean = spelled_out(normalise(text))
+    clean = read_form(text)
     found = sentences(clean.text)[:MAX_SENTENCES]
     own = [sentence_register(s.text) for s in found]
     registers = text_registers([s.text for s in found], own)
@@ -270,11 +270,11 @@ def with_model_claims(
 ) -> list[Claim]:
     """Claims with a model's quotes added: only quotes found in the (normalised) text, not
     overlapping a claim already there, up to `limit`; spans are the original's."""
-    clean = spelled_out(normalise(text))
+    clean = read_form(text)
     folded = fold(clean.text)
     merged = list(claims)
     for quote in quotes:
-        needle = normalise(quote.strip()).text
+        needle = read_form(quote.strip()).text
         at = folded.find(fold(needle)) if needle else -1
         if at < 0 or len(merged) >= limit:
             continue

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from workers.analysis import lemmas
-from workers.analysis.chat_speak import spelled_out
+from workers.analysis.chat_speak import read_form
 from workers.analysis.datafiles import load_validated
 from workers.analysis.findings import (
     MAX_FINDINGS,
@@ -26,7 +26,7 @@ from workers.analysis.findings import (
     saturating_score,
 )
 from workers.analysis.lemmas import Language, Token
-from workers.analysis.normalise import NormalisedText, normalise
+from workers.analysis.normalise import NormalisedText
 from workers.analysis.technique_context import (
     TextContext,
     labelled_satire,
@@ -124,7 +124,7 @@ class _Reading:
 
 
 def _read(text: str, lexicon: Lexicon) -> _Reading:
-    clean = spelled_out(normalise(text))
+    clean = read_form(text)
     folded = fold(clean.text)
     languages = lemmas.languages_of(lemmas.words(folded))
     words = {lang: lemmas.tokens(clean.text, folded, lexicon.words[lang]) for lang in languages}
@@ -426,11 +426,11 @@ def with_model_findings(
     """
     lexicon = lexicon or default_lexicon()
     weights = lexicon.weights
-    clean = spelled_out(normalise(text))
+    clean = read_form(text)
     folded = fold(clean.text)
     extra = []
     for technique, quote in proposals:
-        needle = fold(normalise(quote.strip()).text)
+        needle = fold(read_form(quote.strip()).text)
         at = folded.find(needle) if needle else -1
         if technique in weights and at >= 0:
             start, end = clean.span(at, at + len(needle))
@@ -454,13 +454,13 @@ def with_tenant_terms(
     if not terms:
         return report
     lexicon = lexicon or default_lexicon()
-    clean = spelled_out(normalise(text))
+    clean = read_form(text)
     folded = fold(clean.text)
     extra = []
     for technique, words in terms.items():
         weight = lexicon.weights.get(technique)
         for term in words if weight is not None else ():
-            needle = fold(normalise(term.strip()).text)
+            needle = fold(read_form(term.strip()).text)
             found = re.finditer(rf"(?<!\w){re.escape(needle)}(?!\w)", folded) if needle else ()
             for m in itertools.islice(found, MAX_TERM_FINDINGS):
                 start, end = clean.span(m.start(), m.end())

@@ -9,7 +9,7 @@ English, beside texts sharing their words that must stay as they were."""
 import pytest
 
 from tests.unit.analysis.probes import FLAGGED, claims_score, kinds
-from workers.analysis import techniques
+from workers.analysis import claims, techniques
 from workers.analysis.chat_speak import spelled_out
 from workers.analysis.normalise import normalise
 from workers.analysis.satire import satire_disowned
@@ -29,7 +29,7 @@ from workers.analysis.text import fold
         ("r/conspiracy and #ppl", "r/conspiracy and #ppl"),
         ("mail u@example.com", "mail u@example.com"),
         # capitals that mean something else stay
-        ("300 BC, Washington DC, CV-ul meu", "300 BC, Washington DC, CV-ul meu"),
+        ("300 BC, Washington DC, CV-ul meu, plan R", "300 BC, Washington DC, CV-ul meu, plan R"),
     ],
 )
 def test_chat_spellings_are_read_in_full_and_nothing_else_is(typed: str, read: str) -> None:
@@ -41,6 +41,22 @@ def test_evidence_in_a_spelled_out_text_quotes_what_was_typed() -> None:
     clean = spelled_out(normalise(text))
     at = clean.text.index("your loved")
     assert clean.quote(at, at + len("your loved")) == "ur loved"
+
+
+def test_a_models_quote_and_a_tenants_term_in_chat_spelling_are_found_as_typed() -> None:
+    """A language model quotes the text as typed and a tenant writes its terms as it likes:
+    both are read as the text is, chat spellings in full, and evidence quotes the original."""
+    text = "WARNING!! they r coming 4 ur kids, SHARE to protect ur loved ones"
+    report = techniques.assess_techniques(text, learned=False)
+    proposed = techniques.with_model_findings(text, report, [("fear_appeal", "they r coming")])
+    assert ("fear_appeal", "they r coming", "llm") in {
+        (f.kind, f.text, f.source) for f in proposed.findings
+    }
+    termed = techniques.with_tenant_terms(text, report, {"fear_appeal": ["ur kids"]})
+    assert ("fear_appeal", "ur kids") in {(f.kind, f.text) for f in termed.findings}
+    assert [c.text for c in claims.with_model_claims(text, [], ["they r coming"])] == [
+        "they r coming"
+    ]
 
 
 @pytest.mark.parametrize(
