@@ -473,6 +473,44 @@ _DENIED_PLAN = re.compile(
     r"|au (?:transmis|precizat|anuntat|declarat))\b[^.!?]{0,40}?"
     r"(?:no plans to|no plan to|nu exista (?:niciun proiect|nicio intentie|nicio propunere))"
 )
+# A claim quoted and denied in one sentence, credited to the posts (or people) that spread
+# it (round 21): "No, the blackout was not 'a planned test of grid shutdowns', as posts
+# shared on X claim", "Dârele albe nu sunt «substanțe chimice …», cum susțin mai multe
+# postări virale". The denial stands before the quote and the credit right after it, and the
+# credit names spreaders, not the officials a conspiracy post contradicts the same way ("it
+# was NOT 'a heart attack', as the media claim"); the writer's contrast (`_CONTRAST`) still
+# undoes it.
+# A quote in any of the marks a writer uses, each closed by its own mark (its words taken
+# whole: one candidate end per opening mark, so a text of stray quote marks costs no
+# backtracking).
+_QUOTE = (
+    r"(?:\"[^\"\n]{3,200}+\"|“[^”\n]{3,200}+”|„[^”“\n]{3,200}+[”“]|«[^»\n]{3,200}+»"
+    r"|‘[^’\n]{3,200}+’|'[^'\n]{3,200}+')"
+)
+# Between the verb and the quote: no sentence end, no quote mark (the first mark opens it).
+_BEFORE_QUOTE = r"[^.!?\n\"“„«‘']{0,120}+"
+_DENIED_AS_CLAIMED = re.compile(
+    r"\b(?:is|are|was|were|does|do|did|has|have|had|isn't|aren't|wasn't|weren't|doesn't"
+    r"|didn't|hasn't|haven't)\s++(?P<en>" + _BEFORE_QUOTE + r")" + _QUOTE
+    + r"[^.!?\n]{0,24}?,?\s*+as\s++(?P<en_credit>(?:[\w'-]++\s++){0,8}?)"
+    r"(?:claim|claims|claimed|allege|alleges|alleged|suggest|suggests|suggested|insist|insists"
+    r"|say|says|said|would have it|have it)\b"
+    r"|\bnu\s++(?:sunt|este|e|era|erau|a\s++fost|au\s++fost|a|au|s-a|s-au)\s++"
+    + _BEFORE_QUOTE + _QUOTE + r"[^.!?\n]{0,24}?,?\s*+"
+    r"(?:asa\s++)?cum\s++(?P<ro_credit>(?:[\w-]++\s++){0,4}?"
+    r"(?:sustin\w*|pretind\w*|pretinde\w*|afirma\w*|scri\w*|spun\w*|zic\w*|sugereaza\w*)"
+    r"(?:\s++[\w-]++){0,5})"
+)
+_NEGATED = re.compile(r"(?:\bnot\b|n't\b)")
+# Who spreads a claim, named in the credit of a denied quote (folded).
+_SPREADERS = re.compile(
+    r"\b(?:posts?|messages?|users?|videos?|clips?|accounts?|rumou?rs?|viral|social|online"
+    r"|facebook|tiktok|telegram|whatsapp|x|twitter|youtube|influencers?|theorists?|chain"
+    r"|forwards?|memes?|some|many|websites?|sites?|pages?|channels?|groups?"
+    r"|postar\w*|postari\w*|mesaj\w*|utilizator\w*|clipur\w*|videoclip\w*|contur\w*"
+    r"|zvonur\w*|virale?|retele\w*|sociale|unii|unele|multi|multe|site-uri\w*|pagin\w*"
+    r"|canal\w*|grupur\w*|influenceri\w*|teoreticien\w*|lantur\w*)\b"
+)
 _CONTRAST = re.compile(
     r"\b(?:for (?:\w+ )?(?:years|decades|months)|de ani|ani de zile|but|yet|however|though"
     r"|until now|don't believe|do not believe|lies|dar|insa|totusi|nu-i credeti|minciun\w*)\b"
@@ -489,9 +527,26 @@ def authority_rebuttal(sentence: str) -> bool:
     whole = fold(sentence)
     own = _QUOTED.sub(lambda m: " " * len(m[0]), whole)
     rebuts = (
-        _REBUTTAL_IN_QUOTES.search(whole) or _WARNED_ABOUT.search(own) or _DENIED_PLAN.search(own)
+        _REBUTTAL_IN_QUOTES.search(whole)
+        or _WARNED_ABOUT.search(own)
+        or _DENIED_PLAN.search(own)
+        or _denied_as_claimed(whole)
     )
     return bool(rebuts) and not _CONTRAST.search(own)
+
+
+def _denied_as_claimed(folded: str) -> bool:
+    """A quoted claim denied and credited to whoever spreads it (`_DENIED_AS_CLAIMED`). Pure."""
+    for found in _DENIED_AS_CLAIMED.finditer(folded):
+        if found["ro_credit"] is not None:
+            credit = found["ro_credit"]
+        elif _NEGATED.search(found[0][: found.start("en") - found.start()] + found["en"]):
+            credit = found["en_credit"]
+        else:
+            continue  # "the vaccine is 'safe', as experts say": nothing denied
+        if _SPREADERS.search(credit):
+            return True
+    return False
 
 
 def rejected(rebuttal: str, following: str) -> bool:
