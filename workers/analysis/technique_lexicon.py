@@ -61,6 +61,9 @@ class Cue(_Strict):
     # The only words allowed between an ordered cue's last two words ("are [a] plague", not
     # "are reporting on the plague"); None allows any.
     last_gap: list[str] | None = None
+    # Words that, up to NOT_AFTER_REACH words before the cue's first word in its sentence,
+    # make it something else: "from 6pm today until 6am tomorrow" is a window, not a deadline.
+    not_after: list[str] | None = None
 
 
 class Pattern(_Strict):
@@ -156,6 +159,7 @@ class CompiledCue:
     ordered: bool
     negatable: bool
     last_gap: Slot | None = None
+    not_after: Slot | None = None
 
 
 @dataclass(frozen=True)
@@ -349,6 +353,7 @@ def _cue(
         ordered=cue.ordered,
         negatable=entry.negatable if cue.negatable is None else cue.negatable,
         last_gap=None if cue.last_gap is None else _slot(cue.last_gap, sets, language),
+        not_after=None if cue.not_after is None else _slot(cue.not_after, sets, language),
     )
 
 

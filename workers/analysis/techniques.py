@@ -71,6 +71,8 @@ __all__ = [
 _AFTER_ANY = 1 << 62
 # How many words before a cue a "not" / "nu" cancels it ("they are not parasites").
 NEGATION_REACH = 3
+# How many words before a cue its `not_after` words look ("from 6pm today until …").
+NOT_AFTER_REACH = 5
 # How close to a speaking verb a word makes the speaker anonymous ("surse din ... spun").
 ANONYMOUS_REACH = 3
 # Findings of one tenant term that count: repeats add almost nothing to a technique's total
@@ -208,6 +210,8 @@ def _cue_matches(
             if others is None or not _gap_allowed(cue, tokens, [i, *others], accepts):
                 continue
             first, last = min([i, *others]), max([i, *others])
+            if _after_excluded(cue, tokens, sentence, first, accepts):
+                continue
             words = {i, *others}
             negated = cue.negatable and _negated(tokens, sentence, words, is_negation, accepts)
             if negated and not _restricted(tokens, words, restrictive, accepts):
@@ -225,6 +229,23 @@ def _gap_allowed(
         return True
     gap = cue.last_gap
     return all(accepts(gap, tokens[j].keys) for j in range(words[-2] + 1, words[-1]))
+
+
+def _after_excluded(
+    cue: CompiledCue,
+    tokens: Sequence[Token],
+    sentence: Sequence[int],
+    first: int,
+    accepts: _Accepts,
+) -> bool:
+    """Whether a word of the cue's `not_after` stands shortly before its first word, in its
+    sentence ("from 6pm today until 6am tomorrow": a window, not a deadline)."""
+    if cue.not_after is None:
+        return False
+    before = range(max(0, first - NOT_AFTER_REACH), first)
+    return any(
+        sentence[j] == sentence[first] and accepts(cue.not_after, tokens[j].keys) for j in before
+    )
 
 
 def _restricted(

@@ -143,3 +143,22 @@ def test_a_shortened_payment_lure_for_a_subscription_is_a_risky_host() -> None:
 
 def test_the_folded_forms_are_what_the_rebuttal_reads() -> None:
     assert claim_forms.authority_rebuttal(fold("Nu e «adevărat», cum zic unii pe Facebook."))
+
+
+@pytest.mark.parametrize(
+    ("text", "deadline"),
+    [
+        ("RED WARNING: very strong winds from 6pm today until 6am tomorrow.", False),
+        ("The bridge is closed between Monday and Friday until midnight.", False),
+        ("The council had not responded by the time of publication tonight.", False),
+        ("Circulația este închisă începând de astăzi până vineri.", False),
+        ("Primăria nu a răspuns solicitării noastre până la ora publicării.", False),
+        # a deadline pressed on the reader stays one
+        ("Pay before Friday or lose your account!", True),
+        ("Send it by tonight, the offer ends!", True),
+        ("Plătiți până vineri sau pierdeți contul!", True),
+        ("Aveți timp de trei zile până vineri să plătiți, altfel pierdeți totul!", True),
+    ],
+)
+def test_the_end_of_a_window_or_press_time_is_no_deadline(text: str, deadline: bool) -> None:
+    assert ("urgency" in kinds(text)) is deadline
