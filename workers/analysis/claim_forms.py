@@ -491,12 +491,17 @@ _QUOTE = (
 _BEFORE_QUOTE = r"[^.!?\n\"“„«‘']{0,120}+"
 _DENIED_AS_CLAIMED = re.compile(
     r"\b(?:is|are|was|were|does|do|did|has|have|had|isn't|aren't|wasn't|weren't|doesn't"
-    r"|didn't|hasn't|haven't)\s++(?P<en>" + _BEFORE_QUOTE + r")" + _QUOTE
+    r"|didn't|hasn't|haven't)\s++(?P<en>"
+    + _BEFORE_QUOTE
+    + r")"
+    + _QUOTE
     + r"[^.!?\n]{0,24}?,?\s*+as\s++(?P<en_credit>(?:[\w'-]++\s++){0,8}?)"
     r"(?:claim|claims|claimed|allege|alleges|alleged|suggest|suggests|suggested|insist|insists"
     r"|say|says|said|would have it|have it)\b"
     r"|\bnu\s++(?:sunt|este|e|era|erau|a\s++fost|au\s++fost|a|au|s-a|s-au)\s++"
-    + _BEFORE_QUOTE + _QUOTE + r"[^.!?\n]{0,24}?,?\s*+"
+    + _BEFORE_QUOTE
+    + _QUOTE
+    + r"[^.!?\n]{0,24}?,?\s*+"
     r"(?:asa\s++)?cum\s++(?P<ro_credit>(?:[\w-]++\s++){0,4}?"
     r"(?:sustin\w*|pretind\w*|pretinde\w*|afirma\w*|scri\w*|spun\w*|zic\w*|sugereaza\w*)"
     r"(?:\s++[\w-]++){0,5})"

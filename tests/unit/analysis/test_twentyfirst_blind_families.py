@@ -16,7 +16,10 @@ from workers.analysis.text import fold
 @pytest.mark.parametrize(
     ("sentence", "denied"),
     [
-        ('No, the school was not "closed for a secret vaccine trial", as posts on Facebook claim.', True),
+        (
+            'No, the school was not "closed for a secret trial", as posts on Facebook claim.',
+            True,
+        ),
         ("The tap water isn't 'poisoned with fluoride', as some users on TikTok said.", True),
         ("Podul nu a fost «vândut chinezilor», cum susțin mai multe postări de pe Telegram.", True),
         ("Apa nu este „otrăvită”, așa cum scriu unele pagini de Facebook.", True),
