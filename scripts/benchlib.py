@@ -281,6 +281,10 @@ class ProcessGroup:
         self._running.append(running)
         return running
 
+    def pid(self, name: str) -> int:
+        """The pid of the process started as `name`: the leader of its process group."""
+        return next(r.process.pid for r in self._running if r.name == name)
+
     def check_alive(self) -> None:
         """Raise when a started process has exited, naming its log."""
         for r in self._running:
