@@ -473,13 +473,6 @@ _DENIED_PLAN = re.compile(
     r"|au (?:transmis|precizat|anuntat|declarat))\b[^.!?]{0,40}?"
     r"(?:no plans to|no plan to|nu exista (?:niciun proiect|nicio intentie|nicio propunere))"
 )
-# A claim quoted and denied in one sentence, credited to the posts (or people) that spread
-# it (round 21): "No, the blackout was not 'a planned test of grid shutdowns', as posts
-# shared on X claim", "Dârele albe nu sunt «substanțe chimice …», cum susțin mai multe
-# postări virale". The denial stands before the quote and the credit right after it, and the
-# credit names spreaders, not the officials a conspiracy post contradicts the same way ("it
-# was NOT 'a heart attack', as the media claim"); the writer's contrast (`_CONTRAST`) still
-# undoes it.
 # A quote in any of the marks a writer uses, each closed by its own mark (its words taken
 # whole: one candidate end per opening mark, so a text of stray quote marks costs no
 # backtracking).
@@ -489,6 +482,13 @@ _QUOTE = (
 )
 # Between the verb and the quote: no sentence end, no quote mark (the first mark opens it).
 _BEFORE_QUOTE = r"[^.!?\n\"“„«‘']{0,120}+"
+# A claim quoted and denied in one sentence, credited to the posts (or people) that spread
+# it (round 21): "No, the blackout was not 'a planned test of grid shutdowns', as posts
+# shared on X claim", "Dârele albe nu sunt «substanțe chimice …», cum susțin mai multe
+# postări virale". The denial stands before the quote and the credit right after it, and the
+# credit names spreaders, not the officials a conspiracy post contradicts the same way ("it
+# was NOT 'a heart attack', as the media claim"); the writer's contrast (`_CONTRAST`) still
+# undoes it.
 _DENIED_AS_CLAIMED = re.compile(
     r"\b(?:is|are|was|were|does|do|did|has|have|had|isn't|aren't|wasn't|weren't|doesn't"
     r"|didn't|hasn't|haven't)\s++(?P<en>"
@@ -507,13 +507,14 @@ _DENIED_AS_CLAIMED = re.compile(
     r"(?:\s++[\w-]++){0,5})"
 )
 _NEGATED = re.compile(r"(?:\bnot\b|n't\b)")
-# Who spreads a claim, named in the credit of a denied quote (folded).
+# Who spreads a claim, named in the credit of a denied quote (folded): the medium or its
+# users, not a bare "some" or "many" ("as some doctors claim" credits no spreader).
 _SPREADERS = re.compile(
     r"\b(?:posts?|messages?|users?|videos?|clips?|accounts?|rumou?rs?|viral|social|online"
     r"|facebook|tiktok|telegram|whatsapp|x|twitter|youtube|influencers?|theorists?|chain"
-    r"|forwards?|memes?|some|many|websites?|sites?|pages?|channels?|groups?"
+    r"|forwards?|memes?|websites?|sites?|pages?|channels?|groups?"
     r"|postar\w*|postari\w*|mesaj\w*|utilizator\w*|clipur\w*|videoclip\w*|contur\w*"
-    r"|zvonur\w*|virale?|retele\w*|sociale|unii|unele|multi|multe|site-uri\w*|pagin\w*"
+    r"|zvonur\w*|virale?|retele\w*|sociale|site-uri\w*|pagin\w*"
     r"|canal\w*|grupur\w*|influenceri\w*|teoreticien\w*|lantur\w*)\b"
 )
 _CONTRAST = re.compile(

@@ -26,6 +26,8 @@ from workers.analysis.text import fold
         # the officials a conspiracy post contradicts the same way are no spreaders
         ('It was NOT "a heart attack", as the media claims.', False),
         ("Nu a fost «un accident», cum susțin autoritățile.", False),
+        # "some" or "many" alone names no spreader
+        ("The vaccine is not 'safe', as some doctors claim.", False),
         # nothing denied, or the writer's own contrast
         ('The vaccine is "safe and effective", as posts claim.', False),
         ('The jab was not "safe", as the government claimed, but videos on TikTok show it.', False),
@@ -161,6 +163,9 @@ def test_the_folded_forms_are_what_the_rebuttal_reads() -> None:
         ("Send it by tonight, the offer ends!", True),
         ("Plătiți până vineri sau pierdeți contul!", True),
         ("Aveți timp de trei zile până vineri să plătiți, altfel pierdeți totul!", True),
+        # a lure's "respond by" is a deadline; only a source that "had not responded" is press
+        ("Respond by tonight or lose your place!", True),
+        ("Dacă nu răspundeți până vineri, contul va fi blocat.", True),
     ],
 )
 def test_the_end_of_a_window_or_press_time_is_no_deadline(text: str, deadline: bool) -> None:
