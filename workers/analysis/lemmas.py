@@ -9,7 +9,8 @@ folded inflections of the lexicon's own lemmas, text typed without diacritics to
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from bisect import bisect_right
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import cache
 from typing import Literal, NamedTuple
 
@@ -86,6 +87,9 @@ _FUNCTION_WORDS: Mapping[Language, frozenset[str]] = {
 }
 # One language is the text's when it has this many times the other's function words.
 _LANGUAGE_MARGIN = 2.0
+# A sentence is one language's when it has this many of its function words too: one may
+# be the other's word ("in" is English, and Romanian "în" folded).
+SENTENCE_LEAST = 2
 # Words longer than this are no dictionary's: not worth a lookup (a 100k-letter "word"),
 # nor a place in a memo (50,000 of them would hold gigabytes).
 MAX_WORD = 40
@@ -138,22 +142,33 @@ def prepare() -> None:
         lemmatizer().lemmatize("a", language)
 
 
-def languages_of(folded_words: Iterable[str]) -> tuple[Language, ...]:
-    """The language(s) a text is in, from its function words; both when unclear."""
+# Folded function word → the languages it is one of.
+_FUNCTION_LANGUAGES: Mapping[str, tuple[Language, ...]] = {
+    word: tuple(lang for lang in LANGUAGES if word in _FUNCTION_WORDS[lang])
+    for word in frozenset().union(*_FUNCTION_WORDS.values())
+}
+
+Tally = dict[Language, int]
+
+
+def _tally(folded_words: Iterable[str]) -> Tally:
+    """How many function words of each language the words hold."""
     counts = dict.fromkeys(LANGUAGES, 0)
     for word in folded_words:
-        for language in LANGUAGES:
-            counts[language] += word in _FUNCTION_WORDS[language]
-    if counts["ro"] > _LANGUAGE_MARGIN * counts["en"]:
+        for language in _FUNCTION_LANGUAGES.get(word, ()):
+            counts[language] += 1
+    return counts
+
+
+def languages_of(counts: Tally, least: int = 1) -> tuple[Language, ...]:
+    """The language(s) of words with these function-word `counts` (at `least` this many of
+    the language they are in); both when unclear."""
+    ro, en = counts["ro"], counts["en"]
+    if ro >= least and ro > _LANGUAGE_MARGIN * en:
         return ("ro",)
-    if counts["en"] > _LANGUAGE_MARGIN * counts["ro"]:
+    if en >= least and en > _LANGUAGE_MARGIN * ro:
         return ("en",)
     return LANGUAGES
-
-
-def words(folded: str) -> list[str]:
-    """The words of a folded text, as `tokens` splits them."""
-    return _TOKEN.findall(folded)
 
 
 class WordKeys:
@@ -174,16 +189,52 @@ class WordKeys:
         return keys
 
 
-def tokens(text: str, folded: str, keys_of: WordKeys) -> list[Token]:
-    """The words of `text` (normalised) with their lemma keys.
+def tokens(
+    text: str, folded: str, keys_of: Mapping[Language, WordKeys], sentence_ends: Sequence[int]
+) -> dict[Language, list[Token]]:
+    """The words of `text` (normalised) with their lemma keys, per language they are read in.
 
-    `folded` is `fold(text)` (same offsets); `keys_of` lemmatises each distinct word once.
+    Sentence by sentence (`sentence_ends`: offsets, sorted): a sentence whose function words
+    tell its language is read in it, in a text that mixes both; in a text in one language,
+    it is read in the text's language and its own. Any other sentence (short, a list of
+    words) is read in the text's language, or in both if the text does not tell either.
+    `folded` is `fold(text)` (same offsets); `keys_of` lemmatises each word once per language.
     """
-    return [
-        Token(start, end, keys_of(text[start:end], match.group()))
-        for match in _TOKEN.finditer(folded)
-        for start, end in (match.span(),)
-    ]
+    sentences = _by_sentence(
+        [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(folded)], sentence_ends
+    )
+    counts = [_tally(word for _, _, word in sentence) for sentence in sentences]
+    languages = languages_of({lang: sum(c[lang] for c in counts) for lang in LANGUAGES})
+    found: dict[Language, list[Token]] = {}
+    for sentence, sentence_counts in zip(sentences, counts, strict=True):
+        own = languages_of(sentence_counts, SENTENCE_LEAST)
+        if len(own) > 1:
+            own = languages
+        elif len(languages) == 1 and own != languages:
+            own = LANGUAGES
+        for language in own:
+            keys = keys_of[language]
+            found.setdefault(language, []).extend(
+                Token(start, end, keys(text[start:end], word)) for start, end, word in sentence
+            )
+    return found
+
+
+Word = tuple[int, int, str]  # start, end, folded word
+
+
+def _by_sentence(words: Sequence[Word], sentence_ends: Sequence[int]) -> list[list[Word]]:
+    """`words` in runs of one sentence each, in order (a word's sentence is the first whose
+    end lies after its start)."""
+    runs: list[list[Word]] = []
+    sentence = -1
+    for word in words:
+        at = bisect_right(sentence_ends, word[0])
+        if at != sentence:
+            runs.append([])
+            sentence = at
+        runs[-1].append(word)
+    return runs
 
 
 def _keys(

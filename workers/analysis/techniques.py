@@ -9,7 +9,7 @@ import itertools
 import re
 from bisect import bisect_left, bisect_right, insort
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -128,9 +128,9 @@ class _Reading:
 def _read(text: str, lexicon: Lexicon) -> _Reading:
     clean = read_form(text)
     folded = fold(clean.text)
-    languages = lemmas.languages_of(lemmas.words(folded))
-    words = {lang: lemmas.tokens(clean.text, folded, lexicon.words[lang]) for lang in languages}
-    return _Reading(clean, folded, words, _text_context(folded, words, lexicon))
+    ends = sentence_ends(folded)
+    words = lemmas.tokens(clean.text, folded, lexicon.words, ends)
+    return _Reading(clean, folded, words, _text_context(folded, ends, words, lexicon))
 
 
 def find_techniques(text: str, lexicon: Lexicon | None = None) -> list[Finding]:
@@ -199,14 +199,15 @@ def _cue_matches(
 ) -> list[_Match]:
     """Cues whose words all occur close together in one sentence, not negated."""
     index = lexicon.cues[lang]
-    accepts = _Accepts()
+    accepts = _acceptor()
     is_negation = lexicon.context.negation[lang]
     restrictive = lexicon.context.restrictive[lang]
     sentence = [context.sentence_of(t.start) for t in tokens]
+    bounds = _sentence_bounds(sentence)
     found = []
     for i, token in enumerate(tokens):
         for cue in index.starting_with(token.keys):
-            others = _cue_words(cue, tokens, sentence, i, accepts)
+            others = _cue_words(cue, tokens, bounds, i, accepts)
             if others is None or not _gap_allowed(cue, tokens, [i, *others], accepts):
                 continue
             first, last = min([i, *others]), max([i, *others])
@@ -221,8 +222,19 @@ def _cue_matches(
     return found
 
 
+def _sentence_bounds(sentence: Sequence[int]) -> list[range]:
+    """For each word (`sentence`: each word's sentence, in order), its sentence's words."""
+    bounds: list[range] = []
+    start = 0
+    for i in range(1, len(sentence) + 1):
+        if i == len(sentence) or sentence[i] != sentence[start]:
+            bounds += [range(start, i)] * (i - start)
+            start = i
+    return bounds
+
+
 def _gap_allowed(
-    cue: CompiledCue, tokens: Sequence[Token], words: list[int], accepts: _Accepts
+    cue: CompiledCue, tokens: Sequence[Token], words: list[int], accepts: Accepts
 ) -> bool:
     """Whether every word between the cue's last two words is one its `last_gap` allows."""
     if cue.last_gap is None or len(words) < 2:
@@ -236,7 +248,7 @@ def _after_excluded(
     tokens: Sequence[Token],
     sentence: Sequence[int],
     first: int,
-    accepts: _Accepts,
+    accepts: Accepts,
 ) -> bool:
     """Whether a word of the cue's `not_after` stands shortly before its first word, in its
     sentence ("from 6pm today until 6am tomorrow": a window, not a deadline)."""
@@ -249,49 +261,51 @@ def _after_excluded(
 
 
 def _restricted(
-    tokens: Sequence[Token], words: set[int], restrictive: Slot, accepts: _Accepts
+    tokens: Sequence[Token], words: set[int], restrictive: Slot, accepts: Accepts
 ) -> bool:
     """Whether a word like "decât" among the cue's words makes its "nu" a restriction."""
     return any(accepts(restrictive, tokens[j].keys) for j in range(min(words), max(words)))
 
 
-class _Accepts:
-    """`slot.accepts(keys)`, remembered per slot and word for the length of one text."""
+Accepts = Callable[[Slot, frozenset[str]], bool]
 
-    def __init__(self) -> None:
-        self._seen: dict[tuple[int, frozenset[str]], bool] = {}
 
-    def __call__(self, slot: Slot, keys: frozenset[str]) -> bool:
+def _acceptor() -> Accepts:
+    """`slot.accepts(keys)`, the word-beginning test remembered per slot and word for the
+    length of one text (a slot of whole lemmas alone is one set test, cheaper than a memo)."""
+    seen: dict[tuple[int, frozenset[str]], bool] = {}
+
+    def accepts(slot: Slot, keys: frozenset[str]) -> bool:
+        if not slot.keys.isdisjoint(keys):
+            return True
+        if not slot.stems:
+            return False
         key = (id(slot), keys)
-        found = self._seen.get(key)
+        found = seen.get(key)
         if found is None:
-            found = self._seen[key] = slot.accepts(keys)
+            found = seen[key] = slot.accepts(keys)
         return found
+
+    return accepts
 
 
 def _cue_words(
-    cue: CompiledCue, tokens: Sequence[Token], sentence: Sequence[int], i: int, accepts: _Accepts
+    cue: CompiledCue, tokens: Sequence[Token], bounds: Sequence[range], i: int, accepts: Accepts
 ) -> list[int] | None:
-    """Positions of the cue's other words found around word i, or None if one is missing."""
+    """Positions of the cue's other words found around word i, or None if one is missing.
+    `bounds[i]`: the positions of word i's sentence."""
     found = []
     at = i
+    sentence = bounds[i]
+    first, stop = max(sentence.start, i - cue.within), min(sentence.stop, i + cue.within + 1)
     for slot in cue.near:
-        if cue.ordered:
-            window = range(at + 1, min(len(tokens), i + cue.within + 1))
+        for j in range(at + 1 if cue.ordered else first, stop):
+            if j != i and accepts(slot, tokens[j].keys):
+                break
         else:
-            window = range(max(0, i - cue.within), min(len(tokens), i + cue.within + 1))
-        hit = next(
-            (
-                j
-                for j in window
-                if j != i and sentence[j] == sentence[i] and accepts(slot, tokens[j].keys)
-            ),
-            None,
-        )
-        if hit is None:
             return None
-        found.append(hit)
-        at = hit
+        found.append(j)
+        at = j
     return found
 
 
@@ -300,7 +314,7 @@ def _negated(
     sentence: Sequence[int],
     words: set[int],
     negation: Slot,
-    accepts: _Accepts,
+    accepts: Accepts,
 ) -> bool:
     """Whether a "not" stands just before or among the cue's words ("they are not vermin")."""
     first, last = min(words), max(words)
@@ -320,7 +334,7 @@ def _speakers(
     not one it reports (a headline or a poster after "this" is still reported)."""
     speaking, anonymous = lexicon.context.attribution[lang], lexicon.context.anonymous[lang]
     this, messages = lexicon.context.self_reference[lang], lexicon.context.messages[lang]
-    accepts = _Accepts()
+    accepts = _acceptor()
     found = []
     for i, token in enumerate(tokens):
         itself = i and accepts(messages, token.keys) and accepts(this, tokens[i - 1].keys)
@@ -337,7 +351,7 @@ def _inside(spans: Sequence[tuple[int, int]], at: int) -> bool:
 
 
 def _text_context(
-    folded: str, words: Mapping[Language, Sequence[Token]], lexicon: Lexicon
+    folded: str, ends: list[int], words: Mapping[Language, Sequence[Token]], lexicon: Lexicon
 ) -> TextContext:
     """Quotes, sentence ends, speakers' verbs, denials and a satire label of one text."""
     quoted = quotes(folded)
@@ -347,7 +361,7 @@ def _text_context(
     denial = lexicon.context.denial
     return TextContext(
         quotes=quoted,
-        sentence_ends=sentence_ends(folded),
+        sentence_ends=ends,
         attributions=speaking,
         denials=[m.span() for m in denial.finditer(folded)] if denial else [],
         satire=labelled_satire(folded, lexicon.context.satire),

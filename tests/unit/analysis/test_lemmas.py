@@ -1,0 +1,82 @@
+"""Which language each word of a text is read in: the text's own when it has one, each
+sentence's when it mixes Romanian and English, and both where a sentence does not tell."""
+
+from __future__ import annotations
+
+from workers.analysis.lemmas import tokens
+from workers.analysis.technique_context import sentence_ends
+from workers.analysis.techniques import assess_techniques, default_lexicon
+from workers.analysis.text import fold
+
+
+def _read(text: str) -> dict[str, list[str]]:
+    folded = fold(text)
+    found = tokens(text, folded, default_lexicon().words, sentence_ends(folded))
+    return {language: [text[t.start : t.end] for t in ts] for language, ts in found.items()}
+
+
+def test_a_text_in_one_language_is_read_only_in_it() -> None:
+    assert set(_read("They say that the vaccine is a poison. Share it with your friends.")) == {
+        "en"
+    }
+    assert set(_read("Ei spun că vaccinul este o otravă și nu este sigur pentru copii.")) == {"ro"}
+
+
+def test_a_mixed_text_reads_each_sentence_in_its_own_language() -> None:
+    ro = "Ei spun că vaccinul este o otravă și nu este sigur."
+    en = "They say that the vaccine is a poison and it is not safe."
+    read = _read(f"{ro} {en} {ro} {en}")
+    assert read["ro"] == 2 * [
+        "Ei",
+        "spun",
+        "că",
+        "vaccinul",
+        "este",
+        "o",
+        "otravă",
+        "și",
+        "nu",
+        "este",
+        "sigur",
+    ]
+    assert read["en"] == 2 * [
+        "They",
+        "say",
+        "that",
+        "the",
+        "vaccine",
+        "is",
+        "a",
+        "poison",
+        "and",
+        "it",
+        "is",
+        "not",
+        "safe",
+    ]
+
+
+def test_a_sentence_that_does_not_tell_is_read_in_both() -> None:
+    # "in" alone is English, and Romanian "în" folded: not enough to choose.
+    ro = "Ei spun că vaccinul este o otravă și nu este sigur."
+    en = "They say that the vaccine is a poison and it is not safe."
+    read = _read(f"{ro} Lose 12 kilos in 10 days! {en}")
+    shown = ["Lose", "12", "kilos", "in", "10", "days"]
+    for language in ("ro", "en"):
+        assert [w for w in read[language] if w in shown] == shown
+
+
+def test_a_sentence_of_the_other_language_is_read_in_both_too() -> None:
+    en = "They say that the vaccine is a poison and it is not safe for the children."
+    ro = "Ei spun că vaccinul este o otravă."
+    read = _read(f"{en} {en} {ro}")
+    assert "otravă" in read["ro"] and "otravă" in read["en"]
+    assert "poison" in read["en"] and "poison" not in read["ro"]
+
+
+def test_cues_of_both_languages_are_found_in_a_text_mostly_in_one() -> None:
+    ro = "Imigranții sunt paraziți care ne fură țara și trebuie opriți."
+    en = "The globalists are parasites and they are stealing our country from us."
+    found = {(f.kind, f.text) for f in assess_techniques(f"{ro} {en}").findings}
+    assert ("dehumanisation", "Imigranții sunt paraziți") in found
+    assert ("dehumanisation", "globalists are parasites") in found
