@@ -12,7 +12,7 @@ import asyncpg
 import httpx
 import structlog
 from aio_pika.abc import AbstractRobustConnection
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from nacl.signing import SigningKey
 
 from dispatcher import online, review_backlog
 from dispatcher.event_tokens import token_key
@@ -72,7 +72,7 @@ class AppState:
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
     # The last hour of queue readings, for the console's charts.
     queue_history: QueueHistory = field(default_factory=QueueHistory)
-    task_signer: Ed25519PrivateKey = field(init=False, repr=False)
+    task_signer: SigningKey = field(init=False, repr=False)
     # Signs the tokens of the events links it hands out (dispatcher/event_tokens.py).
     events_key: bytes = field(init=False, repr=False)
     _analysis: AnalysisPool | None = field(default=None, repr=False)

@@ -16,7 +16,7 @@ from aio_pika.abc import (
     AbstractRobustConnection,
 )
 from aio_pika.robust_connection import RobustConnection
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from nacl.signing import SigningKey
 from yarl import URL
 
 from shared import metrics
@@ -183,7 +183,7 @@ class Publisher:
         timeout_s: float,
         reconnect_wait_s: float | None = None,
         urgent_priority: int | None = None,
-        task_signer: Ed25519PrivateKey | None = None,
+        task_signer: SigningKey | None = None,
     ) -> None:
         self._connection = connection
         self.names = names

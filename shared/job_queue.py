@@ -46,7 +46,7 @@ from typing import Any
 import aio_pika
 import asyncpg
 import structlog
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from nacl.signing import SigningKey
 
 from shared.broker import result_message, task_message
 from shared.constants import TENANT_HEADER
@@ -219,7 +219,7 @@ class TablePublisher:
     pool: asyncpg.Pool | asyncpg.Connection
     names: Names
     urgent_priority: int | None = None
-    task_signer: Ed25519PrivateKey | None = None
+    task_signer: SigningKey | None = None
     # The API's QUEUE_MAX_LENGTH: `tasks` refuses to add to a queue that many rows wait in
     # (as the broker's x-max-length with reject-publish does).
     max_length: int | None = None

@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from nacl.exceptions import CryptoError
+from nacl.signing import SigningKey, VerifyKey
 
 from shared.constants import ANALYSIS_COMPONENTS, MEDIA_PREPROCESS, QUEUE_COMPONENTS
 from shared.errors import MissingCredential
@@ -94,20 +94,19 @@ def new_signing_set() -> dict[str, str]:
 
 def new_task_keys() -> tuple[str, str]:
     """A fresh (private, public) pair, each as base64 of its 32 raw bytes."""
-    private = Ed25519PrivateKey.generate()
-    raw_private = private.private_bytes_raw()
-    raw_public = private.public_key().public_bytes_raw()
+    private = SigningKey.generate()
+    raw_private, raw_public = bytes(private), bytes(private.verify_key)
     return base64.b64encode(raw_private).decode(), base64.b64encode(raw_public).decode()
 
 
-def private_task_key(encoded: str) -> Ed25519PrivateKey:
-    """The signing key from its base64 form; ValueError when it is not one."""
-    return Ed25519PrivateKey.from_private_bytes(_raw32(encoded))
+def private_task_key(encoded: str) -> SigningKey:
+    """The signing key from its base64 form (its 32-byte seed); ValueError when it is not one."""
+    return SigningKey(_raw32(encoded))
 
 
-def public_task_key(encoded: str) -> Ed25519PublicKey:
+def public_task_key(encoded: str) -> VerifyKey:
     """The verifying key from its base64 form; ValueError when it is not one."""
-    return Ed25519PublicKey.from_public_bytes(_raw32(encoded))
+    return VerifyKey(_raw32(encoded))
 
 
 def _raw32(encoded: str) -> bytes:
@@ -120,9 +119,9 @@ def _raw32(encoded: str) -> bytes:
     return raw
 
 
-def sign_task(key: Ed25519PrivateKey, task: Task) -> Task:
+def sign_task(key: SigningKey, task: Task) -> Task:
     """`task` with its signature."""
-    signature = key.sign(task_payload(task))
+    signature = key.sign(task_payload(task)).signature
     return task.model_copy(update={"signature": base64.b64encode(signature).decode()})
 
 
@@ -131,16 +130,16 @@ class TaskKeys:
     """What a worker checks tasks with: the API's public key and the media workers' (None on
     the media workers themselves, which receive no follow-ups)."""
 
-    api: Ed25519PublicKey
-    media: Ed25519PublicKey | None = None
+    api: VerifyKey
+    media: VerifyKey | None = None
 
 
-def _verified(key: Ed25519PublicKey, signature: str | None, payload: bytes) -> bool:
+def _verified(key: VerifyKey, signature: str | None, payload: bytes) -> bool:
     if not signature:
         return False
     try:
-        key.verify(base64.b64decode(signature, validate=True), payload)
-    except (InvalidSignature, binascii.Error, ValueError):
+        key.verify(payload, base64.b64decode(signature, validate=True))
+    except (CryptoError, binascii.Error, ValueError):  # a bad signature, or not one at all
         return False
     return True
 
@@ -208,7 +207,7 @@ def result_is_authentic(keys: Mapping[str, bytes], result: Result) -> bool:
 # --- the keys a process holds -----------------------------------------------------------------
 
 
-def task_signer(settings: Settings) -> Ed25519PrivateKey:
+def task_signer(settings: Settings) -> SigningKey:
     """The API's (and media workers') key for signing tasks."""
     if settings.task_signing_key is None or is_placeholder(
         settings.task_signing_key.get_secret_value()
@@ -220,7 +219,7 @@ def task_signer(settings: Settings) -> Ed25519PrivateKey:
         raise MissingCredential(f"TASK_SIGNING_KEY is not an Ed25519 key: {exc}") from exc
 
 
-def media_signer(settings: Settings) -> Ed25519PrivateKey:
+def media_signer(settings: Settings) -> SigningKey:
     """Media workers' key for signing the follow-up tasks they dispatch."""
     key = settings.media_signing_key
     if key is None or is_placeholder(key.get_secret_value()):
@@ -245,7 +244,7 @@ def task_keys(settings: Settings, component: str) -> TaskKeys:
         raise MissingCredential(f"MEDIA_VERIFY_KEY is not an Ed25519 key: {exc}") from exc
 
 
-def task_verifier(settings: Settings) -> Ed25519PublicKey:
+def task_verifier(settings: Settings) -> VerifyKey:
     """A worker's key for checking the API's tasks."""
     if settings.task_verify_key is None or is_placeholder(settings.task_verify_key):
         raise MissingCredential("TASK_VERIFY_KEY is not set (`verdict keys signing` makes one)")

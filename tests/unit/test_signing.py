@@ -1,5 +1,7 @@
 """Signed tasks and results: what is accepted, and every kind of forgery that is not."""
 
+import base64
+
 import pytest
 
 from shared.errors import MissingCredential
@@ -7,6 +9,7 @@ from shared.messages import Result, Task, TaskInput, decode_result, decode_task,
 from shared.settings import Settings
 from shared.signing import (
     TaskKeys,
+    _verified,
     aggregator_parking_key,
     new_task_keys,
     origin_of,
@@ -78,6 +81,8 @@ def test_a_signed_task_survives_the_wire_and_a_retry():
         lambda t: t.model_copy(update={"component": "domain"}),
         lambda t: t.model_copy(update={"signature": None}),
         lambda t: t.model_copy(update={"signature": "bm90IGEgc2lnbmF0dXJl"}),
+        lambda t: t.model_copy(update={"signature": base64.b64encode(bytes(64)).decode()}),
+        lambda t: t.model_copy(update={"signature": "not base64 at all!"}),
         lambda t: sign_task(private_task_key(new_task_keys()[0]), t),  # someone else's key
     ],
 )
@@ -85,6 +90,24 @@ def test_a_changed_or_unsigned_task_is_not_authentic(forge):
     """Another plan, input, session or component, no signature, a wrong one or another key."""
     signed = sign_task(private_task_key(PRIVATE), task())
     assert not task_is_authentic(KEYS_OF_WORKERS, over_the_wire_task(forge(signed)))
+
+
+def test_task_keys_and_signatures_are_standard_ed25519():
+    """RFC 8032's first test vector: keys made elsewhere (or by an earlier release) sign and
+    check here, and signatures made here check anywhere."""
+    seed = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"
+    public = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"
+    signature = (
+        "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555"
+        "fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"
+    )
+    private_key = private_task_key(base64.b64encode(bytes.fromhex(seed)).decode())
+    assert bytes(private_key.verify_key) == bytes.fromhex(public)
+    assert private_key.sign(b"").signature == bytes.fromhex(signature)
+    public_key = public_task_key(base64.b64encode(bytes.fromhex(public)).decode())
+    encoded = base64.b64encode(bytes.fromhex(signature)).decode()
+    assert _verified(public_key, encoded, b"")
+    assert not _verified(public_key, encoded, b"x")
 
 
 def test_a_signed_result_survives_the_wire():
