@@ -615,7 +615,8 @@ def bait_reason(
     """A name assembled from bait words: one in any label on a cheap TLD (or a country as a
     token of its name, "pension-protect-uk.click"), or two in a
     registrable name of three or more tokens elsewhere ("5g-truth-now.xyz",
-    "energy-rebate-claim.info"); subdomains alone are an organisation's own business. Pure."""
+    "energy-rebate-claim.info"); or an alarm word in the name, on any TLD ("cerul-otravit");
+    subdomains alone are an organisation's own business. Pure."""
     if cheap_tld:
         labels = (*parts.subdomain, parts.name)
         found, _ = bait_tokens(labels, reputation.bait_words)
@@ -633,11 +634,11 @@ def bait_reason(
             words = ", ".join(found)
             risk = reputation.risks["bait_on_risky_tld"]
             return f"{BAIT_REASON} ({words}) on a cheap domain", risk
-        return None
-    found, tokens = bait_tokens((parts.name,), reputation.bait_words)
-    if len(found) >= 2 and tokens >= 3:
-        return f"{BAIT_REASON} ({', '.join(found)})", reputation.risks["bait_name"]
-    if alarm := alarm_word(parts.name, reputation.alarm_words):
+    else:
+        found, tokens = bait_tokens((parts.name,), reputation.bait_words)
+        if len(found) >= 2 and tokens >= 3:
+            return f"{BAIT_REASON} ({', '.join(found)})", reputation.risks["bait_name"]
+    if alarm := alarm_word(parts.name, reputation.alarm_words):  # on any TLD
         return f"{ALARM_REASON} ({alarm})", reputation.risks["alarm_name"]
     return None
 

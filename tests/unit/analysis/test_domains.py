@@ -375,6 +375,8 @@ def test_a_request_without_a_shortener_changes_no_host() -> None:
     [
         ("cerul-otravit.info", "otravit"),
         ("sanatate-fara-cenzura.info", "cenzura"),
+        ("cerul-otravit.xyz", "otravit"),  # a cheap TLD without a bait word: still said
+        ("adevar-necenzurat.click", "necenzurat"),
         ("uncensored-health.com", "uncensored"),
         ("adevarnecenzurat.net", "necenzurat"),  # run together: the end of a token
     ],
@@ -400,6 +402,27 @@ def test_a_name_that_sells_a_hidden_truth_or_a_poison_is_risky(host: str, word: 
 )
 def test_real_sites_with_words_near_the_alarm_words_stay_low(host: str) -> None:
     assert assess_host(host).risk < 50
+
+
+@pytest.mark.parametrize(
+    ("host", "flagged"),
+    [
+        ("reuters-world.news", True),  # an outlet's name with a word on a cheap TLD
+        ("lidl-anniversary.club", True),  # a shop's name, likewise
+        ("truthseekerdaily.info", True),  # a bait word run together on a cheap TLD
+        ("unibuc.ro.burse-studenti.info", True),  # a domain with its country code set before
+        ("mentalhealth.info", False),
+        ("travel.info", False),
+        ("weather.news", False),
+        ("golf-club.club", False),
+    ],
+)
+def test_info_news_and_club_are_cheap_tlds(host: str, flagged: bool) -> None:
+    """.info, .news and .club are among the TLDs most registered for phishing and spam: a
+    name on them is read as on .xyz, where a plain name stays under 50."""
+    assessment = assess_host(host)
+    assert any(r.startswith("top-level domain") for r, _ in assessment.reasons)
+    assert (assessment.risk >= 50) is flagged
 
 
 def test_bait_words_run_together_count_at_a_token_edge_on_a_cheap_tld_only() -> None:
