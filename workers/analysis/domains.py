@@ -614,8 +614,8 @@ def bait_reason(
 ) -> tuple[str, float] | None:
     """A name assembled from bait words: one in any label on a cheap TLD (or a country as a
     token of its name, "pension-protect-uk.click"), or two in a
-    registrable name of three or more tokens elsewhere ("5g-truth-now.xyz",
-    "energy-rebate-claim.info"); or an alarm word in the name, on any TLD ("cerul-otravit");
+    registrable name of three or more tokens elsewhere ("truth-exposed-now.com",
+    "energy-rebate-claim.net"); or an alarm word in the name, on any TLD ("cerul-otravit");
     subdomains alone are an organisation's own business. Pure."""
     if cheap_tld:
         labels = (*parts.subdomain, parts.name)
@@ -624,6 +624,8 @@ def bait_reason(
         shop = parts.suffix in reputation.shop_tlds
         if shop:  # a shop's discounts and vouchers are its business ("reduceri-haine.shop")
             found = tuple(w for w in found if w not in reputation.shop_words)
+        if parts.suffix in reputation.word_tlds:  # its word said again: "local-news.news"
+            found = tuple(w for w in found if w != parts.suffix)
         found = (
             found
             or national_service(parts, shop, reputation)

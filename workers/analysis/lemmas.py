@@ -9,8 +9,8 @@ folded inflections of the lexicon's own lemmas, text typed without diacritics to
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Collection, Mapping, Sequence
 from functools import cache
 from typing import Literal, NamedTuple
 
@@ -87,8 +87,8 @@ _FUNCTION_WORDS: Mapping[Language, frozenset[str]] = {
 }
 # One language is the text's when it has this many times the other's function words.
 _LANGUAGE_MARGIN = 2.0
-# A sentence is one language's when it has this many of its function words too: one may
-# be the other's word ("in" is English, and Romanian "în" folded).
+# A sentence is one language's when it has this many of its function words and none of
+# the other's: one may be the other's word ("in" is English, and Romanian "în" folded).
 SENTENCE_LEAST = 2
 # Words longer than this are no dictionary's: not worth a lookup (a 100k-letter "word"),
 # nor a place in a memo (50,000 of them would hold gigabytes).
@@ -104,6 +104,9 @@ class Token(NamedTuple):
     start: int
     end: int
     keys: frozenset[str]
+    # Words of one run are contiguous in the text: a text read in one language is one run;
+    # a sentence read in the other language only starts a new run after it.
+    run: int = 0
 
 
 @cache
@@ -151,22 +154,12 @@ _FUNCTION_LANGUAGES: Mapping[str, tuple[Language, ...]] = {
 Tally = dict[Language, int]
 
 
-def _tally(folded_words: Iterable[str]) -> Tally:
-    """How many function words of each language the words hold."""
-    counts = dict.fromkeys(LANGUAGES, 0)
-    for word in folded_words:
-        for language in _FUNCTION_LANGUAGES.get(word, ()):
-            counts[language] += 1
-    return counts
-
-
-def languages_of(counts: Tally, least: int = 1) -> tuple[Language, ...]:
-    """The language(s) of words with these function-word `counts` (at `least` this many of
-    the language they are in); both when unclear."""
+def languages_of(counts: Tally) -> tuple[Language, ...]:
+    """The language(s) of words with these function-word `counts`; both when unclear."""
     ro, en = counts["ro"], counts["en"]
-    if ro >= least and ro > _LANGUAGE_MARGIN * en:
+    if ro > _LANGUAGE_MARGIN * en:
         return ("ro",)
-    if en >= least and en > _LANGUAGE_MARGIN * ro:
+    if en > _LANGUAGE_MARGIN * ro:
         return ("en",)
     return LANGUAGES
 
@@ -194,47 +187,81 @@ def tokens(
 ) -> dict[Language, list[Token]]:
     """The words of `text` (normalised) with their lemma keys, per language they are read in.
 
-    Sentence by sentence (`sentence_ends`: offsets, sorted): a sentence whose function words
-    tell its language is read in it, in a text that mixes both; in a text in one language,
-    it is read in the text's language and its own. Any other sentence (short, a list of
-    words) is read in the text's language, or in both if the text does not tell either.
+    Sentence by sentence (`sentence_ends`: offsets, sorted): a sentence clearly in one
+    language (`_sentence_languages`) is read in it, in a text that mixes both; in a text in
+    one language, in the text's language and its own. Any other sentence (short, a list of
+    words, switching) is read in the text's language, or in both if the text does not tell.
     `folded` is `fold(text)` (same offsets); `keys_of` lemmatises each word once per language.
     """
-    sentences = _by_sentence(
-        [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(folded)], sentence_ends
-    )
-    counts = [_tally(word for _, _, word in sentence) for sentence in sentences]
-    languages = languages_of({lang: sum(c[lang] for c in counts) for lang in LANGUAGES})
+    words = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(folded)]
+    # Function words per sentence, for the sentences that hold any.
+    counts: dict[int, Tally] = {}
+    for start, _, word in words:
+        for language in _FUNCTION_LANGUAGES.get(word, ()):
+            sentence = bisect_right(sentence_ends, start)
+            counts.setdefault(sentence, dict.fromkeys(LANGUAGES, 0))[language] += 1
+    languages = languages_of({lang: sum(c[lang] for c in counts.values()) for lang in LANGUAGES})
     found: dict[Language, list[Token]] = {}
-    for sentence, sentence_counts in zip(sentences, counts, strict=True):
-        own = languages_of(sentence_counts, SENTENCE_LEAST)
-        if len(own) > 1:
-            own = languages
-        elif len(languages) == 1 and own != languages:
-            own = LANGUAGES
+    runs: dict[Language, tuple[int, int]] = {}  # language → its run, where its words stop
+    for lo, hi, own in _readings(words, sentence_ends, counts, languages):
         for language in own:
+            run, stop = runs.get(language, (0, lo))
+            run += stop != lo
+            runs[language] = (run, hi)
             keys = keys_of[language]
             found.setdefault(language, []).extend(
-                Token(start, end, keys(text[start:end], word)) for start, end, word in sentence
+                Token(start, end, keys(text[start:end], word), run)
+                for start, end, word in words[lo:hi]
             )
     return found
 
 
 Word = tuple[int, int, str]  # start, end, folded word
+Reading = tuple[int, int, tuple[Language, ...]]  # words [lo, hi), the languages read in
 
 
-def _by_sentence(words: Sequence[Word], sentence_ends: Sequence[int]) -> list[list[Word]]:
-    """`words` in runs of one sentence each, in order (a word's sentence is the first whose
-    end lies after its start)."""
-    runs: list[list[Word]] = []
-    sentence = -1
-    for word in words:
-        at = bisect_right(sentence_ends, word[0])
-        if at != sentence:
-            runs.append([])
-            sentence = at
-        runs[-1].append(word)
-    return runs
+def _readings(
+    words: Sequence[Word],
+    sentence_ends: Sequence[int],
+    counts: Mapping[int, Tally],
+    languages: tuple[Language, ...],
+) -> list[Reading]:
+    """The text's words in ranges, in order, each with the languages it is read in: the
+    text's `languages`, but for the sentences whose function words (`counts`) say otherwise.
+    A word's sentence is the first whose end lies after its start."""
+    starts = [start for start, _, _ in words]
+    readings: list[Reading] = []
+    at = 0
+    for sentence, tally in sorted(counts.items()):
+        own = _sentence_languages(tally)
+        if len(own) > 1:
+            own = languages
+        elif len(languages) == 1 and own != languages:
+            own = LANGUAGES
+        if own == languages:
+            continue
+        lo = bisect_left(starts, sentence_ends[sentence - 1]) if sentence else 0
+        ends = sentence < len(sentence_ends)
+        hi = bisect_left(starts, sentence_ends[sentence]) if ends else len(words)
+        if at < lo:
+            readings.append((at, lo, languages))
+        readings.append((lo, hi, own))
+        at = hi
+    if at < len(words):
+        readings.append((at, len(words), languages))
+    return readings
+
+
+def _sentence_languages(counts: Tally) -> tuple[Language, ...]:
+    """The one language a sentence is clearly in (SENTENCE_LEAST of its function words and
+    none of the other's), else both: a sentence that switches ("Ei spun că globalists are
+    parasites") is read in both."""
+    ro, en = counts["ro"], counts["en"]
+    if ro >= SENTENCE_LEAST and not en:
+        return ("ro",)
+    if en >= SENTENCE_LEAST and not ro:
+        return ("en",)
+    return LANGUAGES
 
 
 def _keys(

@@ -337,10 +337,19 @@ def _speakers(
     accepts = _acceptor()
     found = []
     for i, token in enumerate(tokens):
-        itself = i and accepts(messages, token.keys) and accepts(this, tokens[i - 1].keys)
+        before = tokens[i - 1] if i else None
+        itself = (
+            before is not None
+            and before.run == token.run
+            and accepts(messages, token.keys)
+            and accepts(this, before.keys)
+        )
         if accepts(speaking, token.keys) and not itself:
             around = tokens[max(0, i - ANONYMOUS_REACH) : i + ANONYMOUS_REACH + 1]
-            if not any(accepts(anonymous, t.keys) and not _inside(quoted, t.start) for t in around):
+            if not any(
+                t.run == token.run and accepts(anonymous, t.keys) and not _inside(quoted, t.start)
+                for t in around
+            ):
                 found.append((token.start, token.end))
     return found
 

@@ -80,3 +80,27 @@ def test_cues_of_both_languages_are_found_in_a_text_mostly_in_one() -> None:
     found = {(f.kind, f.text) for f in assess_techniques(f"{ro} {en}").findings}
     assert ("dehumanisation", "Imigranții sunt paraziți") in found
     assert ("dehumanisation", "globalists are parasites") in found
+
+
+def test_a_sentence_that_switches_language_is_read_in_both() -> None:
+    en = "They say that the vaccine is a poison and it is not safe for the children."
+    switched = (
+        "Ei spun că globalists are parasites și nu sunt oameni, este clar că vor să ne distrugă."
+    )
+    found = {(f.kind, f.text) for f in assess_techniques(f"{en} {switched}").findings}
+    assert ("dehumanisation", "globalists are parasites") in found
+    ro = "Ei spun că vaccinul este o otravă și nu este sigur."
+    switched = "They say the imigranții sunt paraziți and it is not safe, that is what they want."
+    found = {(f.kind, f.text) for f in assess_techniques(f"{ro} {switched}").findings}
+    assert ("dehumanisation", "imigranții sunt paraziți") in found
+
+
+def test_a_speaker_is_not_made_anonymous_by_a_word_sentences_away() -> None:
+    """Romanian words read apart from an English sentence between them are not neighbours:
+    "Surse." two sentences back does not make the minister an anonymous source."""
+    text = (
+        "Surse. The migrants are coming and they are many, it is what the news said. "
+        "Ministrul a declarat că imigranții sunt paraziți și nu sunt oameni."
+    )
+    (finding,) = [f for f in assess_techniques(text).findings if f.kind == "dehumanisation"]
+    assert finding.weight < 0.5  # reported speech, not the text's own words
