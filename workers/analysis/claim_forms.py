@@ -345,8 +345,26 @@ def _patterns() -> _Patterns:
     )
 
 
+# A sentence up to this long has its forms and register remembered, up to SENTENCE_MEMO of
+# them per process: a text that repeats a line ("Distribuiți! Distribuiți!"), or a campaign
+# sent again and again, reads it once. Both are pure functions of the sentence.
+MEMO_SENTENCE_MAX = 200
+SENTENCE_MEMO = 4096
+
+
 def sentence_forms(sentence: str) -> list[Form]:
     """The forms of check-worthy claim present in one sentence."""
+    if len(sentence) <= MEMO_SENTENCE_MAX:
+        return list(_remembered_forms(sentence))
+    return _sentence_forms(sentence)
+
+
+@lru_cache(maxsize=SENTENCE_MEMO)
+def _remembered_forms(sentence: str) -> tuple[Form, ...]:
+    return tuple(_sentence_forms(sentence))
+
+
+def _sentence_forms(sentence: str) -> list[Form]:
     folded = fold(sentence)
     starts = _patterns().index.starts(folded)
     has = {name: starts.search(name, pattern) for name, pattern in _patterns().lexicons.items()}
@@ -576,6 +594,17 @@ def _within(folded: str, inner: str, outer: str) -> bool:
 def sentence_register(sentence: str) -> list[Register]:
     """How the sentence itself puts what it says (viral, conspiratorial, sourced, hedged,
     emotive...), quotations left out."""
+    if len(sentence) <= MEMO_SENTENCE_MAX:
+        return list(_remembered_register(sentence))
+    return _sentence_register(sentence)
+
+
+@lru_cache(maxsize=SENTENCE_MEMO)
+def _remembered_register(sentence: str) -> tuple[Register, ...]:
+    return tuple(_sentence_register(sentence))
+
+
+def _sentence_register(sentence: str) -> list[Register]:
     folded = _QUOTED.sub(lambda m: " " * len(m[0]), fold(sentence))
     starts = _patterns().index.starts(folded)
     register = _patterns().register

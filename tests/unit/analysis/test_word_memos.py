@@ -3,7 +3,14 @@ dictionary holds: a text of 100,000-letter words must not fill a process's memor
 
 from __future__ import annotations
 
-from workers.analysis.claim_forms import _patterns
+from workers.analysis.claim_forms import (
+    MEMO_SENTENCE_MAX,
+    SENTENCE_MEMO,
+    _patterns,
+    _remembered_forms,
+    _remembered_register,
+    sentence_forms,
+)
 from workers.analysis.claims import extract_claims
 from workers.analysis.lemmas import MAX_WORD
 from workers.analysis.techniques import assess_techniques, default_lexicon
@@ -27,3 +34,16 @@ def test_a_hundred_thousand_letter_word_is_analysed_but_not_remembered() -> None
     assert _longest([*_patterns().index._memo, "x"]) <= MEMO_WORD_MAX
     # … and the short words of the same text are remembered.
     assert "paraziți" in lexicon.words["ro"]._memo
+
+
+def test_claims_remember_short_sentences_only_and_a_bounded_number_of_them() -> None:
+    """A repeated line is read once; a long sentence is never kept, and the memo has a size."""
+    before = _remembered_forms.cache_info()
+    extract_claims("Distribuiți urgent! " * 50)
+    after = _remembered_forms.cache_info()
+    assert after.hits - before.hits >= 49  # the same line, read once
+    size = after.currsize
+    sentence_forms("Vaccinul " + "a" * (MEMO_SENTENCE_MAX + 1) + " conține 40% aluminiu.")
+    assert _remembered_forms.cache_info().currsize == size
+    assert _remembered_forms.cache_info().maxsize == SENTENCE_MEMO
+    assert _remembered_register.cache_info().maxsize == SENTENCE_MEMO
