@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Literal
+from functools import lru_cache, update_wrapper
+from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -351,20 +351,29 @@ def _patterns() -> _Patterns:
 MEMO_SENTENCE_MAX = 200
 SENTENCE_MEMO = 4096
 
+_Read = TypeVar("_Read", bound=str)
 
+
+class _SentenceMemo(Generic[_Read]):
+    """A pure reading of one sentence, its answers for short sentences remembered."""
+
+    def __init__(self, read: Callable[[str], list[_Read]]) -> None:
+        update_wrapper(self, read)
+        self._read = read
+        self.memo = lru_cache(maxsize=SENTENCE_MEMO)(lambda sentence: tuple(read(sentence)))
+
+    def __call__(self, sentence: str) -> list[_Read]:
+        if len(sentence) <= MEMO_SENTENCE_MAX:
+            return list(self.memo(sentence))
+        return self._read(sentence)
+
+    def __reduce__(self) -> str:
+        return self._read.__qualname__  # pickled by name, as the function it wraps would be
+
+
+@_SentenceMemo
 def sentence_forms(sentence: str) -> list[Form]:
     """The forms of check-worthy claim present in one sentence."""
-    if len(sentence) <= MEMO_SENTENCE_MAX:
-        return list(_remembered_forms(sentence))
-    return _sentence_forms(sentence)
-
-
-@lru_cache(maxsize=SENTENCE_MEMO)
-def _remembered_forms(sentence: str) -> tuple[Form, ...]:
-    return tuple(_sentence_forms(sentence))
-
-
-def _sentence_forms(sentence: str) -> list[Form]:
     folded = fold(sentence)
     starts = _patterns().index.starts(folded)
     has = {name: starts.search(name, pattern) for name, pattern in _patterns().lexicons.items()}
@@ -591,20 +600,10 @@ def _within(folded: str, inner: str, outer: str) -> bool:
     )
 
 
+@_SentenceMemo
 def sentence_register(sentence: str) -> list[Register]:
     """How the sentence itself puts what it says (viral, conspiratorial, sourced, hedged,
     emotive...), quotations left out."""
-    if len(sentence) <= MEMO_SENTENCE_MAX:
-        return list(_remembered_register(sentence))
-    return _sentence_register(sentence)
-
-
-@lru_cache(maxsize=SENTENCE_MEMO)
-def _remembered_register(sentence: str) -> tuple[Register, ...]:
-    return tuple(_sentence_register(sentence))
-
-
-def _sentence_register(sentence: str) -> list[Register]:
     folded = _QUOTED.sub(lambda m: " " * len(m[0]), fold(sentence))
     starts = _patterns().index.starts(folded)
     register = _patterns().register

@@ -7,9 +7,8 @@ from workers.analysis.claim_forms import (
     MEMO_SENTENCE_MAX,
     SENTENCE_MEMO,
     _patterns,
-    _remembered_forms,
-    _remembered_register,
     sentence_forms,
+    sentence_register,
 )
 from workers.analysis.claims import extract_claims
 from workers.analysis.lemmas import MAX_WORD
@@ -38,12 +37,12 @@ def test_a_hundred_thousand_letter_word_is_analysed_but_not_remembered() -> None
 
 def test_claims_remember_short_sentences_only_and_a_bounded_number_of_them() -> None:
     """A repeated line is read once; a long sentence is never kept, and the memo has a size."""
-    before = _remembered_forms.cache_info()
+    before = sentence_forms.memo.cache_info()
     extract_claims("Distribuiți urgent! " * 50)
-    after = _remembered_forms.cache_info()
+    after = sentence_forms.memo.cache_info()
     assert after.hits - before.hits >= 49  # the same line, read once
     size = after.currsize
     sentence_forms("Vaccinul " + "a" * (MEMO_SENTENCE_MAX + 1) + " conține 40% aluminiu.")
-    assert _remembered_forms.cache_info().currsize == size
-    assert _remembered_forms.cache_info().maxsize == SENTENCE_MEMO
-    assert _remembered_register.cache_info().maxsize == SENTENCE_MEMO
+    assert sentence_forms.memo.cache_info().currsize == size
+    assert sentence_forms.memo.cache_info().maxsize == SENTENCE_MEMO
+    assert sentence_register.memo.cache_info().maxsize == SENTENCE_MEMO
