@@ -89,6 +89,24 @@ INPUTS: Mapping[str, Callable[[int], str]] = {
 }
 
 
+def _distinct_sentences(size: int, round_: int) -> str:
+    """One-word sentences ("Qbcd. Qbce. …"), none the same, and none the same as in another
+    round: a memo of sentences read before must not hide what reading each one costs."""
+    parts, total, i = [], 0, round_ * 100_000
+    while total < size:
+        word = "".join(chr(97 + (i // 26**k) % 26) for k in range(3, -1, -1)).capitalize()
+        parts.append(f"{word}. ")
+        total += len(parts[-1])
+        i += 1
+    return "".join(parts)[:size]
+
+
+# Input families built anew for every round (from the size and the round's number).
+FRESH_INPUTS: Mapping[str, Callable[[int, int], str]] = {
+    "distinct_sentences": _distinct_sentences,
+}
+
+
 def analysers() -> dict[str, Callable[[str], Any]]:
     """The analysers timed, by name: the pure part of each component, and normalisation."""
     checks = [c.model_dump() for c in read_fact_checks()]
@@ -172,6 +190,7 @@ def measure(sizes: Iterable[int], repeat: int, only: str | None) -> list[Measure
     runs = analysers()
     for run in runs.values():
         run("Warm-up: caches, compiled patterns, look-alikes (ș а\u200b). https://digi24.ro 12%")
+    sizes = list(sizes)
     texts = {
         (name, size): build(size)
         for size in sizes
@@ -179,7 +198,13 @@ def measure(sizes: Iterable[int], repeat: int, only: str | None) -> list[Measure
         if not only or only in name
     }
     best: dict[tuple[str, str, int], tuple[float, float]] = {}
-    for _ in range(max(repeat, 1)):
+    for round_ in range(max(repeat, 1)):
+        texts |= {
+            (name, size): build(size, round_)
+            for size in sizes
+            for name, build in FRESH_INPUTS.items()
+            if not only or only in name
+        }
         for (input_name, size), text in texts.items():
             for name, run in runs.items():
                 key = (name, input_name, size)

@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from scripts.bench_adversarial import (
+    FRESH_INPUTS,
     INPUTS,
     Measurement,
     analysers,
@@ -30,6 +31,21 @@ def test_inputs_are_what_their_names_say() -> None:
     assert " " not in INPUTS["single_word"](500)
     assert set(INPUTS["zero_width_flood"](500)) == {"\u200b"}
     assert "a" * 4900 in INPUTS["long_label_urls"](20_000)
+
+
+@pytest.mark.parametrize("name", FRESH_INPUTS)
+def test_every_fresh_input_has_the_size_asked_for(name: str) -> None:
+    """An input built anew each round is as long as asked for, whatever the round."""
+    assert len(FRESH_INPUTS[name](10_000, 0)) == 10_000
+    assert len(FRESH_INPUTS[name](1_234, 2)) == 1_234
+
+
+def test_distinct_sentences_repeat_none_within_or_across_rounds() -> None:
+    """No sentence repeats in one text or in the next round's: no memo can answer for it."""
+    first = FRESH_INPUTS["distinct_sentences"](10_000, 0).split(". ")[:-1]
+    second = FRESH_INPUTS["distinct_sentences"](10_000, 1).split(". ")[:-1]
+    assert len(first) == len(set(first)) > 1_500
+    assert not set(first) & set(second)
 
 
 def test_time_per_10k_characters_scales_by_length() -> None:

@@ -91,6 +91,7 @@ ATTRIBUTING: frozenset[Register] = frozenset(
 
 # Each pattern starts only where a digit run starts and never backtracks into a run
 # (possessive quantifiers), so a run of digits is read once: linear on any input.
+_DIGIT = re.compile(r"\d")
 _NUMBER = re.compile(r"(?<![\w.,])\d++(?:[.,]\d++)*+")
 _PERCENT = re.compile(r"(?<!\d)\d++(?:[.,]\d++)?\s?%")
 # A ratio of people or things: "1 in 3 girls", "2 out of 5", "1 din 4 români".
@@ -375,23 +376,29 @@ class _SentenceMemo(Generic[_Read]):
 def sentence_forms(sentence: str) -> list[Form]:
     """The forms of check-worthy claim present in one sentence."""
     folded = fold(sentence)
+    lexicons = _patterns().lexicons
     starts = _patterns().index.starts(folded)
-    has = {name: starts.search(name, pattern) for name, pattern in _patterns().lexicons.items()}
+    has = dict.fromkeys(lexicons, False)
+    for name in starts.possible(lexicons):  # most sentences start no lexicon's term
+        has[name] = starts.search(name, lexicons[name])
     # The sums, deadlines and names of a quoted message are the message's ("a text reading
     # 'pay £1.45 within 12 hours'"), not figures the report asserts.
     own = _QUOTED.sub(lambda m: " " * len(m[0]), sentence)
+    # Percentages, numbers and dates in figures all need a digit: most sentences have none.
+    digits = _DIGIT.search(sentence) is not None
     found: list[Form] = []
     if (
         has["percentage_words"]
-        or _PERCENT.search(sentence)
-        or _RATIO.search(sentence)
+        or (digits and (_PERCENT.search(sentence) or _RATIO.search(sentence)))
         or _worded_statistic(sentence)
     ):
         found.append("percentage")
-    if _NUMBER.search(_YEAR.sub("", own)) or _has_outside(starts, "quantity_words", own):
+    if (digits and _NUMBER.search(_YEAR.sub("", own))) or _has_outside(
+        starts, "quantity_words", own
+    ):
         found.append("number")
     dated = (_YEAR, _NUMERIC_DATE, _DAY_OF_MAY)
-    if any(d.search(own) for d in dated) or _has_outside(starts, "months", own):
+    if (digits and any(d.search(own) for d in dated)) or _has_outside(starts, "months", own):
         found.append("date")
     if any(fold(w) not in _patterns().not_names for w in names(own)):
         found.append("named_entity")
@@ -607,7 +614,12 @@ def sentence_register(sentence: str) -> list[Register]:
     folded = _QUOTED.sub(lambda m: " " * len(m[0]), fold(sentence))
     starts = _patterns().index.starts(folded)
     register = _patterns().register
-    found = [name for name in LEXICAL_REGISTERS if starts.search(name, register[name])]
+    possible = starts.possible(LEXICAL_REGISTERS)
+    found = [
+        name
+        for name in LEXICAL_REGISTERS
+        if name in possible and starts.search(name, register[name])
+    ]
     if "studied" in found and "viral_sources" in found:
         # "Reporters analysed thousands of posts": the posts are what was studied, not
         # where the sentence got its claim.

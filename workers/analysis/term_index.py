@@ -162,6 +162,11 @@ class Starts:
                 end = match.end()
                 yield match
 
+    def possible(self, names: Iterable[str]) -> set[str]:
+        """Those of `names` that can match somewhere in the text: the lexicons with a word
+        to start at and those searched whole (most sentences have none)."""
+        return (self.at.keys() | self.scanned) & set(names)
+
     def search(self, name: str, pattern: re.Pattern[str]) -> bool:
         """Whether `pattern` (lexicon `name`'s) matches anywhere in the text."""
         if name in self.scanned:

@@ -39,6 +39,13 @@ def test_a_lexicon_whose_terms_cannot_start_in_a_text_is_not_searched() -> None:
     assert starts.at["secrecy"] == [len("ceaiul de musetel, ")]
 
 
+def test_possible_names_the_lexicons_with_a_place_to_start_and_those_searched_whole() -> None:
+    index = TermIndex.of({"cures": ["miracle cure"], "secrecy": ["ascuns*"], "calls": ["#x"]})
+    starts = index.starts(fold("ascunsă în dulap"))
+    assert starts.possible(["cures", "secrecy", "calls"]) == {"secrecy", "calls"}
+    assert starts.possible(["cures"]) == set()
+
+
 def test_a_term_that_does_not_start_with_a_word_is_searched_whole() -> None:
     terms = ["#boicot", "boycott"]
     pattern = terms_regex(terms)
