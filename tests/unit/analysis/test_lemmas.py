@@ -3,7 +3,15 @@ sentence's when it mixes Romanian and English, and both where a sentence does no
 
 from __future__ import annotations
 
-from workers.analysis.lemmas import tokens
+import json
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from simplemma.strategies import DefaultStrategy
+
+from scripts.evaluate import DEV, TEST
+from workers.analysis.lemmas import LANGUAGES, WordStrategy, _dictionaries, tokens
 from workers.analysis.technique_context import sentence_ends
 from workers.analysis.techniques import assess_techniques, default_lexicon
 from workers.analysis.text import fold
@@ -104,3 +112,40 @@ def test_a_speaker_is_not_made_anonymous_by_a_word_sentences_away() -> None:
     )
     (finding,) = [f for f in assess_techniques(text).findings if f.kind == "dehumanisation"]
     assert finding.weight < 0.5  # reported speech, not the text's own words
+
+
+# The lemmatiser's shortened search gives simplemma's full default search's lemmas.
+
+
+def _labelled_words() -> set[str]:
+    words: set[str] = set()
+    for part in (DEV, TEST):
+        for line in part.read_text(encoding="utf-8").splitlines():
+            text = json.loads(line)["text"]
+            words |= {w.lower() for w in re.findall(r"[^\W_]+", text)}
+            words |= {w for w in re.findall(r"[^\W_]+", text) if w[:1].isupper()}
+    return words
+
+
+def test_the_word_strategy_finds_the_default_searchs_lemma_for_every_labelled_word() -> None:
+    ours = WordStrategy(dictionary_factory=_dictionaries())
+    default = DefaultStrategy(dictionary_factory=_dictionaries())
+    words = _labelled_words()
+    assert len(words) > 20_000
+    made_up = ["qbcd", "zzxq", "vaccinurile", "globaliștii", "jabbed", "fact-checkers", "don't"]
+    for language in LANGUAGES:
+        differ = [
+            w
+            for w in [*words, *made_up]
+            if ours.get_lemma(w, language) != default.get_lemma(w, language)
+        ]
+        assert differ == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(word=st.text(alphabet="abcdefgimnorstuăâîșțedings'-", min_size=1, max_size=14))
+def test_the_word_strategy_agrees_with_the_default_search_on_made_up_words(word: str) -> None:
+    ours = WordStrategy(dictionary_factory=_dictionaries())
+    default = DefaultStrategy(dictionary_factory=_dictionaries())
+    for language in LANGUAGES:
+        assert ours.get_lemma(word, language) == default.get_lemma(word, language)
