@@ -262,6 +262,22 @@ async def test_lookup_finds_false_claims_and_leaves_others_unverifiable(
     assert other.status == "unverifiable"
 
 
+async def test_lookup_needs_the_checks_subject_not_only_its_wording(
+    fact_pool: asyncpg.Pool,
+) -> None:
+    """A sentence that shares a check's country, union and year but not what it checked
+    (road deaths, not inflation) meets no check; the claim itself, reworded, still does."""
+    other = await factcheck_store.lookup(
+        fact_pool,
+        "România a avut în 2023 cea mai ridicată rată a deceselor rutiere din Uniunea Europeană.",
+    )
+    assert other.status == "unverifiable"
+    found = await factcheck_store.lookup(
+        fact_pool, "În 2023 inflația din România a fost cea mai mare din toată Uniunea Europeană."
+    )
+    assert (found.status, found.rating) == ("matched", "mixed")
+
+
 async def test_lookup_leaves_the_pooled_connection_settings_alone(fact_pool: asyncpg.Pool) -> None:
     """The candidate threshold is set per transaction, so pooled connections keep the default."""
     await factcheck_store.lookup(fact_pool, "Vaccines cause autism in children.")

@@ -39,6 +39,9 @@ Form = Literal[
     "drastic_measure",
     "plot",
     "group",
+    # A share of a crime, a burden or a betrayal laid on a group ("7 din 10 furturi au fost
+    # comise de cetățeni străini", "illegal immigrants commit forty percent of …").
+    "group_blame",
     "absolute_causal",
     "harm",
     "accusation",
@@ -239,6 +242,7 @@ class FormLexicons(BaseModel):
     drastic_measures: Terms
     plot: Terms
     groups: Terms
+    blamed: Terms
     accusations: Terms
     inference: Terms
 
@@ -403,6 +407,8 @@ def sentence_forms(sentence: str) -> list[Form]:
     if any(fold(w) not in _patterns().not_names for w in names(own)):
         found.append("named_entity")
     found += _lexical_forms(has, sentence, starts, own)
+    if "percentage" in found and has["groups"] and has["blamed"]:
+        found.append("group_blame")
     return found
 
 

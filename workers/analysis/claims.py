@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from workers.analysis.chat_speak import read_form
+from workers.analysis.check_subject import speaks_of
 from workers.analysis.claim_forms import (
     ATTRIBUTING,
     ClaimsSpec,
@@ -311,8 +312,12 @@ _REBUTTING_RATINGS = frozenset({"false", "misleading"})
 
 def _rated_against_text(claim: Claim, verification: Verification) -> bool:
     """Whether a check or provider rated the claim and its rating is evidence about the
-    text: not when the text debunks the claim and the rating agrees with it."""
+    text: not when the text debunks the claim and the rating agrees with it, nor when the
+    text is labelled satire, which asserts nothing ("[PARODY] NASA finally admits the moon
+    landing was filmed — on the moon")."""
     if verification.status == "unverifiable" or verification.rating is None:
+        return False
+    if "satire" in claim.register and verification.rating in _REBUTTING_RATINGS:
         return False
     return not ("debunked" in claim.register and verification.rating in _REBUTTING_RATINGS)
 
@@ -401,9 +406,23 @@ def match_locally(
     for claim in claims:
         target = comparison_form(claim.text)
         scored = [(claim_similarity(key, target), check) for key, check in folded]
-        best = max(scored, key=lambda s: s[0], default=(0.0, None))
-        results.append(verification_from(best[1], best[0], threshold))
+        scored.sort(key=lambda s: s[0], reverse=True)
+        results.append(best_verification(claim.text, scored, threshold))
     return results
+
+
+def best_verification(
+    sentence: str, ranked: Sequence[tuple[float, Mapping[str, Any]]], threshold: float
+) -> Verification:
+    """The verification by the best-ranked check (`ranked`: similarity and check, best
+    first) that is similar enough and speaks of what the sentence does (its subject words,
+    `check_subject.speaks_of`); UNVERIFIABLE when none is."""
+    for score, check in ranked:
+        if score < threshold:
+            break
+        if speaks_of(check["claim"], sentence, check.get("language") or "und"):
+            return verification_from(check, score, threshold)
+    return UNVERIFIABLE
 
 
 def verification_from(

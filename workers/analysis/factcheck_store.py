@@ -17,7 +17,7 @@ import asyncpg
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from workers.analysis.claim_forms import Rating
-from workers.analysis.claims import Verification, claim_policy, verification_from
+from workers.analysis.claims import Verification, best_verification, claim_policy
 from workers.analysis.datafiles import data_path
 from workers.analysis.errors import FactCheckFileInvalid, FactCheckStoreMissing
 from workers.analysis.text import comparison_form
@@ -25,7 +25,7 @@ from workers.analysis.text import comparison_form
 SAMPLE_FILE = data_path("fact_checks.jsonl")
 # Candidate filter for the trigram index (`%`): loose on purpose, the exact
 # threshold (claims.yaml `match_threshold`) is applied to the better of the two
-# measures afterwards.
+# measures afterwards, with the check's subject words (check_subject.py), best first.
 CANDIDATE_SIMILARITY = 0.2
 CANDIDATES = 3
 
@@ -98,7 +98,7 @@ async def upsert(db: Queryable, checks: Iterable[FactCheck]) -> int:
 # set_config(..., true) is local to the transaction, so a pooled connection keeps its defaults.
 _CANDIDATE_THRESHOLD = "SELECT set_config('pg_trgm.similarity_threshold', $1, true)"
 _LOOKUP = """
-SELECT claim, rating, source, url,
+SELECT claim, rating, source, url, language,
        greatest(similarity(claim_norm, $1), strict_word_similarity(claim_norm, $1)) AS score
 FROM fact_checks
 WHERE claim_norm % $1
@@ -116,10 +116,7 @@ async def lookup(db: asyncpg.Pool | asyncpg.Connection, claim: str) -> Verificat
             rows = await conn.fetch(_LOOKUP, comparison_form(claim), CANDIDATES)
     except asyncpg.UndefinedTableError as exc:
         raise FactCheckStoreMissing("table fact_checks is missing: apply migration 002") from exc
-    best = rows[0] if rows else None
-    return verification_from(
-        dict(best) if best else None, float(best["score"]) if best else 0.0, threshold
-    )
+    return best_verification(claim, [(float(row["score"]), dict(row)) for row in rows], threshold)
 
 
 @asynccontextmanager

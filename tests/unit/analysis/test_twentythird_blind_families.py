@@ -1,0 +1,110 @@
+"""Forms grown in the twenty-third round of issue 19, after two more sets written blind (ids
+`*-pp-*`, texts that state facts: honest figures, causes and sources beside one invented
+statistic or false cause; `*-qq-*`, messages that carry links), measured as written on the
+twenty-second round's code, then PP tuned on (QQ held out). Each is checked on sentences
+written for this test (none is in the evaluation set), in Romanian and English, beside
+texts sharing their words that must stay as they were."""
+
+import pytest
+
+from tests.unit.analysis.probes import FLAGGED, claims_score, kinds
+from workers.analysis import claim_forms
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Police sources say 8 in 10 burglaries in the city are committed by foreign nationals.",
+        "Illegal immigrants commit 40% of all violent crime in this country, everyone knows it.",
+        "Anchetatorii spun că 7 din 10 furturi din cartier sunt comise de persoane venite din "
+        "alte țări.",
+        "Potrivit unor date ale poliției, 60% dintre violuri sunt comise de imigranți.",
+    ],
+)
+def test_a_share_of_crime_laid_on_a_group_is_a_risky_claim_sourced_or_not(sentence: str) -> None:
+    assert "group_blame" in claim_forms.sentence_forms(sentence)
+    assert claims_score(sentence) >= FLAGGED
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # a group's share without blame, and blame without a group's share
+        "According to the ONS, 62% of refugees from Ukraine were in work by March.",
+        "Potrivit INS, 30% dintre imigranți au studii superioare.",
+        "Burglaries in the city fell by 12% last year, police said.",
+        "Numărul furturilor din locuințe a scăzut cu 12% anul trecut, potrivit Poliției.",
+    ],
+)
+def test_a_group_s_share_without_blame_or_blame_without_a_group_is_no_group_blame(
+    sentence: str,
+) -> None:
+    assert "group_blame" not in claim_forms.sentence_forms(sentence)
+    assert claims_score(sentence) < FLAGGED
+
+
+@pytest.mark.parametrize(
+    ("text", "debunked"),
+    [
+        (
+            "That picture going round of a lion on the ring road is fake. A reverse image "
+            "search shows it was taken in Kenya in 2016.",
+            True,
+        ),
+        (
+            "The image doing the rounds of flooded ballot boxes is fake: the photo first "
+            "surfaced in 2019.",
+            True,
+        ),
+        # the writer's own "is fake" with nothing passed around stays a plot
+        ("The moon landing is fake and the photos prove it.", False),
+    ],
+)
+def test_a_picture_passed_around_that_the_text_calls_fake_is_a_debunk(
+    text: str, debunked: bool
+) -> None:
+    registers = claim_forms.text_registers([s.strip() + "." for s in text.split(".") if s])
+    assert any("debunked" in r for r in registers) is debunked
+    assert (claims_score(text) < FLAGGED) is debunked
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The court heard that the defendant had forged the invoices over six years.",
+        "Jurors were told the 34-year-old had sent the messages from a burner phone.",
+        "Instanța a reținut că inculpatul a falsificat facturile timp de șase ani.",
+        "Potrivit rechizitoriului, cei doi au încasat 240.000 de lei din contracte fictive.",
+    ],
+)
+def test_what_a_court_heard_is_sourced(sentence: str) -> None:
+    assert "sourced" in claim_forms.sentence_register(sentence)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "form"),
+    [
+        ("Scientists have established that humans use only 10% of the brain.", "authority_claim"),
+        ("The party has already signed a secret agreement to sell the NHS.", "plot"),
+        ("Guvernul a semnat deja un acord secret ca să vândă pădurile.", "plot"),
+    ],
+)
+def test_established_findings_and_secret_pacts_are_read(sentence: str, form: str) -> None:
+    assert form in claim_forms.sentence_forms(sentence)
+
+
+@pytest.mark.parametrize(
+    ("text", "pressure"),
+    [
+        ("Your parcel could not be delivered and will go back to the sender.", True),
+        ("Unpaid items are sent back after 48 hours.", True),
+        (
+            "You can fill gaps in your National Insurance record going back to 2006, after "
+            "which you can usually only go back six years.",
+            False,
+        ),
+        ("After the holidays the children go back to school on Monday.", False),
+    ],
+)
+def test_going_back_is_a_loss_only_to_a_sender(text: str, pressure: bool) -> None:
+    assert ("pressure" in kinds(text)) is pressure

@@ -1,0 +1,78 @@
+"""Whether a sentence speaks of what a fact check checked: the check's subject words.
+
+Trigram similarity rewards shared wording, and two sentences about Romania in the EU in
+2023 share most of theirs whatever they are about: "Inflația din România a fost cea mai
+mare din Uniunea Europeană în 2023" and "România a avut în 2023 cea mai ridicată rată a
+deceselor rutiere din Uniunea Europeană" score 0.53, over the match threshold; so do a
+check that pensions will be cut "from 1 January" and a satire whose prices change "from
+1 January". What a check is about lies in its less common words ("inflația", "pensiile",
+"tăiate"), not in the country, the union or the date: a match needs at least half of
+them in the sentence (`speaks_of`).
+
+A word's commonness is its Zipf frequency in `wordfreq`'s word list of the check's
+language (English or Romanian; for a check of another or unknown language, the larger of
+the two; the lists ship in the package). Words are compared by
+their first STEM letters, folded, so an inflected form counts ("pensiile", "pensii").
+Pure; each check's subject words are remembered.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+
+from wordfreq import zipf_frequency
+
+from workers.analysis.text import comparison_form, fold
+
+# A word at least this common (Zipf 4.5: some 30 times per million words) in either language
+# says little of a check's subject: "România", "Uniunea", "mare", "January", "people".
+SUBJECT_ZIPF = 4.5
+# Words shorter than this are function words, figures' units or names' initials.
+MIN_LETTERS = 4
+# Letters compared: enough to tell words apart, few enough that inflections agree.
+STEM = 5
+# Where every word of a check is common, its rarest ones are its subject.
+FALLBACK_WORDS = 2
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _stem(word: str) -> str:
+    return fold(word)[:STEM]
+
+
+LANGUAGES = ("en", "ro")
+
+
+def _commonness(word: str, language: str) -> float:
+    languages = (language,) if language in LANGUAGES else LANGUAGES
+    return max(zipf_frequency(word, lang, wordlist="small") for lang in languages)
+
+
+@lru_cache(maxsize=4096)
+def subject_words(checked_claim: str, language: str = "und") -> tuple[str, ...]:
+    """The words of a checked claim (in `language`) that say what it is about: stems,
+    rarest first."""
+    words = {w for w in _WORD.findall(checked_claim.lower()) if len(w) >= MIN_LETTERS}
+    common = {w: _commonness(w, language) for w in words}
+    ranked = sorted(words, key=lambda w: (common[w], w))
+    subject = [w for w in ranked if common[w] < SUBJECT_ZIPF] or ranked[:FALLBACK_WORDS]
+    return tuple(dict.fromkeys(_stem(w) for w in subject))
+
+
+def speaks_of(checked_claim: str, sentence: str, language: str = "und") -> bool:
+    """Whether `sentence` holds at least half of the subject words of the checked claim (in
+    `language`); a check with no word to judge by is not held against the sentence."""
+    subject = subject_words(checked_claim, language)
+    if not subject:
+        return True
+    # Normalised first: hidden, fullwidth or look-alike letters hide no word.
+    present = {w[:STEM] for w in _WORD.findall(comparison_form(sentence))}
+    return sum(stem in present for stem in subject) >= math.ceil(len(subject) / 2)
+
+
+def prepare() -> None:
+    """Load the word lists now (the fork server's warm-up), not in the first task."""
+    for language in LANGUAGES:
+        _commonness("a", language)
