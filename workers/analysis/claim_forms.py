@@ -644,7 +644,9 @@ def sentence_register(sentence: str) -> list[Register]:
         found.remove("unsourced")
     if "debunked" not in found and authority_rebuttal(sentence):
         found.append("debunked")
-    if "emotive" not in found and ("!" in sentence or _SHOUTING.search(sentence)):
+    # Not a quoted slogan's "!" or capitals: "au scandat «Moldova nu e de vânzare!»".
+    unquoted = _QUOTED.sub(lambda m: " " * len(m[0]), sentence)
+    if "emotive" not in found and ("!" in unquoted or _SHOUTING.search(unquoted)):
         found.append("emotive")
     if "referral" in found and not _COURSE.search(folded):
         # "ask a pharmacist if you want to buy it": a referral names how the illness goes

@@ -8,7 +8,7 @@ texts sharing their words that must stay as they were."""
 import pytest
 
 from tests.unit.analysis.probes import FLAGGED, claims_score, kinds
-from workers.analysis import claim_forms
+from workers.analysis import claim_forms, domains
 
 
 @pytest.mark.parametrize(
@@ -108,3 +108,57 @@ def test_established_findings_and_secret_pacts_are_read(sentence: str, form: str
 )
 def test_going_back_is_a_loss_only_to_a_sender(text: str, pressure: bool) -> None:
     assert ("pressure" in kinds(text)) is pressure
+
+
+@pytest.mark.parametrize(
+    ("text", "risky"),
+    [
+        ("connect your wallet at coinbase-airdrop.claims and sign the approval", True),
+        ("Read the paper before it's gone: pubmed.ncbi.research-papers.health-truths.net", True),
+        ("Claim your free tokens: eth-airdrop.win", True),
+        ("Am găsit studiul pe pubmed.ncbi.nlm.nih.gov, merită citit.", False),
+        ("The full paper is at https://www.thelancet.com/journals/lancet/article/x", False),
+        ("Our team at data.network is hiring analysts.", False),
+    ],
+)
+def test_scam_tlds_are_read_and_the_medical_literature_is_protected(text: str, risky: bool) -> None:
+    assert (domains.assess_domains(text, None).score >= FLAGGED) is risky
+
+
+def test_a_quoted_slogan_s_exclamation_is_not_the_report_s_emotion() -> None:
+    quoted = (
+        "La protest, câteva sute de oameni au scandat „Moldova nu e de vânzare!” în fața clădirii."
+    )
+    assert "emotive" not in claim_forms.sentence_register(quoted)
+    assert "emotive" in claim_forms.sentence_register("Moldova nu e de vânzare!")
+    assert "emotive" not in claim_forms.sentence_register('Fans chanted "WE WANT REFUNDS" outside.')
+
+
+@pytest.mark.parametrize(
+    ("sentence", "viral"),
+    [
+        ("Tickets are mobile-only, and screenshots won't scan at the entrance.", False),
+        ("A screenshot going round says the bank will close on Monday.", True),
+        ("Someone posted a screenshot of the memo in the group.", True),
+    ],
+)
+def test_a_screenshot_is_a_viral_source_only_when_passed_on(sentence: str, viral: bool) -> None:
+    assert ("viral_sources" in claim_forms.sentence_register(sentence)) is viral
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Seeing a screenshot going round saying Amazon will charge £5 for every return. "
+        "Consumer groups have flagged it as a phishing lure, so don't click the link.",
+        "A apărut iar pe grupul blocului mesajul că WhatsApp devine cu plată de mâine. "
+        "Oameni buni, e o țeapă veche, nu-l mai trimiteți.",
+    ],
+)
+def test_a_message_passed_around_that_the_text_calls_a_scam_is_rebutted(text: str) -> None:
+    assert claims_score(text) < FLAGGED
+
+
+def test_a_regulator_urging_the_public_gives_advice() -> None:
+    sentence = "The Charity Commission has urged the public to give only to registered charities."
+    assert "advice" in claim_forms.sentence_register(sentence)
