@@ -13,6 +13,7 @@ worker for long.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import time
@@ -89,20 +90,26 @@ INPUTS: Mapping[str, Callable[[int], str]] = {
 }
 
 
-def _distinct_sentences(size: int, round_: int) -> str:
-    """One-word sentences ("Qbcd. Qbce. …"), none the same, and none the same as in another
-    round: a memo of sentences read before must not hide what reading each one costs."""
-    parts, total, i = [], 0, round_ * 100_000
+# Where the next made-up word starts: each text of distinct sentences takes new ones.
+_NEXT_WORD = itertools.count()
+WORD_LETTERS = 5  # 26**5, some 12 million words: hundreds of 100,000-character texts
+
+
+def _distinct_sentences(size: int) -> str:
+    """One-word sentences ("Aaaab. Aaaac. …"), none the same, and none the same as in any
+    text built before: a memo of sentences or words read before must not hide what reading
+    each one costs."""
+    parts, total = [], 0
     while total < size:
-        word = "".join(chr(97 + (i // 26**k) % 26) for k in range(3, -1, -1)).capitalize()
-        parts.append(f"{word}. ")
+        i = next(_NEXT_WORD)
+        word = "".join(chr(97 + (i // 26**k) % 26) for k in range(WORD_LETTERS - 1, -1, -1))
+        parts.append(f"{word.capitalize()}. ")
         total += len(parts[-1])
-        i += 1
     return "".join(parts)[:size]
 
 
-# Input families built anew for every round (from the size and the round's number).
-FRESH_INPUTS: Mapping[str, Callable[[int, int], str]] = {
+# Input families built anew for every round.
+FRESH_INPUTS: Mapping[str, Callable[[int], str]] = {
     "distinct_sentences": _distinct_sentences,
 }
 
@@ -198,9 +205,9 @@ def measure(sizes: Iterable[int], repeat: int, only: str | None) -> list[Measure
         if not only or only in name
     }
     best: dict[tuple[str, str, int], tuple[float, float]] = {}
-    for round_ in range(max(repeat, 1)):
+    for _ in range(max(repeat, 1)):
         texts |= {
-            (name, size): build(size, round_)
+            (name, size): build(size)
             for size in sizes
             for name, build in FRESH_INPUTS.items()
             if not only or only in name

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 
-from wordfreq import zipf_frequency
+from wordfreq import freq_to_zipf, get_frequency_dict
 
 from workers.analysis.text import comparison_form, fold
 
@@ -31,34 +31,40 @@ from workers.analysis.text import comparison_form, fold
 SUBJECT_ZIPF = 4.5
 # Words shorter than this are function words, figures' units or names' initials.
 MIN_LETTERS = 4
-# Letters compared: enough to tell words apart, few enough that inflections agree.
+# Letters compared: enough to tell words apart, few enough that inflections agree (a
+# four-letter subject word, "lung", is compared by its four).
 STEM = 5
 # Where every word of a check is common, its rarest ones are its subject.
 FALLBACK_WORDS = 2
+LANGUAGES = ("en", "ro")
 _WORD = re.compile(r"[^\W\d_]+")
 
 
-def _stem(word: str) -> str:
-    return fold(word)[:STEM]
+@cache
+def _zipf_table(language: str) -> dict[str, float]:
+    """Folded word → Zipf frequency in `wordfreq`'s small list of `language`: a check typed
+    without diacritics ("Inflatia din Romania") finds its words' frequencies too."""
+    table: dict[str, float] = {}
+    for word, frequency in get_frequency_dict(language, wordlist="small").items():
+        key = fold(word)
+        table[key] = max(table.get(key, 0.0), freq_to_zipf(frequency))
+    return table
 
 
-LANGUAGES = ("en", "ro")
-
-
-def _commonness(word: str, language: str) -> float:
+def _commonness(folded_word: str, language: str) -> float:
     languages = (language,) if language in LANGUAGES else LANGUAGES
-    return max(zipf_frequency(word, lang, wordlist="small") for lang in languages)
+    return max(_zipf_table(lang).get(folded_word, 0.0) for lang in languages)
 
 
 @lru_cache(maxsize=4096)
 def subject_words(checked_claim: str, language: str = "und") -> tuple[str, ...]:
     """The words of a checked claim (in `language`) that say what it is about: stems,
-    rarest first."""
-    words = {w for w in _WORD.findall(checked_claim.lower()) if len(w) >= MIN_LETTERS}
+    rarest first. Read like the sentences it is compared with (normalised, folded)."""
+    words = {w for w in _WORD.findall(comparison_form(checked_claim)) if len(w) >= MIN_LETTERS}
     common = {w: _commonness(w, language) for w in words}
     ranked = sorted(words, key=lambda w: (common[w], w))
     subject = [w for w in ranked if common[w] < SUBJECT_ZIPF] or ranked[:FALLBACK_WORDS]
-    return tuple(dict.fromkeys(_stem(w) for w in subject))
+    return tuple(dict.fromkeys(w[:STEM] for w in subject))
 
 
 def speaks_of(checked_claim: str, sentence: str, language: str = "und") -> bool:
@@ -68,11 +74,12 @@ def speaks_of(checked_claim: str, sentence: str, language: str = "und") -> bool:
     if not subject:
         return True
     # Normalised first: hidden, fullwidth or look-alike letters hide no word.
-    present = {w[:STEM] for w in _WORD.findall(comparison_form(sentence))}
+    words = _WORD.findall(comparison_form(sentence))
+    present = {w[:STEM] for w in words} | {w[: STEM - 1] for w in words}
     return sum(stem in present for stem in subject) >= math.ceil(len(subject) / 2)
 
 
 def prepare() -> None:
     """Load the word lists now (the fork server's warm-up), not in the first task."""
     for language in LANGUAGES:
-        _commonness("a", language)
+        _zipf_table(language)

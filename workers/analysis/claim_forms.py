@@ -243,6 +243,7 @@ class FormLexicons(BaseModel):
     plot: Terms
     groups: Terms
     blamed: Terms
+    unblamed: Terms
     accusations: Terms
     inference: Terms
 
@@ -407,7 +408,7 @@ def sentence_forms(sentence: str) -> list[Form]:
     if any(fold(w) not in _patterns().not_names for w in names(own)):
         found.append("named_entity")
     found += _lexical_forms(has, sentence, starts, own)
-    if "percentage" in found and has["groups"] and has["blamed"]:
+    if "percentage" in found and has["groups"] and has["blamed"] and not has["unblamed"]:
         found.append("group_blame")
     return found
 
@@ -567,6 +568,20 @@ _REJECTION = re.compile(
 )
 
 
+# A picture passed around that the sentence itself calls fake ("That photo going round of a
+# shark on the motorway is fake", "Clipul care circulă cu premierul e trucat"): the writer's
+# debunk of what circulates, not a plot of their own ("the official photos are fake" names
+# nothing passed around). Folded, quotations blanked.
+_FAKE_PICTURE = re.compile(
+    r"\b(?:photos?|pictures?|images?|clips?|videos?|screenshots?|poz\w{0,4}|fotografi\w{0,4}"
+    r"|imagin\w{0,4}|clip\w{0,6}|videoclip\w{0,4}|captur\w{0,4})\b[^.!?]{0,120}?"
+    r"\b(?:going round|going around|doing the rounds|circulating|circula|distribuit\w{0,3}"
+    r"|viral\w{0,3})\b[^.!?]{0,160}?\b(?:is|are|was|were|e|este|sunt|a fost)\s(?:a |an )?"
+    r"(?:fake|doctored|edited|photoshopped|ai-generated|made with ai|false?|fals\w{0,2}"
+    r"|trucat\w{0,2}|editat\w{0,2}|generat\w{0,2} (?:cu|de) ai)\b"
+)
+
+
 def authority_rebuttal(sentence: str) -> bool:
     """Whether the sentence rebuts what it reports in one of the forms above (its own words,
     with no contrast in them). Pure."""
@@ -577,6 +592,7 @@ def authority_rebuttal(sentence: str) -> bool:
         or _WARNED_ABOUT.search(own)
         or _DENIED_PLAN.search(own)
         or _denied_as_claimed(whole)
+        or _FAKE_PICTURE.search(own)
     )
     return bool(rebuts) and not _CONTRAST.search(own)
 

@@ -341,6 +341,8 @@ def _candidates(text: str, url: str | None, reputation: Reputation) -> Iterator[
         yield m.group(0).rstrip(".,;:!?"), True
     without_urls = _URL.sub(" ", text)
     for m in reputation.bare_domain.finditer(without_urls):
+        if _sentence_start(m.group(1).rsplit(".", 1)[1]):
+            continue  # "our giveaway.Win a bike", "confirm.Cam atât": a space left out
         # A bare host with a path ("ghișeul.ro/plata", "bit.ly/alocatie-2025") is typed to
         # be followed: a link, path and all.
         path = _BARE_PATH.match(without_urls, m.end(1))
@@ -348,6 +350,12 @@ def _candidates(text: str, url: str | None, reputation: Reputation) -> Iterator[
             yield m.group(1) + path.group(0).rstrip(".,;:!?"), True
         else:
             yield m.group(1), False
+
+
+def _sentence_start(suffix: str) -> bool:
+    """Whether a bare host's suffix is written as a sentence's first word ("Win", "Cam"):
+    a full stop with its space left out, not a domain (one in capitals, "BIT.LY", is)."""
+    return suffix[:1].isupper() and not suffix.isupper()
 
 
 def _asks_to_sign_in(link: str, signin_words: frozenset[str]) -> bool:

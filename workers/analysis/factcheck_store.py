@@ -27,7 +27,8 @@ SAMPLE_FILE = data_path("fact_checks.jsonl")
 # threshold (claims.yaml `match_threshold`) is applied to the better of the two
 # measures afterwards, with the check's subject words (check_subject.py), best first.
 CANDIDATE_SIMILARITY = 0.2
-CANDIDATES = 3
+# The best few: the subject check may pass over the first.
+CANDIDATES = 5
 
 
 class FactCheck(BaseModel):

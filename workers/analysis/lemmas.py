@@ -120,15 +120,17 @@ class WordStrategy(DefaultStrategy):
     Romanian or English word of letters and digits: the dictionary, then the rules.
 
     The others look for an apostrophe (Turkish), a hyphen or an English contraction
-    ("n't", "'s"), or decompose prefixes, affixes and morphemes of other languages, so
-    for such a word they return nothing, and asking them cost about half of each unknown
-    word's time (a text of 2,000 made-up words paid it 4,000 times). Any other token, or
-    language, takes the whole search. The same lemmas: tests/unit/analysis/test_lemmas.py
+    ("n't", "'s"; a word with the modifier letter "ʼ", a letter to Python, is searched in
+    full), or decompose prefixes, affixes and morphemes of other languages, so for such a
+    word they return nothing, and asking them cost about half of each unknown word's time
+    (a text of 2,000 made-up words paid it 4,000 times). Any other token, or language,
+    takes the whole search. The same lemmas: tests/unit/analysis/test_lemmas.py
     compares the two on every word of the labelled texts and on made-up ones.
     """
 
     def _search_pipeline(self, token: str, lang: str) -> str | None:
-        if lang in LANGUAGES and token.isalnum() and not token.isnumeric():
+        # "ʼ" (U+02BC) is a letter to Python and an apostrophe to the contractions' step.
+        if lang in LANGUAGES and token.isalnum() and not token.isnumeric() and "ʼ" not in token:
             return self._dictionary_lookup.get_lemma(token, lang) or self._rules_search.get_lemma(
                 token, lang
             )

@@ -38,6 +38,11 @@ _DISOWNED = re.compile(
     r"\b(?:satire|satirical|parody|satira|satiric\w{0,3}|parodie|pamflet)\b"
     r"(?:\W{1,6}+\w{1,12}+)??\W{1,8}+"
     r"(?:but|dar|insa|(?:sau|or) (?:nu|not)|or is it|sau poate nu)\b"
+    # ... or denied before it: "this is NOT satire:", "nu e satiră!", "no parody", and a
+    # satire said to be over ("satire is dead: …") (round 23)
+    r"|\b(?:not|isn'?t|no|nu e|nu este|nu-i|nu|nicio|niciun)\W{1,3}+(?:a\W{1,3}+|o\W{1,3}+)?"
+    r"(?:satire|satirical|parody|joke|satira|satiric\w{0,3}|parodie|pamflet|gluma)\b"
+    r"|\b(?:satire|satira) (?:is|e|este) (?:dead|moarta)\b"
 )
 
 

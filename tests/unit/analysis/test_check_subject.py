@@ -96,3 +96,28 @@ def test_a_check_s_false_rating_is_no_evidence_against_labelled_satire(sample: l
     asserted = "NASA finally admits the moon landing was filmed in a television studio."
     claims = extract_claims(asserted)
     assert score_claims(claims, match_locally(claims, sample)) >= 50
+
+
+def test_a_check_typed_without_diacritics_has_the_same_subject() -> None:
+    plain = "Inflatia din Romania a fost cea mai mare din Uniunea Europeana in 2023"
+    assert subject_words(plain, "ro") == subject_words(INFLATION, "ro") == ("infla",)
+
+
+def test_a_four_letter_subject_word_meets_its_inflections() -> None:
+    check = "Women earn less than men for the same job"
+    assert speaks_of(check, "A woman earns less than a man for the same work", "en")
+
+
+def test_a_check_written_with_look_alike_letters_has_the_plain_subject() -> None:
+    assert subject_words("Vaccіnes cause autіsm in children", "en") == subject_words(
+        "Vaccines cause autism in children", "en"
+    )
+
+
+def test_a_sentence_worded_as_the_check_matches_whatever_its_subject_words(
+    sample: list[dict],
+) -> None:
+    """'ban cash' against '… ban cash payments' (0.82): the subject word 'payments' is
+    missing, the wording says it is the same claim."""
+    claims = extract_claims("The European Union will ban cash next year, they say.")
+    assert [v.rating for v in match_locally(claims, sample)] == ["false"]

@@ -8,7 +8,8 @@ texts sharing their words that must stay as they were."""
 import pytest
 
 from tests.unit.analysis.probes import FLAGGED, claims_score, kinds
-from workers.analysis import claim_forms, domains
+from workers.analysis import claim_forms, claims, domains
+from workers.analysis.factcheck_store import read_fact_checks
 
 
 @pytest.mark.parametrize(
@@ -84,7 +85,7 @@ def test_what_a_court_heard_is_sourced(sentence: str) -> None:
 @pytest.mark.parametrize(
     ("sentence", "form"),
     [
-        ("Scientists have established that humans use only 10% of the brain.", "authority_claim"),
+        ("Scientists demonstrated that humans use only 10% of the brain.", "authority_claim"),
         ("The party has already signed a secret agreement to sell the NHS.", "plot"),
         ("Guvernul a semnat deja un acord secret ca să vândă pădurile.", "plot"),
     ],
@@ -162,3 +163,76 @@ def test_a_message_passed_around_that_the_text_calls_a_scam_is_rebutted(text: st
 def test_a_regulator_urging_the_public_gives_advice() -> None:
     sentence = "The Charity Commission has urged the public to give only to registered charities."
     assert "advice" in claim_forms.sentence_register(sentence)
+
+
+# What a review of the round found with its own probes, each now a check.
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "This is NOT satire: vaccines cause autism in children.",
+        "Nu este satiră! Vaccinurile provoacă autism la copii.",
+        "Satire is dead because reality is worse: vaccines cause autism in children.",
+    ],
+)
+def test_a_satire_label_denied_keeps_the_check_s_rating_as_evidence(text: str) -> None:
+    checks = [c.model_dump() for c in read_fact_checks()]
+    found = claims.extract_claims(text)
+    assert claims.score_claims(found, claims.match_locally(found, checks)) >= FLAGGED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Enter our giveaway.Win a new bike every week.",
+        "I lost my wallet.Cam footage showed nothing.",
+        "Am primit confirm.Cam atât am avut de zis.",
+        "Please verify.Live chat is closed today.",
+    ],
+)
+def test_a_full_stop_without_its_space_makes_no_host(text: str) -> None:
+    assert domains.assess_domains(text, None).score == 0
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Police said 60% of hate crimes recorded last year targeted Muslims.",
+        "Only 2% of foreign nationals living here have committed an offence, officials said.",
+        "Cifrele oficiale: 90% dintre străinii din România nu au comis nicio infracțiune.",
+        "Statistics show 40% of crime victims in the city were foreign nationals.",
+        "Raportul arată că 25% dintre romii intervievați au fost victime ale violenței.",
+        "The council said 30% of migrants in the borough pay taxes, and crime fell.",
+    ],
+)
+def test_a_group_harmed_cleared_or_a_falling_crime_is_no_group_blame(sentence: str) -> None:
+    assert "group_blame" not in claim_forms.sentence_forms(sentence)
+    assert claims_score(sentence) < FLAGGED
+
+
+@pytest.mark.parametrize(
+    ("text", "low"),
+    [
+        ("That photo going round of a shark on the motorway is fake.", True),
+        ("That clip going round of the prime minister is fake, it was made with AI.", True),
+        ("Clipul care circulă cu premierul e trucat, a fost făcut cu AI.", True),
+        ("The moon landing is fake and the photos prove it.", False),
+    ],
+)
+def test_a_picture_passed_around_called_fake_in_its_own_sentence_is_a_debunk(
+    text: str, low: bool
+) -> None:
+    assert (claims_score(text) < FLAGGED) is low
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The secret pact between Germany and the USSR was signed in August 1939.",
+        "Historians have established that the secret pact was signed in August 1939.",
+        "The court has established that the secret deal between the two firms broke the law.",
+    ],
+)
+def test_history_and_courts_establishing_a_secret_pact_assert_no_plot(sentence: str) -> None:
+    assert claims_score(sentence) < FLAGGED
