@@ -114,6 +114,7 @@ class Context(_Strict):
     negation: dict[Language, list[str]] = Field(default_factory=dict)
     denial: dict[Language, list[str]] = Field(default_factory=dict)
     satire: dict[Language, list[str]] = Field(default_factory=dict)
+    own_notice: dict[Language, list[str]] = Field(default_factory=dict)
 
 
 class TechniquesFile(_Strict):
@@ -239,6 +240,7 @@ class ContextWords:
     negation: Mapping[Language, Slot]
     denial: re.Pattern[str] | None
     satire: re.Pattern[str] | None
+    own_notice: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -385,4 +387,5 @@ def _context(context: Context) -> ContextWords:
         negation={lang: _slot(context.negation.get(lang, []), {}, lang) for lang in LANGUAGES},
         denial=terms_regex(every(context.denial)),
         satire=terms_regex(every(context.satire)),
+        own_notice=terms_regex(every(context.own_notice)),
     )

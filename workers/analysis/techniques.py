@@ -152,7 +152,8 @@ def _findings(text: str, reading: _Reading, lexicon: Lexicon) -> list[Finding]:
         matches += _cue_matches(tokens, lexicon, lang, context)
     found = []
     for m in matches:
-        weight = round(m.weight * context.factor(m.start, m.end, m.spread), 3)
+        share = context.factor(m.start, m.end, m.spread) * context.kind_factor(m.technique)
+        weight = round(m.weight * share, 3)
         if weight > 0:
             start, end = clean.span(m.start, m.end)
             found.append(Finding(m.technique, start, end, evidence_quote(text, start, end), weight))
@@ -368,12 +369,14 @@ def _text_context(
         {at for lang, ts in words.items() for at in _speakers(ts, lexicon, lang, quoted)}
     )
     denial = lexicon.context.denial
+    own_notice = lexicon.context.own_notice
     return TextContext(
         quotes=quoted,
         sentence_ends=ends,
         attributions=speaking,
         denials=[m.span() for m in denial.finditer(folded)] if denial else [],
         satire=labelled_satire(folded, lexicon.context.satire),
+        notice=bool(own_notice and own_notice.search(folded)),
     )
 
 

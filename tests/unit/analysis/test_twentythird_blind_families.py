@@ -8,7 +8,7 @@ texts sharing their words that must stay as they were."""
 import pytest
 
 from tests.unit.analysis.probes import FLAGGED, claims_score, kinds
-from workers.analysis import claim_forms, claims, domains
+from workers.analysis import claim_forms, claims, domains, techniques
 from workers.analysis.factcheck_store import read_fact_checks
 
 
@@ -236,3 +236,40 @@ def test_a_picture_passed_around_called_fake_in_its_own_sentence_is_a_debunk(
 )
 def test_history_and_courts_establishing_a_secret_pact_assert_no_plot(sentence: str) -> None:
     assert claims_score(sentence) < FLAGGED
+
+
+ALERT_RO = (
+    "BCR: Te-ai autentificat în George de pe un dispozitiv nou (Chrome, Windows) astăzi, la "
+    "ora 14:32. Dacă nu ai fost tu, intră în aplicație și blochează accesul sau sună la numărul "
+    "de pe spatele cardului."
+)
+ALERT_EN = (
+    "Monzo: a new phone signed in to your account at 09:12. If this wasn't you, open the app "
+    "and freeze your card, or call us on the number on the back of your card."
+)
+
+
+@pytest.mark.parametrize(
+    ("alert", "notice"),
+    [
+        (ALERT_RO, " Nu îți vom cere niciodată parola prin telefon."),
+        (ALERT_EN, " We will never ask for your PIN or password."),
+    ],
+)
+def test_a_service_s_own_notice_weighs_its_lure_words_at_half(alert: str, notice: str) -> None:
+    """A sign-in alert that says what the service never asks is its own notice: its "if this
+    wasn't you, lock it" counts at half weight (the same alert without that line counts in
+    full)."""
+    alone = techniques.assess_techniques(alert, learned=False)
+    noticed = techniques.assess_techniques(alert + notice, learned=False)
+    assert noticed.score < FLAGGED
+    assert sum(f.weight for f in noticed.findings) < sum(f.weight for f in alone.findings)
+
+
+def test_a_lure_that_copies_the_never_ask_line_is_still_flagged() -> None:
+    lure = (
+        "Your HMRC tax refund of £412.50 is pending. Verify your bank details within 24 hours "
+        "at hmrc-refunds.help or the refund will be cancelled and your account suspended. HMRC "
+        "will never ask for your password."
+    )
+    assert techniques.assess_techniques(lure).score >= FLAGGED
