@@ -11,9 +11,10 @@ them in the sentence (`speaks_of`).
 
 A word's commonness is its Zipf frequency in `wordfreq`'s word list of the check's
 language (English or Romanian; for a check of another or unknown language, the larger of
-the two; the lists ship in the package). Words are compared by
-their first STEM letters, folded, so an inflected form counts ("pensiile", "pensii").
-Pure; each check's subject words are remembered.
+the two; the lists ship in the package), looked up folded. Both texts are normalised and
+folded, and words are compared by their first STEM letters (four for a four-letter word),
+so an inflected form counts ("pensiile", "pensii"). Pure; each check's subject words are
+remembered.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from wordfreq import freq_to_zipf, get_frequency_dict
 
 from workers.analysis.text import comparison_form, fold
 
-# A word at least this common (Zipf 4.5: some 30 times per million words) in either language
-# says little of a check's subject: "România", "Uniunea", "mare", "January", "people".
+# A word at least this common (Zipf 4.5: some 30 times per million words) in the check's
+# language says little of its subject: "România", "Uniunea", "mare", "January", "people".
 SUBJECT_ZIPF = 4.5
 # Words shorter than this are function words, figures' units or names' initials.
 MIN_LETTERS = 4

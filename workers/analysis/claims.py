@@ -411,6 +411,11 @@ def match_locally(
     return results
 
 
+# A sentence this similar to a check states it whatever its subject words ("The EU will ban
+# cash next year" against "… ban cash payments next year": 0.82, subject "payments").
+WORDED_AS_CHECKED = 0.8
+
+
 def best_verification(
     sentence: str, ranked: Sequence[tuple[float, Mapping[str, Any]]], threshold: float
 ) -> Verification:
@@ -425,11 +430,6 @@ def best_verification(
         ):
             return verification_from(check, score, threshold)
     return UNVERIFIABLE
-
-
-# A sentence this similar to a check states it whatever its subject words ("The EU will ban
-# cash next year" against "… ban cash payments next year": 0.82, subject "payments").
-WORDED_AS_CHECKED = 0.8
 
 
 def verification_from(
