@@ -633,7 +633,9 @@ def _within(folded: str, inner: str, outer: str) -> bool:
 def sentence_register(sentence: str) -> list[Register]:
     """How the sentence itself puts what it says (viral, conspiratorial, sourced, hedged,
     emotive...), quotations left out."""
-    folded = _QUOTED.sub(lambda m: " " * len(m[0]), fold(sentence))
+    # Quotations blanked once: a quoted slogan's words, "!" and capitals are not the report's.
+    unquoted = _QUOTED.sub(lambda m: " " * len(m[0]), sentence)
+    folded = fold(unquoted)  # one character out per character in: the same blanks
     starts = _patterns().index.starts(folded)
     register = _patterns().register
     possible = starts.possible(LEXICAL_REGISTERS)
@@ -661,7 +663,6 @@ def sentence_register(sentence: str) -> list[Register]:
     if "debunked" not in found and authority_rebuttal(sentence):
         found.append("debunked")
     # Not a quoted slogan's "!" or capitals: "au scandat «Moldova nu e de vânzare!»".
-    unquoted = _QUOTED.sub(lambda m: " " * len(m[0]), sentence)
     if "emotive" not in found and ("!" in unquoted or _SHOUTING.search(unquoted)):
         found.append("emotive")
     if "referral" in found and not _COURSE.search(folded):
