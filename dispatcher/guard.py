@@ -15,6 +15,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dispatcher.auth import Caller, authenticate, key_in, remember_caller
+from dispatcher.json_values import JsonValues
 from shared.settings import Settings
 
 # Requests under this path need an API key; without a known one their body is never read.
@@ -30,14 +31,22 @@ class BodyRefused(HTTPException):
 
 
 class BoundedBody:
-    """`receive` that counts body bytes as they arrive (chunked or not), times out stalls, and
-    ends a body that has not arrived whole by its deadline (a trickle as well as a stall)."""
+    """`receive` that counts body bytes as they arrive (chunked or not), times out stalls,
+    ends a body that has not arrived whole by its deadline (a trickle as well as a stall)
+    and, given `values`, a JSON body that holds more values than it allows."""
 
     def __init__(
-        self, receive: Receive, limit: int, timeout_s: float, deadline_s: float, expected: bool
+        self,
+        receive: Receive,
+        limit: int,
+        timeout_s: float,
+        deadline_s: float,
+        expected: bool,
+        values: JsonValues | None = None,
     ) -> None:
         self.receive = receive
         self.limit = limit
+        self.values = values
         self.timeout_s = timeout_s
         self.deadline_s = deadline_s
         self.complete = not expected  # nothing (more) to read: only a disconnect can come
@@ -61,6 +70,11 @@ class BoundedBody:
             raise BodyRefused(
                 status.HTTP_413_CONTENT_TOO_LARGE, f"request body over {self.limit} bytes"
             )
+        if self.values is not None and not self.values.feed(message.get("body", b"")):
+            raise BodyRefused(
+                status.HTTP_413_CONTENT_TOO_LARGE,
+                f"request body holds more than {self.values.limit} JSON values",
+            )
         self.complete = message["type"] != "http.request" or not message.get("more_body")
         return message
 
@@ -68,6 +82,11 @@ class BoundedBody:
         if left <= self.timeout_s:
             return f"the request body did not arrive within {self.deadline_s:g} seconds"
         return f"the request body stalled for more than {self.timeout_s:g} seconds"
+
+
+def _json_values(headers: Headers, limit: int) -> JsonValues | None:
+    """A count of the values of a JSON body (what FastAPI parses: a JSON media type)."""
+    return JsonValues(limit) if "json" in headers.get("content-type", "").lower() else None
 
 
 def _expects_body(headers: Headers) -> bool:
@@ -129,6 +148,7 @@ class RequestGuard:
             self.settings.api_body_timeout_s,
             self.settings.api_body_deadline_s,
             expected=_expects_body(headers),
+            values=_json_values(headers, self.settings.api_max_json_values),
         )
         keyed = _keyed(scope)
         key = self._known_key(scope, headers) if keyed else None

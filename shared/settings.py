@@ -347,6 +347,10 @@ class Settings(BaseSettings):
     # A connection must send a whole request line and headers within this many seconds of
     # opening (or of its previous answer), else it is closed (slow-header clients).
     api_header_timeout_s: float = Field(10.0, gt=0)
+    # Most values (commas, arrays and objects outside strings) a JSON body may hold (413
+    # beyond, before it is parsed): a request needs a few dozen, while validating hundreds of
+    # thousands of tiny ones held the API's one event loop for a second (dispatcher.json_values).
+    api_max_json_values: int = Field(1_000, ge=16)
     # Largest request line plus headers: uvicorn refuses a longer head as it arrives (400), the
     # API one that arrived whole (431).
     api_max_header_bytes: int = Field(16_384, ge=1024)

@@ -562,21 +562,55 @@ async def test_a_plan_must_be_a_number_not_something_like_one(api, pool, plan):
     await nothing_kept(api, pool)
 
 
-async def test_40000_unknown_fields_get_a_short_422(api, pool):
+async def test_500_unknown_fields_get_a_short_422(api, pool):
     """The list of problems is capped and no value sent comes back."""
-    body = {"content": "x", **{f"f{i}": "ECHO-ME" for i in range(40_000)}}
+    body = {"content": "x", **{f"f{i}": "ECHO-ME" for i in range(500)}}
     async with api.client() as client:
         response = await client.post(f"{API}/analyze-async", json=body)
     assert response.status_code == 422
     assert len(response.content) < 2048 and b"ECHO-ME" not in response.content
-    assert response.json()["errors"][-1] == "and 39990 more"
+    assert response.json()["errors"][-1] == "and 490 more"
+    await nothing_kept(api, pool)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # 400,000 empty arrays: a second of the API's CPU to validate, before the limit
+        b'{"content": "x", "y": [' + b",".join([b"[]"] * 400_000) + b"]}",
+        # 40,000 unknown fields
+        json.dumps({"content": "x", **{f"f{i}": "v" for i in range(40_000)}}).encode(),
+    ],
+    ids=["empty-arrays", "unknown-fields"],
+)
+async def test_a_body_of_too_many_json_values_is_413_before_it_is_parsed(api, pool, body):
+    """Refused as it streams, in the client's terms, and the API serves others at once."""
+    async with api.client() as client:
+        started = time.monotonic()
+        response = await client.post(
+            f"{API}/analyze-async", content=body, headers={"Content-Type": "application/json"}
+        )
+        refused_in = time.monotonic() - started
+        health = await client.get("/healthz")
+    assert response.status_code == 413, response.text
+    limit = api.settings.api_max_json_values
+    assert response.json()["detail"] == f"request body holds more than {limit} JSON values"
+    assert health.status_code == 200
+    # Not a timed test of speed: a parse of the whole body would take a second or more.
+    assert refused_in < 5
     await nothing_kept(api, pool)
 
 
 @on_both_transports
 async def test_malformed_json_is_a_client_error(api, pool):
-    """Invalid JSON is 422; invalid UTF-8 and 100,000 nested arrays 400: never 500."""
-    bodies = [b'{"content": ', b'{"content": "\xff\xfe"}', b"[" * 100_000 + b"]" * 100_000]
+    """Invalid JSON is 422, invalid UTF-8 400, 100,000 nested arrays 413 (more values than
+    a body may hold) and 999 nested ones 400 (nested too deep to parse): never 500."""
+    bodies = [
+        b'{"content": ',
+        b'{"content": "\xff\xfe"}',
+        b"[" * 100_000 + b"]" * 100_000,
+        b"[" * 999 + b"]" * 999,
+    ]
     async with api.client() as client:
         codes = [
             (
@@ -586,7 +620,7 @@ async def test_malformed_json_is_a_client_error(api, pool):
             ).status_code
             for b in bodies
         ]
-    assert codes == [422, 400, 400], codes
+    assert codes == [422, 400, 413, 400], codes
     await nothing_kept(api, pool)
 
 
