@@ -7,10 +7,12 @@ describe those documents for clients and are checked against them by the tests.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 from starlette.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 
 class Problem(BaseModel):
@@ -173,9 +175,23 @@ class Health(BaseModel):
 
 
 class EventStream(StreamingResponse):
-    """A `text/event-stream` response (dispatcher/sse.py)."""
+    """A `text/event-stream` response (dispatcher/sse.py); `on_close`, when given, runs once
+    the response has ended, however it ended (its stream may never have started)."""
 
     media_type = "text/event-stream"
+
+    def __init__(
+        self, *args: Any, on_close: Callable[[], None] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._on_close = on_close
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            if self._on_close is not None:
+                self._on_close()
 
 
 def problem(description: str, model: type[BaseModel] = Problem) -> dict[str, Any]:

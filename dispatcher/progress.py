@@ -71,8 +71,8 @@ async def event_stream(
 
     A session that vanishes mid-stream (row deleted, expired) ends the stream with an `end`
     event, as does a failure to read it: a stream always ends as a well-formed response.
+    (The route counts the tenant's open streams: answers.EventStream ends the count.)
     """
-    state.streams[who.tenant] += 1
     pubsub: Any = None
     try:
         pubsub = state.live.subscription()
@@ -91,7 +91,6 @@ async def event_stream(
         log.warning("event stream ended early", session_id=session_id, error=repr(exc))
         yield sse.frame("end", {"reason": "progress cannot be read now; reconnect later"})
     finally:
-        state.streams[who.tenant] -= 1
         if pubsub is not None:
             await _closed(pubsub)
 

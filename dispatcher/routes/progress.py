@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, HTTPException, status
@@ -58,9 +59,21 @@ async def events(
             "too many event streams open for this tenant; close one or poll queue-status",
             headers={"Retry-After": "5"},
         )
+    # Counted here, with no wait between the check and the count: streams asked for at once
+    # cannot all pass the check before the first of them counts (35 opened against a cap of
+    # 32 when the stream counted itself as it started).
+    state.streams[who.tenant] += 1
     return answers.EventStream(
-        event_stream(state, session_id, who, last_event_id), headers=sse.HEADERS
+        event_stream(state, session_id, who, last_event_id),
+        headers=sse.HEADERS,
+        on_close=functools.partial(_stream_closed, state, who.tenant),
     )
+
+
+def _stream_closed(state: AppState, tenant: str) -> None:
+    state.streams[tenant] -= 1
+    if not state.streams[tenant]:
+        del state.streams[tenant]
 
 
 async def _had_the_last_event(

@@ -983,6 +983,29 @@ async def test_event_streams_are_capped_per_tenant_and_never_switch_rate_limits_
         assert codes == [202, 202, 202, 429]  # 4 a minute, one used before the streams
 
 
+async def test_streams_asked_for_at_once_never_pass_the_tenants_cap(world):
+    """The cap is counted as a stream is granted, not as it starts: 12 asked for at once
+    against a cap of 4 open 4 (a hostile probe once opened 35 against 32), and every count
+    ends with its stream."""
+    tenant = svc.unique("tenant-")
+    settings = await world(
+        api_keys=hashed({KEY: {"tenant": tenant, "plan": 6}}), api_max_streams_per_tenant=4
+    )
+    async with serving(settings, tenant) as served, served.client() as http:
+        sid = (
+            await http.post(f"{API}/analyze-async", json={"content": "still processing"})
+        ).json()["session_id"]
+        url = f"{served.base}{API}/{sid}/events"
+        async with contextlib.AsyncExitStack() as streams:
+            opened = await asyncio.gather(
+                *(streams.enter_async_context(http.stream("GET", url)) for _ in range(12))
+            )
+            codes = sorted(stream.status_code for stream in opened)
+        assert codes == [200] * 4 + [429] * 8, codes
+        counts = served.app.state.pipeline.streams
+        await eventually(lambda: _true(not counts), 10)
+
+
 @pytest.mark.parametrize(("allowed", "throttled"), [(None, True), ("127.0.0.1", False)])
 async def test_a_client_cannot_choose_the_address_it_is_throttled_under(world, allowed, throttled):
     """Unknown keys are counted by the client's address. A loopback client sending a new
