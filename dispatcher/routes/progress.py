@@ -11,8 +11,9 @@ from fastapi.responses import JSONResponse, Response
 from dispatcher import answers, sse
 from dispatcher.auth import Caller
 from dispatcher.dependencies import KEY_SCHEMES, Admitted, Follower, State
-from dispatcher.progress import event_stream, owned_view, session_progress
+from dispatcher.progress import event_stream, no_such_session, owned_view, session_progress
 from dispatcher.state import AppState
+from dispatcher.tenancy import parse_session_id
 from dispatcher.views import API, result_body
 
 router = APIRouter(prefix=API, dependencies=KEY_SCHEMES)
@@ -26,8 +27,13 @@ LastEventId = Annotated[
 
 @router.get("/{session_id}/queue-status", responses=answers.QUEUE_STATUS)
 async def queue_status(session_id: str, who: Admitted, state: State) -> dict[str, Any]:
-    """The session's progress, from the live cache when it has it."""
-    return {"session_id": session_id, **await session_progress(state, session_id, who)}
+    """The session's progress, from the live cache when it has it. The id is answered (and
+    the cache read) in the form the API writes it: `{…}`, a URN or capitals name the same
+    session, and were echoed back as sent."""
+    sid = parse_session_id(session_id)
+    if sid is None:
+        raise no_such_session()
+    return {"session_id": str(sid), **await session_progress(state, str(sid), who)}
 
 
 @router.get("/{session_id}/result", response_model=None, responses=answers.RESULT)

@@ -983,6 +983,18 @@ async def test_event_streams_are_capped_per_tenant_and_never_switch_rate_limits_
         assert codes == [202, 202, 202, 429]  # 4 a minute, one used before the streams
 
 
+async def test_queue_status_answers_the_id_in_the_form_the_api_writes_it(api, pool):
+    """`{…}`, a URN, capitals or no hyphens name the same session: answered as the API
+    writes the id (they were echoed back as sent, and missed the live cache)."""
+    async with api.client() as client:
+        sid = (await client.post(f"{API}/analyze-async", json={"content": "x"})).json()[
+            "session_id"
+        ]
+        forms = [f"{{{sid.upper()}}}", f"urn:uuid:{sid}", sid.replace("-", ""), sid]
+        answers = [(await client.get(f"{API}/{form}/queue-status")).json() for form in forms]
+    assert [a["session_id"] for a in answers] == [sid] * 4
+
+
 async def test_streams_asked_for_at_once_never_pass_the_tenants_cap(world):
     """The cap is counted as a stream is granted, not as it starts: 12 asked for at once
     against a cap of 4 open 4 (a hostile probe once opened 35 against 32), and every count
