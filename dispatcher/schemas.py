@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
@@ -62,12 +63,30 @@ def _visible(value: str) -> str:
 
 VisibleText = Annotated[PlainText, AfterValidator(_visible)]
 
-_WEB_ADDRESS = re.compile(r"^https?://\S+$")
+_WEB_ADDRESS = re.compile(r"^https?://\S+$", re.IGNORECASE)
+# A host name's characters (letters of any script for an IDN, digits, hyphens, dots,
+# underscores): no `%`, `[`, `]`, `@` or `:` left over from a broken address.
+_HOST_NAME = re.compile(r"^[\w.-]+$")
 
 
 def _web_address(value: str) -> str:
+    """An http(s) address whose host and port can be read: `http://[/`, `http://:80/` or
+    `http://a.com:99999999/` are refused (they were accepted and analysed), and the scheme
+    may be written in any case (`HTTP://EXAMPLE.COM/` was refused)."""
     if not _WEB_ADDRESS.match(value):
         raise ValueError("must be an http:// or https:// address without spaces")
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 (reading it checks it: a number from 0 to 65535)
+    except ValueError:
+        raise ValueError("is not a web address: its host or port cannot be read") from None
+    host = parts.hostname
+    if not host:
+        raise ValueError("names no host")
+    if ":" in host:  # a bracketed IPv6 literal, which urlsplit has checked
+        return value
+    if not _HOST_NAME.match(host) or host.strip(".") == "":
+        raise ValueError("is not a web address: its host name holds characters no host has")
     return value
 
 

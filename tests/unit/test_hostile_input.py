@@ -170,3 +170,38 @@ async def test_session_tenants_come_from_the_record_and_only_found_ones_are_kept
     assert await tenants.owns("acme", str(b)) and await tenants.owns("acme", str(a))
     assert table.reads == 6  # size 1: b pushed a out
     assert not await tenants.owns("acme", "../../etc") and table.reads == 6
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[/",
+        "http://a]b/",
+        "http://:80/",
+        "http://@/",
+        "http://%00/",
+        "http://[1:2:3:4:5:6:7:8:9]/",
+        "http://a.com:99999999/",
+        "http://./",
+    ],
+)
+def test_an_address_whose_host_or_port_cannot_be_read_is_refused(url):
+    with pytest.raises(ValidationError) as refused:
+        AnalyzeRequest(url=url, input_type="url")
+    assert "url" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "HTTP://EXAMPLE.COM/",
+        "https://www.example.com/a?b=c#d",
+        "http://[::1]/",
+        "http://127.0.0.1:8080/x",
+        "https://bücher.de/",
+        "http://user:pw@host.com/",
+        "https://my_site.example.org/",
+    ],
+)
+def test_web_addresses_of_every_ordinary_shape_are_accepted(url):
+    assert AnalyzeRequest(url=url, input_type="url").url == url
