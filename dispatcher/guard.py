@@ -89,6 +89,20 @@ def _json_values(headers: Headers, limit: int) -> JsonValues | None:
     return JsonValues(limit) if "json" in headers.get("content-type", "").lower() else None
 
 
+def _unreadable_body(scope: Scope, headers: Headers) -> str | None:
+    """Why the API cannot read a body sent to it (415), or None: every body of its routes is
+    JSON, sent as it is. A compressed body was read as if it were plain, and one without a
+    JSON media type got a 422 about a "dictionary" the client never mentioned."""
+    if not (_keyed(scope) and _expects_body(headers)):
+        return None
+    encoding = headers.get("content-encoding", "").strip().lower()
+    if encoding not in ("", "identity"):
+        return f"Content-Encoding {encoding!r} is not accepted: send the body uncompressed"
+    if "json" not in headers.get("content-type", "").lower():
+        return "send the body as JSON, with Content-Type: application/json"
+    return None
+
+
 def _expects_body(headers: Headers) -> bool:
     return headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
 
@@ -141,6 +155,10 @@ class RequestGuard:
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > self.limit:
             await _refuse(scope, send, status.HTTP_413_CONTENT_TOO_LARGE, self._over_limit)
+            return
+        refusal = _unreadable_body(scope, headers)
+        if refusal is not None:
+            await _refuse(scope, send, status.HTTP_415_UNSUPPORTED_MEDIA_TYPE, refusal)
             return
         body = BoundedBody(
             receive,

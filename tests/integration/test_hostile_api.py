@@ -983,6 +983,27 @@ async def test_event_streams_are_capped_per_tenant_and_never_switch_rate_limits_
         assert codes == [202, 202, 202, 429]  # 4 a minute, one used before the streams
 
 
+@pytest.mark.parametrize(
+    ("headers", "says"),
+    [
+        ({"Content-Type": "application/json", "Content-Encoding": "gzip"}, "uncompressed"),
+        ({"Content-Type": "text/plain"}, "Content-Type: application/json"),
+        ({}, "Content-Type: application/json"),
+    ],
+    ids=["gzip", "text-plain", "no-type"],
+)
+async def test_a_body_the_api_cannot_read_as_sent_is_415(api, pool, headers, says):
+    """A compressed body was read as if plain (202), and a body without a JSON media type
+    got a 422 about a "dictionary": 415, in the client's terms, before the body is read."""
+    async with api.client() as client:
+        response = await client.post(
+            f"{API}/analyze-async", content=b'{"content": "x"}', headers=headers
+        )
+    assert response.status_code == 415, response.text
+    assert says in response.json()["detail"]
+    await nothing_kept(api, pool)
+
+
 async def test_queue_status_answers_the_id_in_the_form_the_api_writes_it(api, pool):
     """`{…}`, a URN, capitals or no hyphens name the same session: answered as the API
     writes the id (they were echoed back as sent, and missed the live cache)."""
