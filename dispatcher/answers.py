@@ -7,7 +7,7 @@ describe those documents for clients and are checked against them by the tests.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -181,9 +181,14 @@ class EventStream(StreamingResponse):
     media_type = "text/event-stream"
 
     def __init__(
-        self, *args: Any, on_close: Callable[[], None] | None = None, **kwargs: Any
+        self,
+        content: Any,
+        status_code: int = 200,
+        headers: Mapping[str, str] | None = None,
+        on_close: Callable[[], None] | None = None,
     ) -> None:
-        super().__init__(*args, **kwargs)
+        # The signature names status_code: FastAPI's OpenAPI reads its default from it.
+        super().__init__(content, status_code, headers)
         self._on_close = on_close
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
