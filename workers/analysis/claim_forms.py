@@ -146,6 +146,12 @@ def states_statistic(sentence: str) -> bool:
 
 
 _ALL_OF_IT = re.compile(r"(?<![\d.,])100\s?%")
+# A body's notice of what it never does ("it never asks anyone for money in private
+# messages", "nu vă cere niciodată datele"): its "never" and its "in private" are no plot.
+_NEVER_ASKS = re.compile(
+    r"\b(?:never|not|n't)\s++(?:asks?|requests?|contacts?)\b"
+    r"|\bnu\s++(?:(?:va|iti|te|le|ii)\s++)?(?:cere|solicita|contacteaza)\b"
+)
 # Paid by someone to say or do something, whoever pays ("experts paid by Pfizer to say it is
 # safe", "activists paid by USAID to destabilise"): the accusation a bare "paid by" also
 # reads in a deadline ("paid by 31 January") or a card payment, which this never is. Not
@@ -445,7 +451,11 @@ def _lexical_forms(has: Mapping[str, bool], sentence: str, starts: Starts, own: 
         # cause, or a sweeping or harmful act done out of sight, is a plot too.
         "plot": has["plot"]
         or (has["secrecy"] and has["causal"])
-        or (has["covertly"] and (absolute or has["causal"] or has["drastic_measures"])),
+        or (
+            has["covertly"]
+            and (absolute or has["causal"] or has["drastic_measures"])
+            and not _NEVER_ASKS.search(sentence)
+        ),
         "group": has["groups"],
         # "Causes 100% of", "kills all": a mechanism stated without exception.
         "absolute_causal": absolute and has["causal"],

@@ -46,7 +46,9 @@ SATIRE = 0.25
 # dev hold such a line, every one labelled techniques low; phishing copies it seldom, and its
 # host is the domain component's to read). Only the families a lure is made of count less.
 OWN_NOTICE = 0.5
-NOTICE_KINDS = frozenset({"pressure", "urgency", "data_request"})
+# The learned wording cue too (round 24): a notice names what a lure asks for ("DWP will never
+# ask you to pay a fee or share your bank PIN"), and the model reads those words as a lure's.
+NOTICE_KINDS = frozenset({"pressure", "urgency", "data_request", "learned_wording"})
 # Larger than any offset: (start, _AFTER_ANY) sorts after every span that starts at start.
 _AFTER_ANY = 1 << 62
 

@@ -446,7 +446,8 @@ def _learned_finding(
     probability = model.probability(words)
     if alone and not stands_alone(probability, len(words)):
         return None
-    weight = cue_weight(probability)
+    # A service's own notice counts the cue at half weight, as the lure families it names.
+    weight = cue_weight(probability) * reading.context.kind_factor(LEARNED)
     strongest = model.strongest_words(words, limit=1) if weight > 0 else []
     if not strongest:
         return None
