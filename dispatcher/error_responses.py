@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from dispatcher.console.pages import CONSOLE, problem_page
 from dispatcher.dependencies import app_state
+from dispatcher.guard import is_json
 from dispatcher.views import API
 
 log = structlog.get_logger(__name__)
@@ -65,11 +66,18 @@ async def database_away_503(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def readable_422(request: Request, exc: RequestValidationError) -> JSONResponse:
-    """422 with `field: message` per problem; a body that is not JSON still costs its key."""
+    """422 with `field: message` per problem; a body that is not JSON still costs its key.
+    A route that wants a JSON body and was sent another kind (or no media type) answers 415
+    in those terms, not a 422 about a "dictionary" the client never sent."""
     if request.url.path.startswith(API) and unparsed(exc.errors()):
         refused = await _charge(request)
         if refused is not None:
             return refused
+    if _body_of_another_kind(request, exc.errors()):
+        return JSONResponse(
+            {"detail": "send the body as JSON, with Content-Type: application/json"},
+            status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+        )
     problems = readable_problems(exc.errors())
     return JSONResponse(
         {"detail": "; ".join(problems), "errors": problems},
@@ -115,6 +123,18 @@ async def unexpected_500(request: Request, exc: Exception) -> JSONResponse:
         status.HTTP_500_INTERNAL_SERVER_ERROR,
         headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"},
     )
+
+
+def _body_of_another_kind(request: Request, errors: Sequence[Any]) -> bool:
+    """Whether the route wanted a JSON body and the request's body, sent as another media
+    type, never reached it (FastAPI then validates nothing, or the raw bytes, as the body)."""
+    if is_json(request.headers.get("content-type", "")):
+        return False
+    if not (
+        request.headers.get("content-length", "0") != "0" or "transfer-encoding" in request.headers
+    ):
+        return False
+    return any(tuple(e.get("loc", ())) == ("body",) for e in errors)
 
 
 def unparsed(errors: Sequence[Any]) -> bool:

@@ -71,6 +71,10 @@ class BoundedBody:
                 status.HTTP_413_CONTENT_TOO_LARGE, f"request body over {self.limit} bytes"
             )
         if self.values is not None and not self.values.feed(message.get("body", b"")):
+            if self.values.not_utf8:
+                raise BodyRefused(
+                    status.HTTP_415_UNSUPPORTED_MEDIA_TYPE, "send the JSON body in UTF-8"
+                )
             raise BodyRefused(
                 status.HTTP_413_CONTENT_TOO_LARGE,
                 f"request body holds more than {self.values.limit} JSON values",
@@ -84,22 +88,27 @@ class BoundedBody:
         return f"the request body stalled for more than {self.timeout_s:g} seconds"
 
 
+def is_json(content_type: str) -> bool:
+    """FastAPI's rule for a body it parses as JSON: `application/json` or `application/*+json`."""
+    kind = content_type.split(";", 1)[0].strip().lower()
+    main, _, sub = kind.partition("/")
+    return main == "application" and (sub == "json" or sub.endswith("+json"))
+
+
 def _json_values(headers: Headers, limit: int) -> JsonValues | None:
-    """A count of the values of a JSON body (what FastAPI parses: a JSON media type)."""
-    return JsonValues(limit) if "json" in headers.get("content-type", "").lower() else None
+    """A count of the values of a body FastAPI would parse as JSON."""
+    return JsonValues(limit) if is_json(headers.get("content-type", "")) else None
 
 
 def _unreadable_body(scope: Scope, headers: Headers) -> str | None:
-    """Why the API cannot read a body sent to it (415), or None: every body of its routes is
-    JSON, sent as it is. A compressed body was read as if it were plain, and one without a
-    JSON media type got a 422 about a "dictionary" the client never mentioned."""
+    """Why the API cannot read a body sent to it (415), or None: a compressed body was read
+    as if it were plain. (A route that wants a JSON body and got another kind answers 415
+    itself: dispatcher.error_responses.)"""
     if not (_keyed(scope) and _expects_body(headers)):
         return None
     encoding = headers.get("content-encoding", "").strip().lower()
     if encoding not in ("", "identity"):
         return f"Content-Encoding {encoding!r} is not accepted: send the body uncompressed"
-    if "json" not in headers.get("content-type", "").lower():
-        return "send the body as JSON, with Content-Type: application/json"
     return None
 
 

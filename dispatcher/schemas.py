@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import unicodedata
 from typing import Annotated, Any
@@ -64,15 +65,18 @@ def _visible(value: str) -> str:
 VisibleText = Annotated[PlainText, AfterValidator(_visible)]
 
 _WEB_ADDRESS = re.compile(r"^https?://\S+$", re.IGNORECASE)
-# A host name's characters (letters of any script for an IDN, digits, hyphens, dots,
-# underscores): no `%`, `[`, `]`, `@` or `:` left over from a broken address.
-_HOST_NAME = re.compile(r"^[\w.-]+$")
+# The dots IDNA reads as a host's dot (the ideographic and full-width full stops).
+_IDNA_DOTS = str.maketrans("\u3002\uff0e\uff61", "...")
+# Where a bracketed IPv6 host stands: the whole of the authority after any userinfo, with
+# nothing but a port after it (`http://[::1]x/` is no address).
+_BRACKETED = re.compile(r"^(?:[^@/]*@)?\[[^\]]*\](?::\d*)?$")
 
 
 def _web_address(value: str) -> str:
-    """An http(s) address whose host and port can be read: `http://[/`, `http://:80/` or
-    `http://a.com:99999999/` are refused (they were accepted and analysed), and the scheme
-    may be written in any case (`HTTP://EXAMPLE.COM/` was refused)."""
+    """An http(s) address whose host and port can be read: `http://[/`, `http://:80/`,
+    `http://a..b/` or `http://a.com:99999999/` are refused (they were accepted and
+    analysed), and the scheme may be written in any case (`HTTP://EXAMPLE.COM/` was
+    refused)."""
     if not _WEB_ADDRESS.match(value):
         raise ValueError("must be an http:// or https:// address without spaces")
     try:
@@ -83,11 +87,31 @@ def _web_address(value: str) -> str:
     host = parts.hostname
     if not host:
         raise ValueError("names no host")
-    if ":" in host:  # a bracketed IPv6 literal, which urlsplit has checked
+    if ":" in host or "[" in parts.netloc:  # an IPv6 literal, which urlsplit has checked
+        if not _BRACKETED.match(parts.netloc):
+            raise ValueError("is not a web address: its host cannot be read")
         return value
-    if not _HOST_NAME.match(host) or host.strip(".") == "":
+    if not _host_name(host.translate(_IDNA_DOTS)):
         raise ValueError("is not a web address: its host name holds characters no host has")
     return value
+
+
+def _host_name(host: str) -> bool:
+    """A host name (of any script) or an IPv4 address: labels of letters, marks, digits,
+    hyphens and underscores, none empty but a final one (a trailing dot), each with a letter
+    or digit; all-digit labels only as an IPv4 address."""
+    labels = host[:-1].split(".") if host.endswith(".") else host.split(".")
+    for label in labels:
+        if not label or not any(c.isalnum() for c in label):
+            return False
+        if not all(c.isalnum() or c in "-_" or unicodedata.category(c)[0] == "M" for c in label):
+            return False
+    if all(label.isdigit() for label in labels):
+        try:
+            ipaddress.IPv4Address(".".join(labels))
+        except ValueError:
+            return False
+    return True
 
 
 WebAddress = Annotated[PlainText, AfterValidator(_web_address)]

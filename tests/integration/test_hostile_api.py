@@ -983,22 +983,28 @@ async def test_event_streams_are_capped_per_tenant_and_never_switch_rate_limits_
         assert codes == [202, 202, 202, 429]  # 4 a minute, one used before the streams
 
 
+JSON_TYPE = {"Content-Type": "application/json"}
+
+
 @pytest.mark.parametrize(
-    ("headers", "says"),
+    ("body", "headers", "says"),
     [
-        ({"Content-Type": "application/json", "Content-Encoding": "gzip"}, "uncompressed"),
-        ({"Content-Type": "text/plain"}, "Content-Type: application/json"),
-        ({}, "Content-Type: application/json"),
+        (b'{"content": "x"}', {**JSON_TYPE, "Content-Encoding": "gzip"}, "uncompressed"),
+        (b'{"content": "x"}', {"Content-Type": "text/plain"}, "Content-Type: application/json"),
+        (b'{"content": "x"}', {}, "Content-Type: application/json"),
+        # json.loads reads UTF-16, whose bytes the value count would misread
+        ('{"content": "x\u0122", "y": [' + "[]," * 5000 + "[]]}", JSON_TYPE, "UTF-8"),
     ],
-    ids=["gzip", "text-plain", "no-type"],
+    ids=["gzip", "text-plain", "no-type", "utf-16"],
 )
-async def test_a_body_the_api_cannot_read_as_sent_is_415(api, pool, headers, says):
-    """A compressed body was read as if plain (202), and a body without a JSON media type
-    got a 422 about a "dictionary": 415, in the client's terms, before the body is read."""
+async def test_a_body_the_api_cannot_read_as_sent_is_415(api, pool, body, headers, says):
+    """A compressed body was read as if plain (202), a body without a JSON media type got a
+    422 about a "dictionary", and one in UTF-16 slipped past the value count: 415, in the
+    client's terms."""
+    if isinstance(body, str):
+        body = body.encode("utf-16")
     async with api.client() as client:
-        response = await client.post(
-            f"{API}/analyze-async", content=b'{"content": "x"}', headers=headers
-        )
+        response = await client.post(f"{API}/analyze-async", content=body, headers=headers)
     assert response.status_code == 415, response.text
     assert says in response.json()["detail"]
     await nothing_kept(api, pool)

@@ -183,6 +183,13 @@ async def test_session_tenants_come_from_the_record_and_only_found_ones_are_kept
         "http://[1:2:3:4:5:6:7:8:9]/",
         "http://a.com:99999999/",
         "http://./",
+        "http://[::1]x/",
+        "http://[::1]garbage:80/",
+        "http://-/",
+        "http://_/",
+        "http://a..b/",
+        "http://.a/",
+        "http://999.999.999.999/",
     ],
 )
 def test_an_address_whose_host_or_port_cannot_be_read_is_refused(url):
@@ -201,6 +208,12 @@ def test_an_address_whose_host_or_port_cannot_be_read_is_refused(url):
         "https://bücher.de/",
         "http://user:pw@host.com/",
         "https://my_site.example.org/",
+        "https://इंडिया.भारत/",  # combining marks in an IDN
+        "https://சிங்கப்பூர்.sg/",
+        "https://www.example。com/",  # the ideographic full stop IDNA reads as a dot
+        "https://example.com./",
+        "http://[fe80::1%25eth0]/",
+        "http://u:p@[::1]:80/",
     ],
 )
 def test_web_addresses_of_every_ordinary_shape_are_accepted(url):

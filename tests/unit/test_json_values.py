@@ -72,3 +72,26 @@ def test_an_ordinary_request_with_a_long_text_is_far_under_the_limit():
     text = 'Prices rose 6.6%, [again], {they said}; "quoted" \\ ' * 2000
     body = json.dumps({"content": text, "url": "https://example.com/a,b", "plan_type": 3})
     assert counted(body.encode(), piece=4096, limit=1000).values == 3
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le"])
+def test_a_body_in_utf_16_or_32_is_refused_whatever_it_holds(encoding):
+    """`json.loads` reads them, and the count would misread their bytes: an escaped quote
+    or a character U+xx22 put it out of step, and 190,000 arrays counted as one value."""
+    body = json.dumps({"content": 'x"\u0122', "y": [[]] * 10}).encode(encoding)
+    values = counted(body, piece=3, limit=1000)
+    assert values.not_utf8 and values.over
+
+
+def test_utf_8_with_its_byte_order_mark_is_counted():
+    values = counted('\ufeff{"content": "x", "plan_type": 3}'.encode(), piece=1)
+    assert not values.not_utf8 and values.values == 2
+
+
+@pytest.mark.parametrize("body", [b'"' * 1_200_000, b"{" + b'"":' * 400_000])
+def test_a_body_of_strings_alone_is_refused_once_no_document_could_hold_them(body):
+    """Two strings a value at most (a key and its string): a flood of them stops the count
+    as soon as it passes what `limit` values could hold, so its cost stays bounded."""
+    values = JsonValues(1000)
+    assert values.feed(body) is False
+    assert values.strings == 2 * 1000 + 3

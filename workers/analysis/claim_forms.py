@@ -146,11 +146,14 @@ def states_statistic(sentence: str) -> bool:
 
 
 _ALL_OF_IT = re.compile(r"(?<![\d.,])100\s?%")
-# A body's notice of what it never does ("it never asks anyone for money in private
-# messages", "nu vă cere niciodată datele"): its "never" and its "in private" are no plot.
-_NEVER_ASKS = re.compile(
-    r"\b(?:never|not|n't)\s++(?:asks?|requests?|contacts?)\b"
-    r"|\bnu\s++(?:(?:va|iti|te|le|ii)\s++)?(?:cere|solicita|contacteaza)\b"
+# A body's notice of what it never asks in private ("it never asks anyone for money in
+# private messages", "nu vă cere niciodată bani în privat"): its "never" and its "in private"
+# are no plot. Read folded; only this shape ("the government does not ask anyone: the
+# contracts were signed in secret" stays a plot: round 24's review).
+_NEVER_ASKS_IN_PRIVATE = re.compile(
+    r"\b(?:never|not|n['’]t)\s++(?:asks?|requests?|contacts?)\s++(?:you|anyone|anybody|customers"
+    r"|clients|donors|supporters|people|users|voters|patients)\b[^.!?]*?\bin private\b"
+    r"|\bnu\s++(?:(?:va|iti|te|le|ii|ne)\s++)?(?:cere|solicita|contacteaza)\b[^.!?]*?\bin privat\b"
 )
 # Paid by someone to say or do something, whoever pays ("experts paid by Pfizer to say it is
 # safe", "activists paid by USAID to destabilise"): the accusation a bare "paid by" also
@@ -454,7 +457,7 @@ def _lexical_forms(has: Mapping[str, bool], sentence: str, starts: Starts, own: 
         or (
             has["covertly"]
             and (absolute or has["causal"] or has["drastic_measures"])
-            and not _NEVER_ASKS.search(sentence)
+            and not _NEVER_ASKS_IN_PRIVATE.search(fold(sentence))
         ),
         "group": has["groups"],
         # "Causes 100% of", "kills all": a mechanism stated without exception.

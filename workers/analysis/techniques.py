@@ -81,6 +81,8 @@ ANONYMOUS_REACH = 3
 MAX_TERM_FINDINGS = 20
 # The learned model's finding: a kind of its own, named for people.
 LEARNED = "learned_wording"
+# A web address written in a text: a scheme, or www.
+_WEB_ADDRESS = re.compile(r"(?i)\bhttps?://|\bwww\.")
 LEARNED_LABELS = {
     "en": "wording typical of manipulative texts (learned model), e.g.",
     "ro": "formulări tipice textelor manipulatoare (model învățat), de ex.",
@@ -421,7 +423,9 @@ def assess_techniques(
     # The model's cue supports lexicon evidence, and stands alone only when it is sure of a
     # text long enough to judge (wording_model.stands_alone).
     cue = (
-        _learned_finding(text, reading, model or shipped_model(), alone=not findings)
+        _learned_finding(
+            text, reading, model or shipped_model(), alone=not findings, linked=_linked(text)
+        )
         if learned
         else None
     )
@@ -431,8 +435,13 @@ def assess_techniques(
     return TechniqueReport(score, tuple(findings), totals)
 
 
+def _linked(text: str) -> bool:
+    """Whether the text carries a web address (a lure's way out)."""
+    return _WEB_ADDRESS.search(text) is not None
+
+
 def _learned_finding(
-    text: str, reading: _Reading, model: WordingModel, alone: bool
+    text: str, reading: _Reading, model: WordingModel, alone: bool, linked: bool = False
 ) -> Finding | None:
     """The model's cue as a finding: its weight from the model's probability on the words
     as their context leaves them, its span and quote the first occurrence of the word that
@@ -446,8 +455,12 @@ def _learned_finding(
     probability = model.probability(words)
     if alone and not stands_alone(probability, len(words)):
         return None
-    # A service's own notice counts the cue at half weight, as the lure families it names.
-    weight = cue_weight(probability) * reading.context.kind_factor(LEARNED)
+    # A service's own notice counts the cue at half weight, as the lure families it names;
+    # not with a link to follow: a lure that copies the notice line still sends the reader
+    # somewhere (round 24's review: "… Update your payment method here: https://… We will
+    # never ask you for your PIN" fell from 72.6 to 47.7).
+    notice = 1.0 if linked else reading.context.kind_factor(LEARNED)
+    weight = cue_weight(probability) * notice
     strongest = model.strongest_words(words, limit=1) if weight > 0 else []
     if not strongest:
         return None

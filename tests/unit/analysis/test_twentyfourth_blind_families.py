@@ -29,6 +29,11 @@ def test_a_broadcast_someone_tried_to_stop_and_limited_places_press_the_reader(t
 @pytest.mark.parametrize(
     "text",
     [
+        # who tried to stop it decides (round 24's review)
+        "The singer's lawyers tried to stop the broadcast, but a judge allowed it. The "
+        "documentary is screened on Friday; places are limited, so book on the festival site.",
+        "Avocații cântăreței au încercat să oprească emisiunea, dar judecătorul a permis "
+        "difuzarea. Documentarul e proiectat vineri; locurile sunt limitate.",
         "Places are limited at the library's Saturday coding club; ask at the front desk.",
         "Locurile sunt limitate la atelierul de sâmbătă al bibliotecii; întrebați la intrare.",
         "Police tried to stop the car on the ring road, but the driver fled.",
@@ -59,6 +64,7 @@ def test_crime_laid_on_a_group_in_the_passive_is_collective_blame(sentence):
         "Most burglaries are committed by people who know the house, police said.",
         "Cele mai multe spargeri sunt comise de persoane care cunosc casa, spune poliția.",
         "The attack was committed by a lone man, prosecutors said.",
+        "The war crimes were committed by foreign mercenaries, the UN commission concluded.",
     ],
 )
 def test_crime_laid_on_no_group_is_no_collective_blame(sentence):
@@ -79,6 +85,24 @@ def test_crime_laid_on_no_group_is_no_collective_blame(sentence):
 def test_a_body_s_notice_of_what_it_never_asks_stays_low_with_its_learned_cue_too(text):
     report = techniques.assess_techniques(text)
     assert report.score < FLAGGED, report.findings
+
+
+@pytest.mark.parametrize(
+    "lure",
+    [
+        "Your Netflix membership could not be renewed. Update your payment method here: "
+        "https://netflix-billing-update.net",
+        "Your parcel could not be delivered. Reschedule delivery and pay the small fee: "
+        "https://dpd-reschedule.info",
+        "Coletul dvs. nu a putut fi livrat. Reprogramați livrarea și achitați taxa de 2 lei: "
+        "https://fan-curier-livrare.info",
+    ],
+)
+def test_a_lure_with_a_link_that_copies_a_notice_line_keeps_its_learned_cue(lure):
+    """Round 24's review: "… We will never ask you for your PIN" appended took lures with a
+    link from 72.6 to 47.7 while the notice halved the learned cue."""
+    for line in (" We will never ask you for your PIN.", " Banca nu vă va cere niciodată PIN-ul."):
+        assert techniques.assess_techniques(lure + line).score >= FLAGGED
 
 
 def test_the_learned_cue_counts_half_in_a_notice_and_whole_elsewhere():
@@ -125,6 +149,11 @@ def test_a_plan_is_a_plot_only_when_said_to_be_what_something_is(sentence, plot)
         ("The campaign said it never asks anyone for money in private messages.", False),
         ("Campania a transmis că nu cere niciodată bani în privat.", False),
         ("They never tell us what they decide in private.", True),
+        # folded: capitals and diacritics (round 24's review)
+        ("The campaign said it NEVER asks anyone for money in private messages.", False),
+        ("Compania nu vă contactează niciodată în privat pentru bani.", False),
+        # a "does not ask" beside a secret is still a plot
+        ("The government does not ask anyone: the vaccine contracts were signed in secret.", True),
     ],
 )
 def test_what_a_body_never_asks_in_private_is_no_plot(sentence, plot):
