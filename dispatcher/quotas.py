@@ -73,9 +73,9 @@ REDIS_TIMEOUT_S = 1.0
 # Without Redis the windows are rows of PostgreSQL, reached through a pool that may first open
 # a connection (a connect and its type set-up, several round trips on a loaded server).
 TABLE_TIMEOUT_S = 2.0
-# A timeout that fired this much later than it was due was the event loop's own lag (a
-# request's work held the process), not the store's: the call is made once more rather than
-# counted as the store away, which would let requests through unchecked.
+# A wait that ended this much later than it was due was the event loop's own lag (a request's
+# work held the process), not the store's: the same call gets this long more rather than being
+# counted as the store away, which would let requests through unchecked (answered_within).
 LOOP_LAG_S = 0.25
 # After the store failed to answer, requests go unchecked this long before one tries it again.
 REDIS_RETRY_S = 1.0
