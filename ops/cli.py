@@ -611,7 +611,7 @@ def worker(
         raise click.UsageError(str(exc)) from exc
     settings = _settings()
     _check_shipped_data()
-    metrics.serve(settings.metrics_port)
+    metrics.serve(settings.metrics_port, settings.metrics_host)
     group = WorkerGroup(settings, worker_options(asked, concurrency, prefetch))
     run_until_signalled(group.run)
 
@@ -624,7 +624,7 @@ def aggregator(prefetch: int) -> None:
     from shared import metrics
 
     settings = _settings()
-    metrics.serve(settings.metrics_port)
+    metrics.serve(settings.metrics_port, settings.metrics_host)
     run_until_signalled(Aggregator(settings, prefetch).run)
 
 

@@ -1,5 +1,7 @@
 """Prometheus metrics shared by every process (docs/architecture.md §1.3)."""
 
+from wsgiref.simple_server import WSGIServer
+
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 JOBS = Counter(
@@ -36,10 +38,13 @@ RESULTS = Counter("verdict_results_total", "Results applied by the aggregator", 
 SESSIONS = Counter("verdict_sessions_total", "Sessions accepted by the API", ["mode"])
 
 
-def serve(port: int | None) -> None:
-    """Expose /metrics on `port` when one is configured."""
-    if port:
-        start_http_server(port)
+def serve(port: int | None, host: str = "127.0.0.1") -> WSGIServer | None:
+    """Expose /metrics on `host`:`port` when a port is configured (loopback unless the
+    deployment says otherwise: a container publishes 0.0.0.0 to its scraper); the server."""
+    if not port:
+        return None
+    server, _ = start_http_server(port, addr=host)
+    return server
 
 
 QUEUE_DEPTH = Gauge(

@@ -456,6 +456,10 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     log_json: bool = True
     metrics_port: int | None = None
+    # The address a worker's or aggregator's metrics listen on: loopback unless the deployment
+    # says otherwise (compose: 0.0.0.0 inside each container). They listened on every
+    # interface: a hostile probe read queue depths and backlogs from another address.
+    metrics_host: str = "127.0.0.1"
 
     @field_validator("verdict_weights")
     @classmethod
