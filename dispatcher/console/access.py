@@ -19,6 +19,7 @@ from dispatcher.quotas import WindowCounts
 from dispatcher.ratelimits import Usage, parse_limits, retry_after_s
 from dispatcher.state import AppState
 from shared import db as database
+from shared.api_keys import key_label
 from shared.keys import Keys
 from shared.settings import ADMIN_SCOPE, ApiKey
 
@@ -64,6 +65,14 @@ class Console:
             return None
         grant = state.settings.api_keys.get(self.key_hashes.get(session.key_tag, ""))
         return grant if grant is not None and ADMIN_SCOPE in grant.scopes else None
+
+    def operator(self, state: AppState, session: ConsoleSession | None) -> str | None:
+        """Who the signed-in admin is in logs and records: its key's label,
+        `tenant/ab12cd34`; None for a session not signed in."""
+        grant = self.grant(state, session)
+        if grant is None or session is None or session.key_tag is None:
+            return None
+        return key_label(grant.tenant, self.key_hashes[session.key_tag])
 
     async def revoke(self, state: AppState, session: ConsoleSession) -> None:
         """Sign the session out for good: its nonce is refused for the cookie's remaining life

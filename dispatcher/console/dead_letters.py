@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Annotated
 
 import asyncpg
+import structlog
 from aio_pika.abc import AbstractRobustConnection
 from fastapi import APIRouter, Form, HTTPException, Request, status
 from fastapi.responses import HTMLResponse
@@ -33,6 +34,7 @@ from shared.names import Names
 from shared.settings import broker_urls
 from shared.transport import dead_letters_of
 
+log = structlog.get_logger(__name__)
 router = APIRouter(prefix="/admin/dead-letters", include_in_schema=False)
 
 FILTER_FIELDS = ("reason", "component", "tenant", "older_than_min", "younger_than_min")
@@ -196,6 +198,17 @@ async def replay(
             state.settings.dlq_max_replays, force=force == "yes",
             scan=state.settings.dlq_scan_limit,
         )  # fmt: skip
+    log.warning(
+        "dead letters replayed",
+        operator=on.operator(state, session),
+        scope=scope or "selected",
+        selected=len(ids),
+        filter={k: v for k, v in form.items() if v},
+        forced=force == "yes",
+        replayed=len(done.replayed),
+        refused_loops=len(done.refused_loops),
+        unroutable=len(done.unroutable),
+    )
     return await _listing(request, state, on, session, form, replay_summary(done))
 
 
@@ -232,6 +245,14 @@ async def purge(
         purged = await _letters(state).purge(
             connection, _names(state), wanted, state.settings.dlq_scan_limit
         )
+    log.warning(
+        "dead letters purged",
+        operator=on.operator(state, session),
+        scope=scope or "selected",
+        selected=len(ids),
+        filter={k: v for k, v in form.items() if v},
+        purged=purged,
+    )
     return await _listing(request, state, on, session, form, f"{purged} purged.")
 
 

@@ -17,7 +17,6 @@ from dispatcher.dependencies import State
 from dispatcher.schemas import PlainText
 from dispatcher.state import AppState
 from shared import console_store, reviews
-from shared.api_keys import key_label
 from shared.review_policy import LABELS
 from shared.reviews import ReviewItem
 
@@ -32,9 +31,9 @@ MAX_NOTE_CHARS = 2000
 
 def reviewer(state: AppState, on: Console, session: SignedIn) -> str:
     """Who the signed-in admin is in the review record: its key's label, `tenant/ab12cd34`."""
-    grant = on.grant(state, session)
-    assert grant is not None and session.key_tag is not None  # SignedIn admitted it
-    return key_label(grant.tenant, on.key_hashes[session.key_tag])
+    me = on.operator(state, session)
+    assert me is not None  # SignedIn admitted it
+    return me
 
 
 @router.get("")

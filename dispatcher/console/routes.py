@@ -7,6 +7,7 @@ import time
 import uuid
 from typing import Annotated
 
+import structlog
 from fastapi import APIRouter, Form, HTTPException, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
@@ -27,12 +28,13 @@ from dispatcher.console.search import FIELDS, SearchRefused, session_query
 from dispatcher.console.timeline import timeline
 from dispatcher.dependencies import State
 from shared import attempts, console_store, tenant_store
-from shared.api_keys import key_hash
+from shared.api_keys import key_hash, key_label
 from shared.console_store import STATUSES
 from shared.constants import QUEUE_COMPONENTS
 from shared.keys import Keys
 from shared.registry import registry
 
+log = structlog.get_logger(__name__)
 router = APIRouter(prefix="/admin", include_in_schema=False)
 
 
@@ -88,7 +90,9 @@ async def login(
         return _login_refused(
             request, on, session, status.HTTP_403_FORBIDDEN, "this API key has no admin scope"
         )
-    _, value = on.cookies.issue(key_hash(api_key.strip()))  # a fresh nonce: no fixation
+    hashed = key_hash(api_key.strip())
+    _, value = on.cookies.issue(hashed)  # a fresh nonce: no fixation
+    log.info("console sign-in", operator=key_label(who.tenant, hashed), address=address)
     response = RedirectResponse(HOME, status.HTTP_303_SEE_OTHER, headers=HEADERS)
     return _with_cookie(response, on.cookies, value)
 
@@ -107,6 +111,7 @@ def _login_refused(
 async def logout(state: State, on: TheConsole, session: Posted) -> Response:
     """Sign out: the cookie's session is refused from now on (a copy of it too), the cookie
     is removed, and the sign-in page follows."""
+    log.info("console sign-out", operator=on.operator(state, session))
     await on.revoke(state, session)
     response = RedirectResponse(LOGIN, status.HTTP_303_SEE_OTHER, headers=HEADERS)
     response.delete_cookie(COOKIE, path=COOKIE_PATH, secure=True, httponly=True, samesite="strict")

@@ -550,8 +550,9 @@ async def test_a_replayed_letter_that_dies_again_shows_its_replays_and_loops_are
         assert "4 replayed" in forced.text
 
 
-async def test_purging_needs_a_confirmation(world, services, pool):
-    """Without the confirmation nothing is purged (400); with it the selection goes."""
+async def test_purging_needs_a_confirmation(world, services, pool, capsys):
+    """Without the confirmation nothing is purged (400); with it the selection goes, and the
+    log says who purged what (a hostile probe found purges, replays and sign-ins unlogged)."""
     settings = await dlq_world(world, services)
     await expired_session(settings, pool, plan=1, tenant="tenant-a")
     async with browser(settings) as client:
@@ -565,6 +566,16 @@ async def test_purging_needs_a_confirmation(world, services, pool):
         purged = await client.post("/admin/dead-letters/purge", data={**chosen, "confirm": "yes"})
         assert "2 purged" in purged.text
         assert sorted(await listed(client)) == sorted(ids[2:])
+    logged = "".join(capsys.readouterr())
+    signed_in = [line for line in logged.splitlines() if "console sign-in" in line]
+    purges = [line for line in logged.splitlines() if "dead letters purged" in line]
+    assert signed_in and len(purges) == 1
+    # the key's label, as JSON or as the console renderer writes it
+    operator = re.search(r'operator"?[=:] ?"?([\w.-]+/[0-9a-f]{8})', purges[0])
+    assert operator and operator[1] in signed_in[0], (purges[0], signed_in[0])
+    assert re.search(r'purged"?[=:] ?2\b', purges[0]) and re.search(
+        r'selected"?[=:] ?2\b', purges[0]
+    )
 
 
 async def test_dead_letters_need_the_operator_role(world):
