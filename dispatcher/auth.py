@@ -24,6 +24,8 @@ class Caller:
     scopes: frozenset[str] = frozenset()
     # The hash of the key presented ("" for an events token): who, not only which tenant.
     key_hash: str = field(default="", compare=False, repr=False)
+    # An events token's expiry (Unix time, None for a key): its streams end then.
+    until: float | None = field(default=None, compare=False)
 
     @property
     def is_admin(self) -> bool:

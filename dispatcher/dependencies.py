@@ -72,7 +72,7 @@ def token_caller(key: bytes, token: str, session_id: str, now: float) -> Caller:
             status.HTTP_401_UNAUTHORIZED,
             f"{exc}; take a fresh events_url from POST analyze-async, or send your API key",
         ) from exc
-    return Caller(grant.tenant, grant.plan)
+    return Caller(grant.tenant, grant.plan, until=float(grant.expires))
 
 
 State = Annotated[AppState, Depends(app_state)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -62,6 +63,14 @@ async def session_progress(state: AppState, session_id: str, who: Caller) -> dic
     return (await owned_view(state, session_id, who)).progress()
 
 
+# Why a token's stream ended (a hostile probe kept one open past its token's expiry, holding
+# one of its tenant's streams for as long as a review waited).
+TOKEN_EXPIRED = (
+    "the events token has expired; take a fresh events_url from POST analyze-async, "
+    "or send your API key"
+)
+
+
 async def event_stream(
     state: AppState, session_id: str, who: Caller, last_event_id: str | None = None
 ) -> AsyncIterator[bytes]:
@@ -83,8 +92,17 @@ async def event_stream(
             pubsub = None
         read = functools.partial(_snapshot, state, session_id, who)
         wait = functools.partial(_wait_unless_stopping, state.stopping, pubsub)
-        async for event in sse.follow(read, wait, last_event_id, stopping=state.stopping.is_set):
+
+        def expired() -> bool:  # a token's stream ends with the token (a key's never does)
+            return who.until is not None and time.time() >= who.until
+
+        def stopping() -> bool:
+            return state.stopping.is_set() or expired()
+
+        async for event in sse.follow(read, wait, last_event_id, stopping=stopping):
             yield event
+        if expired():
+            yield sse.frame("end", {"reason": TOKEN_EXPIRED})
     except HTTPException:
         yield sse.frame("end", {"reason": "the session no longer exists"})
     except Exception as exc:

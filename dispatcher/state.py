@@ -65,8 +65,10 @@ class AppState:
     tenant_settings: TenantSettingsCache = field(init=False)
     # The worker registry, read at most every API_WORKERS_TTL_S (dispatcher/online.py).
     workers: OnlineWorkers = field(init=False)
-    # Event streams open now, by tenant (API_MAX_STREAMS_PER_TENANT).
+    # Event streams open now, by tenant (API_MAX_STREAMS_PER_TENANT), and those an events
+    # token opened, by session (TOKEN_STREAMS_PER_SESSION).
     streams: Counter[str] = field(default_factory=Counter)
+    token_streams: Counter[str] = field(default_factory=Counter)
     # Set as the server begins to stop (dispatcher/serving.py): open event streams end then,
     # and their clients reconnect, rather than holding the stop for uvicorn's graceful timeout.
     stopping: asyncio.Event = field(default_factory=asyncio.Event)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, HTTPException, status
@@ -17,6 +18,10 @@ from dispatcher.tenancy import parse_session_id
 from dispatcher.views import API, result_body
 
 router = APIRouter(prefix=API, dependencies=KEY_SCHEMES)
+# Streams one session's events token may hold open at once: a browser tab or two follows a
+# session, and a leaked link cannot take its tenant's every stream (a hostile probe opened 32
+# with one token and its tenant's own key was then refused).
+TOKEN_STREAMS_PER_SESSION = 4
 
 # The id of the last event a reconnecting EventSource had (dispatcher/sse.py).
 LastEventId = Annotated[
@@ -65,21 +70,36 @@ async def events(
             "too many event streams open for this tenant; close one or poll queue-status",
             headers={"Retry-After": "5"},
         )
-    # Counted here, with no wait between the check and the count: streams asked for at once
+    by_token = who.until is not None
+    if by_token and state.token_streams[session_id] >= TOKEN_STREAMS_PER_SESSION:
+        raise HTTPException(
+            status.HTTP_429_TOO_MANY_REQUESTS,
+            "too many event streams open with this session's token; close one",
+            headers={"Retry-After": "5"},
+        )
+    # Counted here, with no wait between the checks and the counts: streams asked for at once
     # cannot all pass the check before the first of them counts (35 opened against a cap of
     # 32 when the stream counted itself as it started).
     state.streams[who.tenant] += 1
+    if by_token:
+        state.token_streams[session_id] += 1
     return answers.EventStream(
         event_stream(state, session_id, who, last_event_id),
         headers=sse.HEADERS,
-        on_close=functools.partial(_stream_closed, state, who.tenant),
+        on_close=functools.partial(_stream_closed, state, who.tenant, session_id, by_token),
     )
 
 
-def _stream_closed(state: AppState, tenant: str) -> None:
-    state.streams[tenant] -= 1
-    if not state.streams[tenant]:
-        del state.streams[tenant]
+def _stream_closed(state: AppState, tenant: str, session_id: str, by_token: bool) -> None:
+    _uncount(state.streams, tenant)
+    if by_token:
+        _uncount(state.token_streams, session_id)
+
+
+def _uncount(counts: Counter[str], name: str) -> None:
+    counts[name] -= 1
+    if not counts[name]:
+        del counts[name]
 
 
 async def _had_the_last_event(

@@ -27,6 +27,8 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 
+from dispatcher.event_tokens import Grant, issue
+from dispatcher.routes.progress import TOKEN_STREAMS_PER_SESSION
 from dispatcher.serving import server_config
 from shared import live
 from shared.api_keys import hashed
@@ -1043,6 +1045,52 @@ async def test_streams_asked_for_at_once_never_pass_the_tenants_cap(world):
         assert codes == [200] * 4 + [429] * 8, codes
         counts = served.app.state.pipeline.streams
         await eventually(lambda: _true(not counts), 10)
+
+
+async def test_one_sessions_token_holds_a_few_streams_and_its_tenants_key_still_streams(api):
+    """A leaked events link cannot take its tenant's every stream: a token holds at most
+    TOKEN_STREAMS_PER_SESSION at once, and the tenant's own key still opens one (a hostile
+    probe opened 32 with one token, and the tenant's key was then refused)."""
+    async with api.client() as client:
+        posted = (await client.post(f"{API}/analyze-async", json={"content": "x"})).json()
+        second = (await client.post(f"{API}/analyze-async", json={"content": "y"})).json()
+    token_url = f"{api.base}{posted['events_url']}"
+    async with httpx.AsyncClient() as anonymous, api.client() as keyed:
+        async with contextlib.AsyncExitStack() as streams:
+            opened = await asyncio.gather(
+                *(streams.enter_async_context(anonymous.stream("GET", token_url)) for _ in range(6))
+            )
+            codes = sorted(stream.status_code for stream in opened)
+            assert codes == [200] * TOKEN_STREAMS_PER_SESSION + [429] * (
+                6 - TOKEN_STREAMS_PER_SESSION
+            ), codes
+            own = await streams.enter_async_context(
+                keyed.stream("GET", f"{API}/{second['session_id']}/events")
+            )
+            assert own.status_code == 200
+    pipeline = api.app.state.pipeline
+    await eventually(lambda: _true(not pipeline.token_streams and not pipeline.streams), 10)
+
+
+async def test_a_tokens_stream_ends_when_the_token_expires(api):
+    """The token's expiry was checked only as a stream opened: one opened 20 s before it
+    expired kept its keep-alives (and its tenant's stream) long after. Now it ends then,
+    with an `end` event that says what to do."""
+    async with api.client() as client:
+        sid = (await client.post(f"{API}/analyze-async", json={"content": "x"})).json()[
+            "session_id"
+        ]
+    pipeline = api.app.state.pipeline
+    grant = Grant(sid, api.tenant, 6, int(time.time()) + 2)
+    url = f"{api.base}{API}/{sid}/events?token={issue(pipeline.events_key, grant)}"
+    lines: list[str] = []
+    async with httpx.AsyncClient() as anonymous, anonymous.stream("GET", url) as stream:
+        assert stream.status_code == 200
+        async with asyncio.timeout(20):  # the session never finishes: no worker runs
+            async for line in stream.aiter_lines():
+                lines.append(line)
+    assert "event: end" in lines
+    assert "token has expired" in lines[lines.index("event: end") + 1]
 
 
 @pytest.mark.parametrize(("allowed", "throttled"), [(None, True), ("127.0.0.1", False)])
