@@ -59,7 +59,7 @@ async def follower(
     if token is None or key_from(request):
         return await state.quotas.admit(request)
     return await state.quotas.admit_token(
-        request, lambda: token_caller(state.events_key, token, session_id, time.time())
+        request, lambda: token_caller(state.events_key, token, session_id, time.time()), session_id
     )
 
 

@@ -87,6 +87,9 @@ IN_FLIGHT_RETRY_AFTER_S = 5
 HEADERS = "ratelimit_headers"
 # Opens the bucket of bad events tokens an address presented, apart from its unknown keys'.
 _TOKENS = ("events-token",)
+# Reads one session's events token may make: an EventSource reconnects every 3 s (20 a
+# minute), and a few tabs may follow one session.
+TOKEN_READ_LIMIT = "5/second;60/minute"
 
 T = TypeVar("T")
 
@@ -117,6 +120,7 @@ class Quotas:
         self.submissions = parse_plan_limits(settings.rate_limits_by_plan)
         self.reads = parse_plan_limits(settings.read_rate_limits_by_plan)
         self.auth_failures = parse_limits(settings.auth_failure_limit)
+        self.token_reads = parse_limits(TOKEN_READ_LIMIT)
         self.caps = settings.max_in_flight_by_plan
 
     async def admit(self, request: Request) -> Caller:
@@ -137,12 +141,16 @@ class Quotas:
             await self._charge_key(request, who, key)
         return who
 
-    async def admit_token(self, request: Request, check: Callable[[], Caller]) -> Caller:
+    async def admit_token(
+        self, request: Request, check: Callable[[], Caller], session_id: str
+    ) -> Caller:
         """The caller an events token stands for (`check`, which raises 401 for a bad one),
         after the address throttles. Bad tokens are counted against the address in a bucket
         of their own (under AUTH_FAILURE_LIMIT too): stale event links a browser retries must
-        not lock the address's API keys out. Reads on a token are not rate-limited: it opens
-        one stream of one session, and the tenant's stream cap bounds those."""
+        not lock the address's API keys out. Good ones are counted per session
+        (TOKEN_READ_LIMIT): an open stream is bounded by the stream caps, but a final
+        session's token answers at once and closes, and a hostile probe read one 433 times a
+        second (another tenant's reads slowed twentyfold)."""
         address = request.client.host if request.client else "unknown"
         if self.enabled:
             await self._refuse_throttled_address(request, address)
@@ -155,7 +163,18 @@ class Quotas:
                 await self.windows.charge("token_failures", self.auth_failures, *_TOKENS, address)
             raise
         audit.note(tenant=who.tenant)
+        if self.enabled:
+            await self._charge_token(request, who, session_id)
         return who
+
+    async def _charge_token(self, request: Request, who: Caller, session_id: str) -> None:
+        bucket = ("token-read", who.tenant, session_id[:64])
+        usages = await self.windows.charge("token_reads", self.token_reads, *bucket)
+        wait = retry_after_s(usages or ())
+        if usages and wait is not None:
+            audit.note(reason="rate_limited_token")
+            setattr(request.state, HEADERS, headers(usages))
+            raise too_many(f"too many reads with this events token; retry in {wait} s", wait)
 
     async def enforce_in_flight_cap(self, who: Caller, idempotency_key: str | None) -> None:
         """429 when the tenant already has its plan's cap of sessions processing.

@@ -1072,6 +1072,26 @@ async def test_one_sessions_token_holds_a_few_streams_and_its_tenants_key_still_
     await eventually(lambda: _true(not pipeline.token_streams and not pipeline.streams), 10)
 
 
+async def test_reads_with_one_sessions_token_are_rate_limited(api):
+    """A final session's token answers its result and closes, so no stream cap bounds its
+    reads (a hostile probe read one 433 times a second): TOKEN_READ_LIMIT does, per session,
+    and the tenant's key reads on."""
+    async with api.client() as client:
+        posted = (await client.post(f"{API}/analyze-async", json={"content": "x"})).json()
+    url = f"{api.base}{posted['events_url']}"
+    codes, refusals = [], []
+    async with httpx.AsyncClient() as anonymous:
+        for _ in range(12):  # each opened and closed at once, well within a second
+            async with anonymous.stream("GET", url) as stream:
+                codes.append(stream.status_code)
+                if stream.status_code == 429:
+                    refusals.append((await stream.aread()).decode())
+    assert codes[:5] == [200] * 5 and 429 in codes, codes
+    assert "too many reads with this events token" in refusals[0]
+    async with api.client() as client:
+        assert (await client.get(f"{API}/{posted['session_id']}/result")).status_code == 202
+
+
 async def test_a_tokens_stream_ends_when_the_token_expires(api):
     """The token's expiry was checked only as a stream opened: one opened 20 s before it
     expired kept its keep-alives (and its tenant's stream) long after. Now it ends then,
