@@ -24,6 +24,7 @@ KEYED_PATHS = "/api/"
 
 _TWO_LENGTHS = "send either Content-Length or Transfer-Encoding, not both"
 _BUSY = "too many requests with a body in progress for this API key; retry when one is done"
+_TWO_KEYS = "send one API key, in one X-API-Key or one Authorization header"
 
 
 class BodyRefused(HTTPException):
@@ -112,6 +113,13 @@ def _unreadable_body(scope: Scope, headers: Headers) -> str | None:
     return None
 
 
+def _credentials_repeated(headers: Headers) -> bool:
+    """Whether the request carries its credentials twice: two X-API-Key or two Authorization
+    headers were taken as the first one, which a proxy that adds its own would make
+    another caller's (hostile probe)."""
+    return len(headers.getlist("x-api-key")) > 1 or len(headers.getlist("authorization")) > 1
+
+
 def _expects_body(headers: Headers) -> bool:
     return headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
 
@@ -164,6 +172,9 @@ class RequestGuard:
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > self.limit:
             await _refuse(scope, send, status.HTTP_413_CONTENT_TOO_LARGE, self._over_limit)
+            return
+        if _keyed(scope) and _credentials_repeated(headers):
+            await _refuse(scope, send, status.HTTP_400_BAD_REQUEST, _TWO_KEYS)
             return
         refusal = _unreadable_body(scope, headers)
         if refusal is not None:

@@ -59,8 +59,9 @@ async def events(
     session_id: str, who: Follower, state: State, last_event_id: LastEventId = None
 ) -> Response:
     """Progress as server-sent events until the result (dispatcher/sse.py); 404 before the
-    stream starts, 429 while the tenant has API_MAX_STREAMS_PER_TENANT streams open, 204
-    to a client that has had the last event (an EventSource then stops reconnecting)."""
+    stream starts, 429 while the tenant has API_MAX_STREAMS_PER_TENANT streams open (or the
+    session's token TOKEN_STREAMS_PER_SESSION), 204 to a client that has had the last event
+    (an EventSource then stops reconnecting)."""
     await session_progress(state, session_id, who)
     if await _had_the_last_event(state, session_id, who, last_event_id):
         return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1012,6 +1012,27 @@ async def test_a_body_the_api_cannot_read_as_sent_is_415(api, pool, body, header
     await nothing_kept(api, pool)
 
 
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [("X-API-Key", KEY), ("X-API-Key", "bogus")],
+        [("Authorization", f"Bearer {KEY}"), ("Authorization", "Bearer bogus")],
+    ],
+    ids=["x-api-key", "authorization"],
+)
+async def test_credentials_sent_twice_are_400(api, pool, headers):
+    """Two keys were taken as the first one; behind a proxy that adds its own header that
+    could make a request another caller's: 400, before anything is read."""
+    async with httpx.AsyncClient(base_url=api.base) as client:
+        response = await client.post(
+            f"{API}/analyze-async",
+            content=b'{"content": "x"}',
+            headers=[*headers, ("Content-Type", "application/json")],
+        )
+    assert response.status_code == 400 and "one API key" in response.json()["detail"]
+    await nothing_kept(api, pool)
+
+
 async def test_queue_status_answers_the_id_in_the_form_the_api_writes_it(api, pool):
     """`{…}`, a URN, capitals or no hyphens name the same session: answered as the API
     writes the id (they were echoed back as sent, and missed the live cache)."""
