@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from dispatcher.console.pages import CONSOLE, problem_page
 from dispatcher.dependencies import app_state
-from dispatcher.guard import is_json
+from dispatcher.guard import expects_body, is_json
 from dispatcher.views import API
 
 log = structlog.get_logger(__name__)
@@ -128,11 +128,7 @@ async def unexpected_500(request: Request, exc: Exception) -> JSONResponse:
 def _body_of_another_kind(request: Request, errors: Sequence[Any]) -> bool:
     """Whether the route wanted a JSON body and the request's body, sent as another media
     type, never reached it (FastAPI then validates nothing, or the raw bytes, as the body)."""
-    if is_json(request.headers.get("content-type", "")):
-        return False
-    if not (
-        request.headers.get("content-length", "0") != "0" or "transfer-encoding" in request.headers
-    ):
+    if is_json(request.headers.get("content-type", "")) or not expects_body(request.headers):
         return False
     return any(tuple(e.get("loc", ())) == ("body",) for e in errors)
 

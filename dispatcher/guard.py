@@ -105,7 +105,7 @@ def _unreadable_body(scope: Scope, headers: Headers) -> str | None:
     """Why the API cannot read a body sent to it (415), or None: a compressed body was read
     as if it were plain. (A route that wants a JSON body and got another kind answers 415
     itself: dispatcher.error_responses.)"""
-    if not (_keyed(scope) and _expects_body(headers)):
+    if not (_keyed(scope) and expects_body(headers)):
         return None
     encoding = headers.get("content-encoding", "").strip().lower()
     if encoding not in ("", "identity"):
@@ -120,7 +120,8 @@ def _credentials_repeated(headers: Headers) -> bool:
     return len(headers.getlist("x-api-key")) > 1 or len(headers.getlist("authorization")) > 1
 
 
-def _expects_body(headers: Headers) -> bool:
+def expects_body(headers: Headers) -> bool:
+    """Whether the request says a body follows (a length, or chunks)."""
     return headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
 
 
@@ -185,7 +186,7 @@ class RequestGuard:
             self.limit,
             self.settings.api_body_timeout_s,
             self.settings.api_body_deadline_s,
-            expected=_expects_body(headers),
+            expected=expects_body(headers),
             values=_json_values(headers, self.settings.api_max_json_values),
         )
         keyed = _keyed(scope)

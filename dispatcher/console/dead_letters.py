@@ -21,7 +21,8 @@ from aio_pika.abc import AbstractRobustConnection
 from fastapi import APIRouter, Form, HTTPException, Request, status
 from fastapi.responses import HTMLResponse
 
-from dispatcher.console.access import Posted, SignedIn, TheConsole
+from dispatcher.console.access import Console, Posted, SignedIn, TheConsole
+from dispatcher.console.cookies import ConsoleSession
 from dispatcher.console.pages import render
 from dispatcher.console.search import SearchRefused, form_fields
 from dispatcher.dependencies import State
@@ -200,10 +201,7 @@ async def replay(
         )  # fmt: skip
     log.warning(
         "dead letters replayed",
-        operator=on.operator(state, session),
-        scope=scope or "selected",
-        selected=len(ids),
-        filter={k: v for k, v in form.items() if v},
+        **_who_chose_what(state, on, session, form, ids, scope),
         forced=force == "yes",
         replayed=len(done.replayed),
         refused_loops=len(done.refused_loops),
@@ -247,13 +245,27 @@ async def purge(
         )
     log.warning(
         "dead letters purged",
-        operator=on.operator(state, session),
-        scope=scope or "selected",
-        selected=len(ids),
-        filter={k: v for k, v in form.items() if v},
+        **_who_chose_what(state, on, session, form, ids, scope),
         purged=purged,
     )
     return await _listing(request, state, on, session, form, f"{purged} purged.")
+
+
+def _who_chose_what(
+    state: AppState,
+    on: Console,
+    session: ConsoleSession,
+    form: Mapping[str, str],
+    ids: list[str],
+    scope: str,
+) -> dict[str, object]:
+    """The log fields of a replay or purge: the admin's key label and what was chosen."""
+    return {
+        "operator": on.operator(state, session),
+        "scope": scope or "selected",
+        "selected": len(ids),
+        "filter": {k: v for k, v in form.items() if v},
+    }
 
 
 async def _form_fields(request: Request) -> dict[str, str]:
