@@ -25,12 +25,19 @@ NO_EVIDENCE_LABEL = "inconclusive"
 
 # Score → probability: a logistic curve, rescaled so that a score at or under the noise
 # floor (the bottom of the analysers' own low band) is exactly 0: analysers idle at 5-15
-# on harmless text, and four of those must never add up to a warning. The midpoint sits
-# under the analysers' flag threshold (50) because on texts nobody tuned them for, what a
-# reviewer flags mostly scores 30-50. Tuned on scripts/evaluation/dev.jsonl only.
+# on harmless text, and four of those must never add up to a warning. The midpoint sits at
+# the analysers' flag threshold (50): a component at 40 alone stays `low_risk`, two or three
+# of them together warn. It sat at 38 until round 25 of issue 19, when texts nobody tuned
+# for still mostly scored 30-50 where a reviewer flagged them. Measured then on 1,680 texts
+# held out from the learned models (scripts/study_verdict_calibration.py), 50 put 17 more
+# verdicts right than 38 (1514 against 1497; 46: 1513), most of them honest texts one weak
+# cue had made `moderate_risk`.
 NOISE_FLOOR = 25.0
-CALIBRATION_MIDPOINT = 38.0
+CALIBRATION_MIDPOINT = 50.0
 CALIBRATION_SCALE = 10.0
+# The confidence's hints keep the curve of before: a score of 30-50 still makes a "low"
+# less sure, though it no longer raises the label.
+HINT_MIDPOINT = 38.0
 
 # How much of its probability a component keeps with this many findings behind the score.
 # A high score with no finding at all is an analyser's guess; unknown (None, results from
@@ -102,19 +109,19 @@ def outcome_of(result: Mapping[str, Any]) -> ComponentOutcome:
 def calibrated(score: float) -> float:
     """The probability that a component scoring `score` found a real risk; 0 at or under
     the noise floor."""
-    floor = _logistic(NOISE_FLOOR)
-    return max(0.0, (_logistic(score) - floor) / (1.0 - floor))
+    floor = _logistic(NOISE_FLOOR, CALIBRATION_MIDPOINT)
+    return max(0.0, (_logistic(score, CALIBRATION_MIDPOINT) - floor) / (1.0 - floor))
 
 
 def hinted(score: float) -> float:
     """The same curve without the noise floor: how much a score hints at a risk, for the
     confidence (hints under the floor never raise the score, but they do make a "low" less
     sure)."""
-    return _logistic(score)
+    return _logistic(score, HINT_MIDPOINT)
 
 
-def _logistic(score: float) -> float:
-    return 1.0 / (1.0 + math.exp(-(score - CALIBRATION_MIDPOINT) / CALIBRATION_SCALE))
+def _logistic(score: float, midpoint: float) -> float:
+    return 1.0 / (1.0 + math.exp(-(score - midpoint) / CALIBRATION_SCALE))
 
 
 def evidence_factor(evidence: int | None) -> float:

@@ -103,7 +103,7 @@ async def test_sessions_on_three_plans_complete_through_the_table(world, pool):
     async with running(*workers_for(settings), Aggregator(settings, explain=explain).run):
         sids = [await submit(pool, publisher, plan=p, content="x" * (10 * p)) for p in (1, 4, 6)]
         views = [await final_view(pool, sid) for sid in sids]
-    verdicts = {1: "low_risk", 4: "critical_risk", 6: "critical_risk"}
+    verdicts = {1: "low_risk", 4: "high_risk", 6: "critical_risk"}
     for plan, view in zip((1, 4, 6), views, strict=True):
         assert view.status == "completed"
         assert view.results["techniques"]["score"] == 10 * plan

@@ -139,7 +139,7 @@ async def test_sessions_on_three_plans_complete_through_real_workers(settings, p
         sids = [await submit(pool, publisher, plan=p, content="x" * (10 * p)) for p in (1, 4, 6)]
         views = [await final_view(pool, sid) for sid in sids]
     # Every component scores 10 × plan: 10 is under the noise floor, four at 40 add up.
-    verdicts = {1: (0.0, "low_risk"), 4: (84.39, "critical_risk"), 6: (99.9, "critical_risk")}
+    verdicts = {1: (0.0, "low_risk"), 4: (54.22, "high_risk"), 6: (98.37, "critical_risk")}
     for plan, view in zip((1, 4, 6), views, strict=True):
         assert view.status == "completed"
         assert view.results["techniques"]["score"] == 10 * plan

@@ -44,6 +44,16 @@ def test_one_strong_component_with_evidence_carries_the_verdict(component, score
     assert verdict.label in RISKY
 
 
+def test_a_strong_component_weighted_two_fifths_of_the_heaviest_still_warns():
+    """The documented floor (docs/analysis.md, "The verdict"): at 80 with one finding, a
+    component weighted 0.4 of the heaviest reaches high_risk; at a quarter it does not."""
+    weights = {"techniques": 1.0, "ai_tampered": 1.0, "claims": 1.0}
+    heavy = compute(only("domain", 80, evidence=1), {**weights, "domain": 0.4})
+    light = compute(only("domain", 80, evidence=1), {**weights, "domain": 0.25})
+    assert heavy.label in RISKY
+    assert light.label not in RISKY
+
+
 def test_the_issue_case_of_techniques_83_alone_is_high_risk_and_not_certain():
     """Techniques 83 and nothing else: a risky label, and less than full confidence because
     no second component agrees."""
@@ -63,10 +73,11 @@ def test_all_components_low_give_low_risk(low):
 
 
 def test_several_weak_signals_add_up():
-    """Three components each too weak to warn alone warn together."""
-    one = compute(only("techniques", 30), WEIGHTS)
+    """Three components each too weak to warn alone warn together (at 35, under the flag
+    threshold and the calibration's midpoint, 50)."""
+    one = compute(only("techniques", 35), WEIGHTS)
     three = compute(
-        {"techniques": ok(30), "claims": ok(30), "domain": ok(30), "ai_tampered": ok(0)}, WEIGHTS
+        {"techniques": ok(35), "claims": ok(35), "domain": ok(35), "ai_tampered": ok(0)}, WEIGHTS
     )
     assert one.label == "low_risk"
     assert three.label != "low_risk"
