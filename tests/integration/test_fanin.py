@@ -158,7 +158,8 @@ async def test_one_batch_settles_several_sessions_and_sets_aside_unknown_ones(po
     applied = await record_results(pool, batch, WEIGHTS, explain)
     by_id = {r.session_id: r for r in applied.sessions}
     assert [r.session_id for r in applied.unknown] == [stranger]
-    assert by_id[done].verdict is not None and by_id[done].verdict.score == pytest.approx(87.09, abs=0.01)
+    assert by_id[done].verdict is not None
+    assert by_id[done].verdict.score == pytest.approx(87.09, abs=0.01)
     assert by_id[half].verdict is None and by_id[half].progress["progress"] == 50
     explained = (await sessions.load(pool, done)).verdict["explanation"]["en"]
     assert explained.startswith("critical_risk")
