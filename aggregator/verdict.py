@@ -29,14 +29,14 @@ NO_EVIDENCE_LABEL = "inconclusive"
 # the analysers' flag threshold (50): a component at 40 alone stays `low_risk`, two or three
 # of them together warn. It sat at 38 until round 25 of issue 19, when texts nobody tuned
 # for still mostly scored 30-50 where a reviewer flagged them. Measured then on 1,680 texts
-# held out from the learned models (scripts/study_verdict_calibration.py), 50 put 17 more
-# verdicts right than 38 (1514 against 1497; 46: 1513), most of them honest texts one weak
+# held out from the learned models (scripts/study_verdict_calibration.py), 50 put 18 more
+# verdicts right than 38 (1514 against 1496; 46: 1512), most of them honest texts one weak
 # cue had made `moderate_risk`.
 NOISE_FLOOR = 25.0
 CALIBRATION_MIDPOINT = 50.0
 CALIBRATION_SCALE = 10.0
-# The confidence's hints keep the curve of before: a score of 30-50 still makes a "low"
-# less sure, though it no longer raises the label.
+# The confidence's hints keep the curve of before: a score under the midpoint above still
+# makes a `low_risk` verdict less sure (decidedness, below).
 HINT_MIDPOINT = 38.0
 
 # How much of its probability a component keeps with this many findings behind the score.
@@ -171,21 +171,21 @@ def coverage(outcomes: Mapping[str, ComponentOutcome], relative: Mapping[str, fl
     return seen / total
 
 
-def decidedness(hints: float, at_risk: int, missing: bool) -> float:
-    """How clearly the evidence points one way, 0-1: the distance from the fence (0.5) of
-    the combined hints, where a missing component could have found anything.
+def decidedness(hints: float, at_risk: int, missing: bool, risky: bool) -> float:
+    """How clearly the evidence points the way the label does, 0-1: the distance of the
+    combined hints from the fence (0.5) on the label's side; hints on the other side leave
+    it undecided (a `low_risk` verdict whose hints lean risky is not sure of itself, and
+    grows less sure as they grow).
 
     Any one component can carry the verdict, so a session missing one (with a weight) is
     not decided on the safe side at all: the missing component alone might have found the
     risk. On the risky side a missing one changes nothing. A risky side with fewer than two
     components at risk is decided less surely than one that two components agree on.
     """
-    if missing and hints < 0.5:
-        return 0.0
-    base = abs(2.0 * hints - 1.0)
-    if hints >= 0.5 and at_risk < 2:
-        return base * LONE_COMPONENT_SHARE
-    return base
+    if not risky:
+        return 0.0 if missing else max(0.0, 1.0 - 2.0 * hints)
+    base = max(0.0, 2.0 * hints - 1.0)
+    return base * LONE_COMPONENT_SHARE if at_risk < 2 else base
 
 
 def compute(outcomes: Mapping[str, ComponentOutcome], weights: Mapping[str, float]) -> Verdict:
@@ -206,7 +206,7 @@ def compute(outcomes: Mapping[str, ComponentOutcome], weights: Mapping[str, floa
     hints = combine({c: risk_of(o, relative[c], hinted) for c, o in ok.items()})
     at_risk = sum(1 for r in risks.values() if r >= 0.5)
     missing = any(relative[c] > 0 for c, o in outcomes.items() if not o.succeeded)
-    decided = decidedness(hints, at_risk, missing)
+    decided = decidedness(hints, at_risk, missing, risky=label_for(score) != LABEL_BANDS[0][1])
     confidence = coverage(outcomes, relative) * (
         CONFIDENCE_FLOOR + (1.0 - CONFIDENCE_FLOOR) * decided
     )

@@ -34,7 +34,7 @@ from workers.analysis import claims, techniques, wording_model
 
 PAIRS = "tt+uu,rr+ss,pp+qq,nn+oo,ll+mm,jj+kk,hh+ii"
 # learned_alone / calibration midpoint / noise floor
-SETTINGS = "0.6/38/25,0.7/38/25,0.7/46/25,0.7/50/25,0.7/46/30,0.8/50/25"
+SETTINGS = "0.6/38/25,0.7/38/25,0.7/46/25,0.7/50/25,0.7/46/30,0.6/50/25,0.8/50/25"
 
 Setting = tuple[float, float, float]
 

@@ -139,6 +139,16 @@ def test_hints_under_the_noise_floor_leave_the_score_but_make_a_low_verdict_less
     assert hinted.confidence < clean.confidence - 0.3
 
 
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_a_low_verdict_grows_less_sure_as_one_component_s_score_rises(component):
+    """While the label stays low_risk, a higher score never makes it surer (round 25's
+    review: with the hints' own curve, a low verdict whose hints leaned risky grew surer)."""
+    lows = [compute(only(component, s), WEIGHTS) for s in range(0, 101)]
+    confidences = [v.confidence for v in lows if v.label == "low_risk"]
+    assert len(confidences) > 20
+    assert confidences == sorted(confidences, reverse=True)
+
+
 def test_a_high_score_without_findings_counts_less_than_one_with_findings():
     """A score with no finding behind it is an analyser's guess: it weighs less."""
     guessed = compute(only("techniques", 85, evidence=0), WEIGHTS)
