@@ -114,9 +114,9 @@ def calibrated(score: float) -> float:
 
 
 def hinted(score: float) -> float:
-    """The same curve without the noise floor: how much a score hints at a risk, for the
-    confidence (hints under the floor never raise the score, but they do make a "low" less
-    sure)."""
+    """How much a score hints at a risk, for the confidence: the logistic curve at the
+    hints' own midpoint (HINT_MIDPOINT), without the noise floor (hints under the floor
+    never raise the score, but they do make a "low" less sure)."""
     return _logistic(score, HINT_MIDPOINT)
 
 
