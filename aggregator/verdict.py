@@ -206,9 +206,10 @@ def compute(outcomes: Mapping[str, ComponentOutcome], weights: Mapping[str, floa
     hints = combine({c: risk_of(o, relative[c], hinted) for c, o in ok.items()})
     at_risk = sum(1 for r in risks.values() if r >= 0.5)
     missing = any(relative[c] > 0 for c, o in outcomes.items() if not o.succeeded)
-    decided = decidedness(hints, at_risk, missing, risky=label_for(score) != LABEL_BANDS[0][1])
+    label = label_for(score)
+    decided = decidedness(hints, at_risk, missing, risky=label != LABEL_BANDS[0][1])
     confidence = coverage(outcomes, relative) * (
         CONFIDENCE_FLOOR + (1.0 - CONFIDENCE_FLOOR) * decided
     )
     status = "completed" if len(ok) == len(outcomes) else "partial"
-    return Verdict(round(score, 2), label_for(score), round(confidence, 3), status)
+    return Verdict(round(score, 2), label, round(confidence, 3), status)

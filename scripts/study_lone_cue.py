@@ -33,6 +33,13 @@ def in_sets(item: dict[str, Any], sets: list[str]) -> bool:
     return any(f"-{name}-" in item["id"] for name in sets)
 
 
+def held_out_model(train: list[dict[str, Any]], component: str) -> wording_model.WordingModel:
+    """The component's learned model fitted on `train` only, read as the workers read it."""
+    labels = [i["expected"][component] == "high" for i in train]
+    fitted = fit([i["text"] for i in train], labels, read=words_for(component))
+    return wording_model.from_file(model_file(fitted, train, component))
+
+
 def tally(held: list[dict[str, Any]], model: wording_model.WordingModel) -> tuple[int, int, int]:
     """Found, false and missed techniques on `held` with `model` as the learned cue."""
     found = false = missed = 0
@@ -58,9 +65,7 @@ def main(pairs: str, settings: str) -> None:
             sets = pair.split("+")
             train = [i for i in items if not in_sets(i, sets)]
             held = [i for i in items if in_sets(i, sets)]
-            labels = [i["expected"]["techniques"] == "high" for i in train]
-            fitted = fit([i["text"] for i in train], labels, read=words_for("techniques"))
-            model = wording_model.from_file(model_file(fitted, train, "techniques"))
+            model = held_out_model(train, "techniques")
             row = []
             for value in values:
                 wording_model.LONE_FROM = value

@@ -28,25 +28,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from aggregator import verdict
 from scripts import evaluate
-from scripts.study_lone_cue import in_sets
-from scripts.train_text_model import fit, model_file, read_dev, words_for
-from workers.analysis import claims, techniques, wording_model
+from scripts.study_lone_cue import held_out_model, in_sets
+from scripts.train_text_model import read_dev
+from workers.analysis import claims, techniques
 
 PAIRS = "tt+uu,rr+ss,pp+qq,nn+oo,ll+mm,jj+kk,hh+ii"
 # learned_alone / calibration midpoint / noise floor
 SETTINGS = "0.6/38/25,0.7/38/25,0.7/46/25,0.7/50/25,0.7/46/30,0.6/50/25,0.8/50/25"
 
 Setting = tuple[float, float, float]
-
-
-def held_out_models(train: list[dict[str, Any]]) -> dict[str, wording_model.WordingModel]:
-    """The claims and techniques models fitted on `train` only."""
-    models = {}
-    for component in ("claims", "techniques"):
-        labels = [i["expected"][component] == "high" for i in train]
-        fitted = fit([i["text"] for i in train], labels, read=words_for(component))
-        models[component] = wording_model.from_file(model_file(fitted, train, component))
-    return models
 
 
 def measure(held: list[dict[str, Any]], setting: Setting) -> tuple[int, int, int, int]:
@@ -90,9 +80,9 @@ def main(pairs: str, settings: str) -> None:
             train = [i for i in items if not in_sets(i, sets)]
             held = [i for i in items if in_sets(i, sets)]
             count += len(held)
-            models = held_out_models(train)
-            claims.shipped_claims_model = lambda m=models["claims"]: m
-            techniques.shipped_model = lambda m=models["techniques"]: m
+            claimed, worded = (held_out_model(train, c) for c in ("claims", "techniques"))
+            claims.shipped_claims_model = lambda m=claimed: m
+            techniques.shipped_model = lambda m=worded: m
             row = []
             for setting in chosen:
                 found = measure(held, setting)
