@@ -2,22 +2,25 @@
 
 An unverified claim is risky when the weights of its forms and register (`risk.weights` in
 `workers/analysis/data/claims.yaml`) sum to `risky_from` (0.5) or more; a text is flagged
-when one of its claims is risky or rated by a fact check. The weights were set by hand, round
-after round, with every blind set in view. Here, for each of the last pairs of blind sets
-(two writers of one round, measured as written, then joined to dev), the learned claims model
-is trained on dev without the pair, every text's claims are read once with it, and the
-weights are fitted on dev without the pair (each of its texts read with a model trained
-without it: `--folds`) by coordinate search (each weight in turn tried on
-a grid, kept where the claims F1 of the training texts rises by more than `--min-gain`), then
-the pair is read with the fitted weights and with the shipped ones. The forms and registers
-themselves (the rules) are today's, tuned with every pair in view, so the shipped weights
-are in-sample on each pair and the fitted ones are not: a fitted set that wins there wins
-with a handicap.
+when its claims score (risky and rated claims as evidence, the rest as capped caution)
+reaches 50. The weights were set by hand, round after round, with every blind set in view.
+Here, for each of the last pairs of blind sets (two writers of one round, measured as
+written, then joined to dev), the learned claims model is trained on dev without the pair,
+every text's claims are read once with it, and the weights are fitted on dev without the
+pair (each of its texts read with a model trained without it: `--folds`) by coordinate
+search (each weight in turn tried on a grid of its own sign, kept where the claims F1 of the
+training texts rises by more than `--min-gain`), then the pair is read with the fitted
+weights and with the shipped ones. The forms and registers
+themselves (the rules) are today's, tuned with every pair in view, and so are the shipped
+weights. The fitted ones are less so, not wholly out of sample: the search starts from the
+shipped weights and a weight that gains nothing keeps its shipped value (and the six
+reference texts the model file records train every fold).
 
 A text's claims are read once per pair; a weight changes which claims are risky and so
 whether the learned model's own claim is added (only where no claim of the forms is risky)
 and whether it supports a claim (`learned_beside`), and both are followed here as
-`extract_claims` does. The cut at MAX_CLAIMS is not (few texts have that many).
+`extract_claims` does; the text's score is then `score_claims`' (rated claims, caution).
+The cut at MAX_CLAIMS is not followed (few texts have that many).
 
     python scripts/study_claim_weights.py [--pairs tt+uu,rr+ss,...] [--fit-all]
 
@@ -43,9 +46,11 @@ from scripts.train_text_model import REFERENCE_IDS, read_dev
 from workers.analysis import claims
 from workers.analysis.claim_forms import ATTRIBUTING, claims_spec
 from workers.analysis.factcheck_store import read_fact_checks
+from workers.analysis.findings import combine_probabilities
 from workers.analysis.wording_model import WordingModel
 
-PAIRS = "tt+uu,rr+ss,pp+qq,nn+oo,ll+mm,jj+kk,hh+ii"
+PAIRS = "vv+ww,tt+uu,rr+ss,pp+qq,nn+oo,ll+mm,jj+kk,hh+ii"
+FLAGGED = 50  # the score at which a component flags a text (scripts/evaluate.py)
 GRID = tuple(round(x * 0.05, 2) for x in range(-20, 21))
 # Registers that are vetoes rather than evidence: a debunk or satire asserts nothing.
 FIXED = frozenset({"debunked", "satire"})
@@ -64,11 +69,13 @@ class ReadClaim:
 
 @dataclass(frozen=True)
 class ReadText:
-    """A text's claims, the model's own claim (added only where none is risky), the label."""
+    """A text's claims, the model's own claim (made only where none is risky: added, or in
+    place of the claim of the forms at `replaces`), the label."""
 
     claims: tuple[ReadClaim, ...]
     learned: ReadClaim | None
     risky: bool
+    replaces: int | None = None
 
 
 def _read_claim(claim: claims.Claim, verification: claims.Verification) -> ReadClaim:
@@ -121,16 +128,17 @@ def _read_text(
     found = claims.extract_claims(item["text"], learned=model)
     made = bool(added and added[0])
     verified = claims.match_locally(found, checks)
-    read, learned = [], None
+    read, learned, replaces = [], None, None
     for claim, verification in zip(found, verified, strict=True):
         one = _read_claim(claim, verification)
         if "learned_claim" not in claim.register:
             read.append(one)
             continue
         learned = ReadClaim((*one.features, "learned_claim"), one.supportable, one.rated)
-        if not made:
-            read.append(one)  # a claim of the forms the model's register was given to
-    return ReadText(tuple(read), learned, item["expected"]["claims"] == "high")
+        if not made:  # a claim of the forms the model's register was given to
+            replaces = len(read)
+            read.append(one)
+    return ReadText(tuple(read), learned, item["expected"]["claims"] == "high", replaces)
 
 
 def read_cross_fitted(
@@ -153,24 +161,45 @@ def read_cross_fitted(
     return [text for text in read if text is not None]
 
 
-def _risk(features: Iterable[str], weights: Mapping[str, float]) -> float:
-    return sum(weights.get(f, 0.0) for f in features)
+def _unverified(features: Iterable[str], weights: Mapping[str, float], rule: Any) -> float:
+    """`claim_forms.unverified_risk` with these weights: summed, clamped, floored, capped
+    and rounded as the analyser does (a sum of 0.49999 is 50.0 there, and risky)."""
+    total = sum(weights.get(f, 0.0) for f in features)
+    risk = 100.0 * min(max(total, 0.0), 1.0)
+    return round(min(rule.unverified_max, max(rule.unverified_floor, risk)), 1)
 
 
-def _claim_risky(claim: ReadClaim, weights: Mapping[str, float], rule: Any) -> bool:
-    if claim.rated is not None:
-        return claim.rated > 0
-    base = _risk(claim.features, weights)
-    if claim.supportable and 100 * base >= rule.learned_beside:
-        base += weights["learned_wording"]
-    return base >= rule.risky_from
+def _scored(claim: ReadClaim, weights: Mapping[str, float], rule: Any) -> tuple[float, float]:
+    """The claim's unverified risk (the model's support given where `_supportable` gives
+    it) and its risk as `claims.claim_risk` reads it (its rating's, where rated)."""
+    unverified = _unverified(claim.features, weights, rule)
+    own = [f for f in claim.features if f != "learned_claim"]  # as the forms read it
+    if claim.supportable and _unverified(own, weights, rule) >= rule.learned_beside:
+        unverified = _unverified((*claim.features, "learned_wording"), weights, rule)
+    return unverified, unverified if claim.rated is None else claim.rated
 
 
 def flagged(text: ReadText, weights: Mapping[str, float], rule: Any) -> bool:
-    """Whether the claims component flags the text with these weights."""
-    if any(_claim_risky(c, weights, rule) for c in text.claims):
-        return True
-    return text.learned is not None and _claim_risky(text.learned, weights, rule)
+    """Whether the claims component flags the text with these weights: its score
+    (`claims.score_claims`) reaches FLAGGED."""
+    scored = [_scored(c, weights, rule) for c in text.claims]
+    if text.learned is not None and not any(u >= 100 * rule.risky_from for u, _ in scored):
+        learned = _scored(text.learned, weights, rule)
+        if text.replaces is None:
+            scored.append(learned)
+        else:
+            scored[text.replaces] = learned
+    rated = [c.rated is not None for c in text.claims]
+    if text.learned is not None and len(scored) > len(rated):
+        rated.append(text.learned.rated is not None)
+    evidence, calm = [], 0.0
+    for (unverified, risk), is_rated in zip(scored, rated, strict=True):
+        if (risk > 0) if is_rated else (unverified >= 100 * rule.risky_from):
+            evidence.append(risk / 100)
+        else:
+            calm += risk
+    caution = min(rule.caution_cap, calm)
+    return round(100.0 * combine_probabilities([*evidence, caution / 100]), 1) >= FLAGGED
 
 
 def tally(texts: Sequence[ReadText], weights: Mapping[str, float]) -> tuple[int, int, int]:
