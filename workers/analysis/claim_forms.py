@@ -710,7 +710,7 @@ def text_registers(
         for i, (s, register) in enumerate(zip(sentences, own, strict=True))
     ]
     outright = [rebuts_outright(s) for s in sentences]
-    answered = _answered_by_a_source(sentences, own) | _denied_flatly(sentences, own)
+    answered = _answered_by_a_source(sentences, own)
     whole = fold(" ".join(sentences))
     if satire_disowned(whole):  # "satire obv but: …" marks nothing as a joke
         own = [[r for r in register if r != "satire"] for register in own]
@@ -758,41 +758,6 @@ def _answered_by_a_source(sentences: list[str], own: list[list[Register]]) -> se
         if reported:
             found.update(range(reported[0], k + 1))
     return found
-
-
-def _denied_flatly(sentences: list[str], own: list[list[Register]]) -> set[int]:
-    """A claim passed around ("posts claiming the new lampposts are 5G surveillance
-    towers", "mesajul care circulă pe WhatsApp") whose very next sentence is a bare denial
-    ("They aren't.", "False.", "Nu e adevărat.") and whose explanation goes on denying
-    ("they contain no cameras", "nu există o astfel de decizie"): the writer's debunk, told
-    as a newsroom or a council answers its readers. Not a denial that asserts a claim of
-    its own instead ("Everyone says the vaccine is safe. It isn't. It causes heart damage."),
-    nor a claim someone official made ("We're told it's complicated. It isn't." denies the
-    official line, as a post pressing its own claim does: nothing passed around is named),
-    and only in a calm text: a post that goes on with a plot, a call to share or alarm
-    ("They aren't. They're worse. Share before they delete this!") denies one claim to
-    press another. Pure."""
-    if any(set(register) & _PRESSED for register in own):
-        return set()
-    for k in range(len(sentences) - 1):
-        if "viral_sources" in own[k] and _FLAT_DENIAL.match(fold(sentences[k + 1])):
-            explained = any(_DENIAL.search(fold(s)) for s in sentences[k + 2 :])
-            return set(range(k, len(sentences))) if explained else set()
-    return set()
-
-
-# What a calm debunk does not do.
-_PRESSED: frozenset[Register] = frozenset({"conspiracy", "urgency", "emotive"})
-
-
-# A sentence that is only a denial of the one before it.
-_FLAT_DENIAL = re.compile(
-    r"(?i)^\W*(?:no|nope|not true|untrue|false|wrong|they aren't|they are not|they're not"
-    r"|it isn't|it is not|it's not|it doesn't|it does not|they don't|they do not|it won't"
-    r"|it will not|it can't|it cannot|it wasn't|it was not|they weren't|it didn't|that's not true"
-    r"|that is not true|nu|nu e adevarat|nu este adevarat|nu-i adevarat|nu este|nu e|nu sunt"
-    r"|fals|falsa|nici vorba|nu s-a intamplat|nu va fi)\W*$"
-)
 
 
 # A source speaking (not "the official announcement" a rumour tells the reader not to await).

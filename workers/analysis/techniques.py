@@ -253,11 +253,13 @@ def _after_excluded(
     first: int,
     accepts: Accepts,
 ) -> bool:
-    """Whether a word of the cue's `not_after` stands shortly before its first word, in its
-    sentence ("from 6pm today until 6am tomorrow": a window, not a deadline)."""
+    """Whether a word of the cue's `not_after` stands shortly before its first word (within
+    its `not_after_reach`, else NOT_AFTER_REACH words), in its sentence ("from 6pm today
+    until 6am tomorrow": a window, not a deadline)."""
     if cue.not_after is None:
         return False
-    before = range(max(0, first - NOT_AFTER_REACH), first)
+    reach = NOT_AFTER_REACH if cue.not_after_reach is None else cue.not_after_reach
+    before = range(max(0, first - reach), first)
     return any(
         sentence[j] == sentence[first] and accepts(cue.not_after, tokens[j].keys) for j in before
     )

@@ -7,44 +7,67 @@ as they were."""
 
 import pytest
 
-from tests.unit.analysis.probes import FLAGGED, claims_score
+from tests.unit.analysis.probes import kinds
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        "Readers have asked us about posts claiming the new smart bins on Mill Lane record "
-        "conversations. They don't. The bins have a fill sensor that tells the crews when to "
-        "empty them, so they contain no microphone and no camera.",
-        "A message going round WhatsApp says the new water meters cause headaches because of "
-        "their radio signal. False. The meters send one reading a month and carry no "
-        "transmitter of the kind the message describes.",
-        "Mesajul care circulă pe WhatsApp spune că noile contoare inteligente provoacă dureri "
-        "de cap din cauza radiațiilor. Nu e adevărat. Contoarele transmit consumul o dată pe "
-        "zi și nu emit nimic între două citiri.",
+        # advice to whoever already fell for a lure
+        "If you've entered your card details on that page, ring your bank.",
+        "If you have already entered your bank details, change your password.",
+        "Dacă ați introdus datele cardului pe acel site, anunțați banca.",
+        "Cei care au introdus deja datele bancare sunt rugați să-și schimbe parola.",
+        # what a warning tells the reader never to do
+        "Never enter your PIN on a page opened from a text message.",
+        "Don't enter your card details on a site you reached from an advert.",
+        "Nu introduceți datele cardului pe site-uri primite prin SMS.",
+        "Nu introduceți niciodată datele bancare într-un formular din e-mail.",
     ],
 )
-def test_a_claim_passed_around_denied_flatly_and_explained_in_a_calm_text_is_a_debunk(text):
-    assert claims_score(text) < FLAGGED
+def test_data_already_given_or_never_to_be_given_is_no_request(text):
+    assert "data_request" not in kinds(text)
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        # a denial that goes on to press a plot of its own
-        "Posts on Facebook claim the new lampposts are just lights. They aren't. They film "
-        "everyone and the council is hiding it. Share before they delete this!",
-        "Pe Facebook circulă că vaccinul e sigur. Nu e adevărat. Ne ascund efectele adverse, "
-        "distribuiți urgent!",
-        # a denial that asserts a claim of its own instead
-        "Everyone on WhatsApp is saying the new vaccine is safe. It isn't. It causes heart "
-        "damage in young men.",
-        "Toată lumea de pe Facebook zice că apa de la robinet e bună. Nu e. Provoacă "
-        "infertilitate la femei.",
-        # a denial of an official line, not of what circulates
-        "The government says the new ID cards carry no tracking chip. They do. Every scan is "
-        "stored and sold to the banks.",
+        "Please enter your card details to release the parcel.",
+        "Don't delay, verify your account details today.",
+        "You have to confirm your card details within 24 hours.",
+        "Introduceți datele cardului pentru a primi rambursarea.",
+        "Pentru a debloca contul, confirmați datele cardului aici.",
+        "Dacă doriți rambursarea, completați datele cardului.",
     ],
 )
-def test_a_denial_that_presses_or_asserts_its_own_claim_is_no_debunk(text):
-    assert claims_score(text) >= FLAGGED
+def test_a_lure_s_request_for_data_is_still_one(text):
+    assert "data_request" in kinds(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Scam alert: texts pretending to be from the pharmacy ask for a delivery fee.",
+        "This is a scam, do not click the link.",
+        "Police say the scam cost pensioners £40,000 last year.",
+        "Atenție, e o înșelătorie: banca nu trimite linkuri prin SMS.",
+        "Am luat țeapă pe un site de vânzări, nu mai comand de acolo.",
+    ],
+)
+def test_the_scam_a_warning_is_about_is_no_conspiracy(text):
+    assert "conspiracy" not in kinds(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The whole pandemic was a scam to make us obey.",
+        "Covid was a scam from start to finish.",
+        "The climate scam is how they tax the air we breathe.",
+        "Pandemia a fost o înșelătorie.",
+        "Încălzirea globală e cea mai mare țeapă.",
+        "The moon landing was a hoax.",
+    ],
+)
+def test_a_public_matter_called_a_scam_or_a_hoax_is_conspiracy(text):
+    assert "conspiracy" in kinds(text)
