@@ -141,3 +141,40 @@ def labelled_satire(folded: str, label: re.Pattern[str] | None) -> bool:
         return False
     head = label.search(folded, 0, SATIRE_LABEL_REACH)
     return bool(head or label.search(folded, max(0, len(folded) - SATIRE_LABEL_REACH)))
+
+
+# What a warning tells the reader never to do, or advises whoever already did it, is no
+# lure's request ("never enter your PIN", "nu introduceți datele cardului", "if you've
+# entered your card details, call your bank", "cei care au introdus deja datele"; round 26:
+# five warnings of four writers read as a request for data). A "not" just before the verb
+# forbids only when it opens its clause ("please do not", "vă rugăm să nu"): "if you do not
+# verify", "dacă nu confirmați", "why not update", "If not, verify" are still requests; and
+# what was done counts only when it was not denied ("pentru că nu ați confirmat adresa").
+_NEGATIONS = frozenset({"not", "t", "never", "nu", "niciodata", "nici"})
+# Words that may open a prohibition before its "not" ("don" of "don't", "please", "să").
+_PROHIBITION_OPENERS = frozenset(
+    {"do", "don", "please", "you", "should", "so", "just", "va", "rugam", "sa", "te", "rog"}
+)
+# Words that may stand between the "not" and its verb ("don't ever enter", "nu vă introduceți").
+_BETWEEN = frozenset({"ever", "va", "iti", "ti", "vreodata"})
+# Auxiliaries of what was done ("you've entered", "have already given", "ați introdus").
+_DONE = frozenset({"ve", "have", "has", "had", "already", "ati", "au", "ai", "am"})
+# Where a clause ends, in folded text: punctuation, or "and"/"or"/"but" and their Romanian.
+_CLAUSE_BREAK = re.compile(r"[,;:()\u2013\u2014]|\s-\s|\b(?:and|or|but|si|sau|dar|iar)\b")
+_WORD = re.compile(r"\w+")
+
+
+def advises_against(before: str) -> bool:
+    """Whether a verb whose sentence runs `before` it (folded text, from the sentence's
+    start) is forbidden or told of as done: "never", "don't", "nu" opening its clause, or a
+    "have"/"ați" not denied, right before it. Pure."""
+    words = _WORD.findall(_CLAUSE_BREAK.split(before)[-1])
+    while words and words[-1] in _BETWEEN:
+        words.pop()
+    if not words:
+        return False
+    if words[-1] in _NEGATIONS:
+        return all(w in _PROHIBITION_OPENERS for w in words[:-1])
+    if words[-1] in _DONE:
+        return not _NEGATIONS & set(words[-3:-1])
+    return False

@@ -64,10 +64,9 @@ class Cue(_Strict):
     # Words that, up to NOT_AFTER_REACH words before the cue's first word in its sentence,
     # make it something else: "from 6pm today until 6am tomorrow" is a window, not a deadline.
     not_after: list[str] | None = None
-    # How many words before the cue's first word `not_after` looks, where not NOT_AFTER_REACH:
-    # 1 for a word that must stand right before it ("if you've entered your card details",
-    # "nu introduceți datele": not "don't delay, verify your account").
-    not_after_reach: int | None = Field(default=None, ge=1, le=MAX_WINDOW)
+    # Not where its verb is forbidden or told of as done ("never enter your PIN", "if you've
+    # entered your card details, call your bank": technique_context.advises_against).
+    not_in_advice: bool = False
 
 
 class Pattern(_Strict):
@@ -165,7 +164,7 @@ class CompiledCue:
     negatable: bool
     last_gap: Slot | None = None
     not_after: Slot | None = None
-    not_after_reach: int | None = None
+    not_in_advice: bool = False
 
 
 @dataclass(frozen=True)
@@ -361,7 +360,7 @@ def _cue(
         negatable=entry.negatable if cue.negatable is None else cue.negatable,
         last_gap=None if cue.last_gap is None else _slot(cue.last_gap, sets, language),
         not_after=None if cue.not_after is None else _slot(cue.not_after, sets, language),
-        not_after_reach=cue.not_after_reach,
+        not_in_advice=cue.not_in_advice,
     )
 
 

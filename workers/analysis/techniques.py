@@ -29,6 +29,7 @@ from workers.analysis.lemmas import Language, Token
 from workers.analysis.normalise import NormalisedText
 from workers.analysis.technique_context import (
     TextContext,
+    advises_against,
     labelled_satire,
     quotes,
     sentence_ends,
@@ -151,7 +152,7 @@ def _findings(text: str, reading: _Reading, lexicon: Lexicon) -> list[Finding]:
     clean, context = reading.clean, reading.context
     matches = _rule_matches(clean.text, reading.folded, lexicon)
     for lang, tokens in reading.words.items():
-        matches += _cue_matches(tokens, lexicon, lang, context)
+        matches += _cue_matches(tokens, lexicon, lang, context, reading.folded)
     found = []
     for m in matches:
         share = context.factor(m.start, m.end, m.spread) * context.kind_factor(m.technique)
@@ -198,9 +199,10 @@ def _rule_matches(normalised: str, folded: str, lexicon: Lexicon) -> list[_Match
 
 
 def _cue_matches(
-    tokens: Sequence[Token], lexicon: Lexicon, lang: Language, context: TextContext
+    tokens: Sequence[Token], lexicon: Lexicon, lang: Language, context: TextContext, folded: str
 ) -> list[_Match]:
-    """Cues whose words all occur close together in one sentence, not negated."""
+    """Cues whose words all occur close together in one sentence, not negated (nor, for a
+    cue `not_in_advice`, forbidden or told of as done)."""
     index = lexicon.cues[lang]
     accepts = _acceptor()
     is_negation = lexicon.context.negation[lang]
@@ -215,6 +217,8 @@ def _cue_matches(
                 continue
             first, last = min([i, *others]), max([i, *others])
             if _after_excluded(cue, tokens, sentence, first, accepts):
+                continue
+            if cue.not_in_advice and _in_advice(context, folded, tokens[first].start):
                 continue
             words = {i, *others}
             negated = cue.negatable and _negated(tokens, sentence, words, is_negation, accepts)
@@ -253,16 +257,21 @@ def _after_excluded(
     first: int,
     accepts: Accepts,
 ) -> bool:
-    """Whether a word of the cue's `not_after` stands shortly before its first word (within
-    its `not_after_reach`, else NOT_AFTER_REACH words), in its sentence ("from 6pm today
-    until 6am tomorrow": a window, not a deadline)."""
+    """Whether a word of the cue's `not_after` stands shortly before its first word, in its
+    sentence ("from 6pm today until 6am tomorrow": a window, not a deadline)."""
     if cue.not_after is None:
         return False
-    reach = NOT_AFTER_REACH if cue.not_after_reach is None else cue.not_after_reach
-    before = range(max(0, first - reach), first)
+    before = range(max(0, first - NOT_AFTER_REACH), first)
     return any(
         sentence[j] == sentence[first] and accepts(cue.not_after, tokens[j].keys) for j in before
     )
+
+
+def _in_advice(context: TextContext, folded: str, at: int) -> bool:
+    """Whether the word at `at` is forbidden or told of as done, its sentence read up to it."""
+    sentence = context.sentence_of(at)
+    start = context.sentence_ends[sentence - 1] if sentence > 0 else 0
+    return advises_against(folded[start:at])
 
 
 def _restricted(

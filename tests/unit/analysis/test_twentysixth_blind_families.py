@@ -47,6 +47,25 @@ def test_a_lure_s_request_for_data_is_still_one(text):
 @pytest.mark.parametrize(
     "text",
     [
+        # lures whose "not" does not forbid (round 26's review)
+        "We noticed a new sign-in. If not, verify your account details here.",
+        "Dacă nu, confirmați datele cardului aici.",
+        "If you haven't updated your billing information, your subscription ends today.",
+        "If you do not verify your account details within 24 hours, access will be lost.",
+        "Why not update your billing information today and keep your discount?",
+        "Coletul nu poate fi livrat pentru că nu ați confirmat datele de livrare.",
+        "Dacă nu confirmați datele cardului în 24 de ore, contul va fi blocat.",
+        "Nu uitați să vă actualizați datele cardului până azi.",
+        "Don't ignore this message and confirm your card details now.",
+    ],
+)
+def test_a_not_that_does_not_forbid_leaves_the_request(text):
+    assert "data_request" in kinds(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "Scam alert: texts pretending to be from the pharmacy ask for a delivery fee.",
         "This is a scam, do not click the link.",
         "Police say the scam cost pensioners £40,000 last year.",
@@ -66,6 +85,9 @@ def test_the_scam_a_warning_is_about_is_no_conspiracy(text):
         "The climate scam is how they tax the air we breathe.",
         "Pandemia a fost o înșelătorie.",
         "Încălzirea globală e cea mai mare țeapă.",
+        "Net zero is a scam to control you.",
+        "Taxa pe carbon e o țeapă ca să ne controleze.",
+        "Pașaportul verde e o țeapă.",
         "The moon landing was a hoax.",
     ],
 )
