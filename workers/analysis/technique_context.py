@@ -151,9 +151,11 @@ def labelled_satire(folded: str, label: re.Pattern[str] | None) -> bool:
 # verify", "dacă nu confirmați", "why not update", "If not, verify" are still requests; and
 # what was done counts only when it was not denied ("pentru că nu ați confirmat adresa").
 _NEGATIONS = frozenset({"not", "t", "never", "nu", "niciodata", "nici"})
-# Words that may open a prohibition before its "not" ("don" of "don't", "please", "să").
+# Words that may open a prohibition before its "not" ("don" of "don't", "please", "să",
+# "niciodată nu").
 _PROHIBITION_OPENERS = frozenset(
-    {"do", "don", "please", "you", "should", "so", "just", "va", "rugam", "sa", "te", "rog"}
+    {"do", "don", "please", "you", "should", "so", "just", "never", "va", "rugam", "sa", "te"}
+    | {"rog", "niciodata"}
 )
 # Words that may stand between the "not" and its verb ("don't ever enter", "nu vă introduceți").
 _BETWEEN = frozenset({"ever", "va", "iti", "ti", "vreodata"})

@@ -23,6 +23,8 @@ from tests.unit.analysis.probes import kinds
         "Don't enter your card details on a site you reached from an advert.",
         "Nu introduceți datele cardului pe site-uri primite prin SMS.",
         "Nu introduceți niciodată datele bancare într-un formular din e-mail.",
+        "Niciodată nu introduceți datele cardului pe un site primit prin SMS.",
+        "Vă rugăm să nu trimiteți datele cardului nimănui.",
     ],
 )
 def test_data_already_given_or_never_to_be_given_is_no_request(text):
