@@ -72,6 +72,8 @@ __all__ = [
 _AFTER_ANY = 1 << 62
 # How many words before a cue a "not" / "nu" cancels it ("they are not parasites").
 NEGATION_REACH = 3
+# How many characters before a `not_in_advice` cue's verb are read for what forbids it.
+ADVICE_REACH = 120
 # How many words before a cue its `not_after` words look ("from 6pm today until …").
 NOT_AFTER_REACH = 5
 # How close to a speaking verb a word makes the speaker anonymous ("surse din ... spun").
@@ -268,10 +270,12 @@ def _after_excluded(
 
 
 def _in_advice(context: TextContext, folded: str, at: int) -> bool:
-    """Whether the word at `at` is forbidden or told of as done, its sentence read up to it."""
+    """Whether the word at `at` is forbidden or told of as done, its sentence read up to it
+    (its last ADVICE_REACH characters: the clause that says so is short, and a sentence of
+    thousands of repeated requests is read in time linear in its length)."""
     sentence = context.sentence_of(at)
     start = context.sentence_ends[sentence - 1] if sentence > 0 else 0
-    return advises_against(folded[start:at])
+    return advises_against(folded[max(start, at - ADVICE_REACH) : at])
 
 
 def _restricted(
