@@ -44,9 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scripts.study_lone_cue import held_out_model, in_sets
 from scripts.train_text_model import REFERENCE_IDS, read_dev
 from workers.analysis import claims
-from workers.analysis.claim_forms import ATTRIBUTING, claims_spec
+from workers.analysis.claim_forms import ATTRIBUTING, claims_spec, weighed_risk
 from workers.analysis.factcheck_store import read_fact_checks
-from workers.analysis.findings import combine_probabilities
 from workers.analysis.wording_model import WordingModel
 
 PAIRS = "vv+ww,tt+uu,rr+ss,pp+qq,nn+oo,ll+mm,jj+kk,hh+ii"
@@ -161,21 +160,13 @@ def read_cross_fitted(
     return [text for text in read if text is not None]
 
 
-def _unverified(features: Iterable[str], weights: Mapping[str, float], rule: Any) -> float:
-    """`claim_forms.unverified_risk` with these weights: summed, clamped, floored, capped
-    and rounded as the analyser does (a sum of 0.49999 is 50.0 there, and risky)."""
-    total = sum(weights.get(f, 0.0) for f in features)
-    risk = 100.0 * min(max(total, 0.0), 1.0)
-    return round(min(rule.unverified_max, max(rule.unverified_floor, risk)), 1)
-
-
 def _scored(claim: ReadClaim, weights: Mapping[str, float], rule: Any) -> tuple[float, float]:
     """The claim's unverified risk (the model's support given where `_supportable` gives
     it) and its risk as `claims.claim_risk` reads it (its rating's, where rated)."""
-    unverified = _unverified(claim.features, weights, rule)
+    unverified = weighed_risk(claim.features, weights, rule)
     own = [f for f in claim.features if f != "learned_claim"]  # as the forms read it
-    if claim.supportable and _unverified(own, weights, rule) >= rule.learned_beside:
-        unverified = _unverified((*claim.features, "learned_wording"), weights, rule)
+    if claim.supportable and weighed_risk(own, weights, rule) >= rule.learned_beside:
+        unverified = weighed_risk((*claim.features, "learned_wording"), weights, rule)
     return unverified, unverified if claim.rated is None else claim.rated
 
 
@@ -195,11 +186,10 @@ def flagged(text: ReadText, weights: Mapping[str, float], rule: Any) -> bool:
     evidence, calm = [], 0.0
     for (unverified, risk), is_rated in zip(scored, rated, strict=True):
         if (risk > 0) if is_rated else (unverified >= 100 * rule.risky_from):
-            evidence.append(risk / 100)
+            evidence.append(risk)
         else:
             calm += risk
-    caution = min(rule.caution_cap, calm)
-    return round(100.0 * combine_probabilities([*evidence, caution / 100]), 1) >= FLAGGED
+    return claims.combined_score(evidence, calm, rule.caution_cap) >= FLAGGED
 
 
 def tally(texts: Sequence[ReadText], weights: Mapping[str, float]) -> tuple[int, int, int]:

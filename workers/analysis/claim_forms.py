@@ -920,6 +920,13 @@ def unverified_risk(forms: tuple[str, ...], register: tuple[str, ...]) -> float:
     """Risk 0-100 of a claim nobody could verify: its forms' and register's weights summed,
     clamped to 0..1, with a floor (any unchecked claim is a little risky) and a ceiling."""
     rule = claims_spec().risk
-    total = sum(rule.weights.get(f, 0.0) for f in (*forms, *register))  # type: ignore[call-overload]
+    return weighed_risk((*forms, *register), rule.weights, rule)  # type: ignore[arg-type]
+
+
+def weighed_risk(features: Iterable[str], weights: Mapping[str, float], rule: RiskRule) -> float:
+    """`unverified_risk` with the given weights (scripts/study_claim_weights.py tries
+    others): summed, clamped, floored at `rule.unverified_floor`, capped at
+    `rule.unverified_max`, rounded to a tenth. Pure."""
+    total = sum(weights.get(f, 0.0) for f in features)
     risk = 100.0 * min(max(total, 0.0), 1.0)
     return round(min(rule.unverified_max, max(rule.unverified_floor, risk)), 1)

@@ -325,11 +325,16 @@ def _rated_against_text(claim: Claim, verification: Verification) -> bool:
 def score_claims(claims: Sequence[Claim], verifications: Sequence[Verification]) -> float:
     """Component risk: rated claims and risky unverified ones combine as independent
     evidence; the other unverified claims add a capped caution."""
-    rule = claim_policy().risk
     pairs = list(zip(claims, verifications, strict=True))
     evidence = [claim_risk(c, v) for c, v in pairs if is_risky(c, v)]
     calm = sum(claim_risk(c, v) for c, v in pairs if not is_risky(c, v))
-    caution = min(rule.caution_cap, calm)
+    return combined_score(evidence, calm, claim_policy().risk.caution_cap)
+
+
+def combined_score(evidence: Sequence[float], calm: float, caution_cap: float) -> float:
+    """The risks (0-100) of the risky claims as independent evidence, with the calm ones'
+    sum capped at `caution_cap` as one more. Pure."""
+    caution = min(caution_cap, calm)
     return round(100.0 * combine_probabilities([r / 100 for r in [*evidence, caution]]), 1)
 
 

@@ -154,8 +154,8 @@ _NEGATIONS = frozenset({"not", "t", "never", "nu", "niciodata", "nici"})
 # Words that may open a prohibition before its "not" ("don" of "don't", "please", "să",
 # "niciodată nu").
 _PROHIBITION_OPENERS = frozenset(
-    {"do", "don", "please", "you", "should", "so", "just", "never", "va", "rugam", "sa", "te"}
-    | {"rog", "niciodata"}
+    {"do", "don", "please", "you", "should", "so", "just", "never"}
+    | {"va", "rugam", "sa", "te", "rog", "niciodata"}
 )
 # Words that may stand between the "not" and its verb ("don't ever enter", "nu vă introduceți").
 _BETWEEN = frozenset({"ever", "va", "iti", "ti", "vreodata"})
