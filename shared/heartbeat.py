@@ -24,10 +24,6 @@ log = structlog.get_logger(__name__)
 Announce = Callable[[], Awaitable[Announcement]]
 
 
-def worker_key(prefix: str, worker_id: str) -> str:
-    return Keys(prefix).worker(worker_id)
-
-
 def worker_id() -> str:
     """This process's identity: host (the container, under compose) and pid."""
     return f"{socket.gethostname()}-{os.getpid()}"
@@ -104,7 +100,10 @@ class Heartbeat:
 
     async def _write(self, said: Announcement, in_flight: int, stopped_at: float | None) -> None:
         body = encode(said, in_flight, time.time(), stopped_at)
-        await self._shelf.put(worker_key(self._prefix, said.worker_id), body, RECORD_TTL_S)
+        keys = Keys(self._prefix)
+        await self._shelf.put(
+            keys.worker(said.worker_id), body, RECORD_TTL_S, listed_in=keys.worker_directory
+        )
 
     async def _loop(self) -> None:
         while True:

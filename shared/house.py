@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -19,6 +20,7 @@ from redis.asyncio import Redis
 
 from shared.db import UNAVAILABLE
 from shared.ephemera import Channels, Ephemera
+from shared.keys import Directory
 from shared.listener import Listener
 from shared.redis_batches import RedisBatches, send
 from shared.resources import Resources
@@ -38,12 +40,17 @@ class Shelf(Protocol):
 
     async def get(self, key: str) -> str | None: ...
 
-    async def put(self, key: str, value: str, ttl_s: float) -> None: ...
+    async def put(
+        self, key: str, value: str, ttl_s: float, listed_in: Directory | None = None
+    ) -> None:
+        """Keep `value` under `key` for `ttl_s`; with `listed_in` (whose prefix `key` starts
+        with), listed there for as long."""
+        ...
 
     async def forget(self, key: str) -> None: ...
 
-    async def starting_with(self, prefix: str) -> list[str]:
-        """The values of every key that starts with `prefix` (keys hold no glob characters)."""
+    async def listed(self, directory: Directory) -> list[str]:
+        """The values of every key put in `directory` that has not expired, in key order."""
         ...
 
     def append_soon(self, key: str, item: str, keep: int, ttl_s: float) -> None:
@@ -77,14 +84,31 @@ class RedisShelf:
     async def get(self, key: str) -> str | None:
         return _text(await self.redis.get(key))
 
-    async def put(self, key: str, value: str, ttl_s: float) -> None:
-        await self.redis.set(key, value, px=max(1, int(ttl_s * 1000)))
+    async def put(
+        self, key: str, value: str, ttl_s: float, listed_in: Directory | None = None
+    ) -> None:
+        ttl_ms = max(1, int(ttl_s * 1000))
+        if listed_in is None:
+            await self.redis.set(key, value, px=ttl_ms)
+            return
+        # The index holds each key with its expiry; whoever writes drops the expired ones
+        # (readers may only read), and the index lapses with the last entry written.
+        now_ms = int(time.time() * 1000)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.set(key, value, px=ttl_ms)
+            pipe.zremrangebyscore(listed_in.index, "-inf", now_ms)
+            pipe.zadd(listed_in.index, {key: now_ms + ttl_ms})
+            pipe.pexpire(listed_in.index, ttl_ms)
+            await pipe.execute()
 
     async def forget(self, key: str) -> None:
         await self.redis.delete(key)
 
-    async def starting_with(self, prefix: str) -> list[str]:
-        keys = sorted([k async for k in self.redis.scan_iter(match=f"{prefix}*", count=500)])
+    async def listed(self, directory: Directory) -> list[str]:
+        now_ms = int(time.time() * 1000)
+        listed = await self.redis.zrangebyscore(directory.index, now_ms, "+inf")
+        names = (_text(k) if isinstance(k, bytes | str) else None for k in listed)
+        keys = sorted(k for k in names if k and k.startswith(directory.prefix))
         values = await self.redis.mget(keys) if keys else []
         return [t for t in map(_text, values) if t is not None]
 
@@ -158,14 +182,16 @@ class TableShelf:
         value = await self.ephemera.get(key)
         return None if value is None else str(value)
 
-    async def put(self, key: str, value: str, ttl_s: float) -> None:
-        await self.ephemera.put(key, value, ttl_s)
+    async def put(
+        self, key: str, value: str, ttl_s: float, listed_in: Directory | None = None
+    ) -> None:
+        await self.ephemera.put(key, value, ttl_s)  # a prefix query reads a table's keys
 
     async def forget(self, key: str) -> None:
         await self.ephemera.forget(key)
 
-    async def starting_with(self, prefix: str) -> list[str]:
-        return [str(v) for v in await self.ephemera.starting_with(prefix)]
+    async def listed(self, directory: Directory) -> list[str]:
+        return [str(v) for v in await self.ephemera.starting_with(directory.prefix)]
 
     def append_soon(self, key: str, item: str, keep: int, ttl_s: float) -> None:
         self.unawaited.add(lambda: self.ephemera.append(key, item, keep, ttl_s))

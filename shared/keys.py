@@ -10,6 +10,17 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class Directory:
+    """Keys read back together: every one starts with `prefix`. With Redis, `index` (a sorted
+    set of those keys by expiry, under the same prefix) lists them, so reading them costs one
+    sorted set of their size, not a SCAN of the whole keyspace, which grows with every session
+    in it (shared/house.py)."""
+
+    prefix: str
+    index: str
+
+
+@dataclass(frozen=True)
 class Keys:
     """The key and channel names under `prefix`."""
 
@@ -39,8 +50,14 @@ class Keys:
 
     @property
     def workers(self) -> str:
-        """SCAN pattern matching every worker heartbeat."""
+        """Pattern matching every worker heartbeat and their index (ACLs)."""
         return self.worker("*")
+
+    @property
+    def worker_directory(self) -> Directory:
+        """The worker heartbeats, read back together (the registry); `#` is in no host name,
+        so the index is no worker's key."""
+        return Directory(prefix=self.worker(""), index=self.worker("#index"))
 
     def media_text(self, session_id: str) -> str:
         """Text extracted from a session's media, cached for retries of media_preprocess."""

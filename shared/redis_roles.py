@@ -16,9 +16,8 @@ the user that runs it).
 No role may run administrative or dangerous commands (FLUSHALL, CONFIG, KEYS, ACL, DEBUG…),
 touch another deployment's keys, or what it does not use: a worker cannot read a session's
 state, take another component's lock or plant a media text; the API cannot take a lock.
-Every role may SCAN (the API reads the worker registry, workers and aggregators list it in
-their health check): SCAN is not limited by key patterns, so they can see key names (session
-ids), never values.
+No role may SCAN either (it is not limited by key patterns, so it would show every key name):
+the worker registry is read from its index (`Keys.worker_directory`).
 """
 
 from __future__ import annotations
@@ -59,7 +58,7 @@ def redis_roles(keys: Keys) -> tuple[RedisRole, ...]:
     state, events = keys.session_state("*"), keys.session_events("*")
     api = (
         *("+get", "+set", "+del", "+incr", "+incrby", "+expire", "+ttl", "+publish"),
-        *("+mget", "+scan", "+lrange"),
+        *("+mget", "+zrangebyscore", "+lrange"),
         f"%RW~{state}",
         f"%RW~{events}",  # the live-state script names the channel among its keys
         f"%RW~{keys.rate_limits}*",
@@ -71,7 +70,8 @@ def redis_roles(keys: Keys) -> tuple[RedisRole, ...]:
         f"&{keys.urgent}",
     )
     aggregator = (
-        *("+get", "+mget", "+set", "+del", "+publish", "+scan"),
+        *("+get", "+mget", "+set", "+del", "+publish"),
+        *("+zadd", "+zrangebyscore", "+zremrangebyscore", "+pexpire"),
         f"%RW~{state}",
         f"%RW~{events}",
         f"%RW~{keys.workers}",
@@ -89,7 +89,8 @@ def redis_roles(keys: Keys) -> tuple[RedisRole, ...]:
 def _worker(keys: Keys, component: str) -> tuple[str, ...]:
     media = (f"%RW~{keys.media_text('*')}",) if component == MEDIA_PREPROCESS else ()
     return (
-        *("+get", "+mget", "+set", "+del", "+pexpire", "+scan", "+rpush", "+ltrim"),
+        *("+get", "+mget", "+set", "+del", "+pexpire", "+rpush", "+ltrim"),
+        *("+zadd", "+zrangebyscore", "+zremrangebyscore"),
         f"%RW~{keys.lock('*', component)}",
         f"%W~{keys.attempts('*', component)}",
         *media,

@@ -100,7 +100,7 @@ def decode(raw: str | bytes, now: float) -> WorkerRecord | None:
 
 async def registry(shelf: Shelf, prefix: str, now: float) -> list[WorkerRecord]:
     """Every worker record of the deployment with its status at `now`, by worker id."""
-    values = await shelf.starting_with(Keys(prefix).worker(""))
+    values = await shelf.listed(Keys(prefix).worker_directory)
     records = (decode(v, now) for v in values if v)
     return sorted((r for r in records if r is not None), key=lambda r: r.worker_id)
 

@@ -125,6 +125,10 @@ async def test_the_api_counts_rate_limits_as_its_user(clients, services, databas
         ("api", lambda k, r: r.rpush(k.attempts("s", "claims"), "{}")),  # read-only
         ("api", lambda k, r: r.set(k.lock("s", "claims"), "mine")),  # the API takes no lock
         ("api", lambda k, r: r.set(k.worker("w-1"), "{}")),  # reads the registry, no more
+        ("api", lambda k, r: r.zadd(k.worker_directory.index, {"x": 1})),
+        ("api", lambda k, r: r.scan(0)),  # SCAN would show every key name
+        ("worker-claims", lambda k, r: r.scan(0)),
+        ("aggregator", lambda k, r: r.scan(0)),
         ("aggregator", lambda k, r: r.delete(k.lock("s", "claims"))),
         ("api", lambda k, r: r.get("other-deployment:session:s")),
         ("worker-claims", lambda k, r: r.flushall()),

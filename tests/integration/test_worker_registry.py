@@ -336,3 +336,28 @@ async def test_requests_queued_behind_one_slow_read_do_not_each_read_again(
     online = OnlineWorkers(redis_house(redis).shelf, settings.key_prefix, ttl_s=0.2)
     await asyncio.gather(*(online.records() for _ in range(10)))
     assert len(reads) == 2
+
+
+async def test_the_registry_is_read_from_its_index_not_the_keyspace(redis):
+    """Records are listed in the directory's index by expiry: an expired entry, a forgotten
+    record and keys of the same prefix put without the index are not read, and whoever
+    writes drops the expired entries."""
+    keys = Keys(f"reg-{os.getpid()}-{time.monotonic_ns()}")
+    directory = keys.worker_directory
+    shelf = redis_house(redis).shelf
+    try:
+        await shelf.put(keys.worker("a-1"), "first", 60, listed_in=directory)
+        await shelf.put(keys.worker("b-2"), "second", 60, listed_in=directory)
+        await shelf.put(keys.worker("c-3"), "unlisted", 60)  # not in the index
+        await redis.zadd(directory.index, {keys.worker("old-4"): 1})  # expired in 1970
+        await redis.set(keys.worker("old-4"), "stale", ex=60)
+        assert await shelf.listed(directory) == ["first", "second"]
+        await shelf.forget(keys.worker("a-1"))
+        assert await shelf.listed(directory) == ["second"]
+        await shelf.put(keys.worker("b-2"), "again", 60, listed_in=directory)
+        assert await redis.zscore(directory.index, keys.worker("old-4")) is None
+        assert 0 < await redis.pttl(directory.index) <= 60_000
+        assert await shelf.listed(directory) == ["again"]
+    finally:
+        names = [keys.worker(w) for w in ("a-1", "b-2", "c-3", "old-4")]
+        await redis.delete(*names, directory.index)

@@ -13,6 +13,7 @@ def every_name(keys: Keys) -> list[str]:
         keys.session_events(SESSION),
         keys.lock(SESSION, "claims"),
         keys.worker("host-1-claims-7"),
+        keys.worker_directory.index,
         keys.media_text(SESSION),
         keys.urgent,
         keys.rate_limits,
@@ -34,9 +35,14 @@ def test_names_of_different_things_never_collide() -> None:
     assert len(set(names)) == len(names)
 
 
-def test_the_worker_pattern_matches_heartbeats_only() -> None:
-    """`registry` scans with this pattern: it finds heartbeats and nothing else."""
+def test_the_worker_pattern_matches_heartbeats_and_their_index_only() -> None:
+    """The ACLs grant the registry with this pattern: heartbeats and their index, nothing
+    else; the index starts with the directory's prefix but is no host's key."""
     keys = Keys("p")
+    directory = keys.worker_directory
     assert fnmatchcase(keys.worker("w-1"), keys.workers)
-    others = [n for n in every_name(keys) if n != keys.worker("host-1-claims-7")]
+    assert fnmatchcase(directory.index, keys.workers)
+    assert directory.index.startswith(directory.prefix) and "#" in directory.index
+    registry = {keys.worker("host-1-claims-7"), directory.index}
+    others = [n for n in every_name(keys) if n not in registry]
     assert not any(fnmatchcase(n, keys.workers) for n in others)
