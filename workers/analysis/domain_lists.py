@@ -64,6 +64,9 @@ class SourceList(_Strict):
     alarm_words: list[str]
     alarm_name_risk: float = Field(ge=0, le=100)
     posing_domain_risk: float = Field(ge=0, le=100)
+    borrowed_name_risk: float = Field(ge=0, le=100)
+    borrowed_name_on_cheap_tld: list[str]
+    borrowed_name_anywhere: list[str]
     government_words: list[str]
     shortener_request_risk: float = Field(ge=0, le=100)
     request_words: list[str]

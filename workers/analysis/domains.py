@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from rapidfuzz.distance import OSA
 
+from workers.analysis.borrowed_names import BorrowingWords, borrowed_name, written_names
 from workers.analysis.datafiles import load_validated
 from workers.analysis.domain_lists import (
     Brand,
@@ -64,6 +65,7 @@ ALARM_REASON = "a name that sells a hidden truth or a poison"
 SHORTENER_REQUEST_REASON = "link shortener in a message asking to pay or sign in"
 SHORTENER_SLUG_REASON = "link shortener whose address names"
 GOVERNMENT_REASON = "a government word in a name outside government domains"
+BORROWED_REASON = "borrows a name the message gives"
 # Suffixes a posing name ends with (posing_domain): generic ones only. Country codes are
 # language subdomains too (`ro.example.com`), and `co-`, `net-`, `info-` start real names
 # (`co-operativebank`, `net-a-porter`, `info-trafic`); those two rules differ:
@@ -114,6 +116,7 @@ class Reputation:
     slug_alone_words: frozenset[str]
     slug_sold_words: frozenset[str]
     bait_inside: tuple[str, ...]  # bait words that count run together with another word
+    borrowing: BorrowingWords
     brands: BrandIndex
     risks: Mapping[str, float]
     bare_domain: re.Pattern[str]
@@ -179,6 +182,7 @@ def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
             "posing_domain",
             "shortener_request",
             "alarm_name",
+            "borrowed_name",
         )
     }
     return Reputation(
@@ -209,6 +213,12 @@ def reputation_from(sources: SourceList, brands: BrandList) -> Reputation:
                 for w in sources.bait_words
                 if len(w) >= sources.bait_inside_min_letters and w not in sources.bait_not_inside
             )
+        ),
+        borrowing=BorrowingWords(
+            on_cheap_tld=frozenset(sources.borrowed_name_on_cheap_tld),
+            anywhere=frozenset({*sources.borrowed_name_anywhere, *sources.signin_path_words}),
+            nations=frozenset(sources.nation_words),
+            shop_tlds=frozenset(sources.shop_tlds),
         ),
         brands=brand_index(brands, sources),
         risks=risks,
@@ -725,14 +735,44 @@ def assess_domains(
     reputation = reputation or default_reputation()
     hosts = _linked_hosts(text, url, reputation)
     assessed = []
+    names: frozenset[str] | None = None  # read once, if an unknown host needs them
     for host, signing_in in hosts.items():
         found = assess_host(host, reputation)
+        if found.category is None and _named_host(found.host) and (parts := host_parts(host)):
+            names = _message_names(text, reputation) if names is None else names
+            found = _borrowing(found, parts, names, reputation)
         assessed.append(_signin_page(found, reputation) if signing_in else found)
     if any(h.host in reputation.shorteners for h in assessed):
         slugs = shortener_slugs(text, url, reputation)
         asking = shortener_request(text, reputation.request_words, reputation.giving_words)
         assessed = [_asking(h, reputation, asking, slugs.get(h.host)) for h in assessed]
     return DomainReport(tuple(assessed), url_given=bool(url))
+
+
+def _message_names(text: str, reputation: Reputation) -> frozenset[str]:
+    """The names the text writes outside its links and bare hosts (borrowed_names.py)."""
+    prose = _URL.sub(" ", normalise(text, fold_look_alikes=False).text)
+    return written_names(reputation.bare_domain.sub(" ", prose))
+
+
+def _named_host(host: str) -> bool:
+    """A host that can carry a name: a DNS name, not an address or this machine."""
+    local = host == "localhost" or host.endswith(".localhost")
+    return is_dns_name(host) and ip_address_of(host) is None and not local
+
+
+def _borrowing(
+    host: HostAssessment, parts: HostParts, names: frozenset[str], reputation: Reputation
+) -> HostAssessment:
+    """An unknown host's assessment when its name starts with a name the message gives,
+    beside a word that asks or poses (borrowed_names.py)."""
+    tld = host.host.rsplit(".", 1)[-1]
+    found = borrowed_name(parts, names, tld in reputation.risky_tlds, reputation.borrowing)
+    if found is None:
+        return host
+    reason = f"{BORROWED_REASON} ({found.name}) beside {', '.join(found.words)}"
+    risk = reputation.risks["borrowed_name"]
+    return HostAssessment(host.host, host.display, host.category, (*host.reasons, (reason, risk)))
 
 
 def shortener_slugs(text: str, url: str | None, reputation: Reputation) -> dict[str, str]:
@@ -899,6 +939,7 @@ _RO_REASONS = (
     (SHORTENER_REQUEST_REASON, "scurtător de link într-un mesaj care cere bani sau autentificare"),
     (SHORTENER_SLUG_REASON, "scurtător de link a cărui adresă numește"),
     (GOVERNMENT_REASON, "un cuvânt al guvernului într-un nume din afara domeniilor guvernului"),
+    (BORROWED_REASON, "împrumută un nume dat în mesaj"),
 )
 
 
@@ -910,6 +951,8 @@ def _ro_reason(reason: str) -> str:
             # the name it poses as, the word
             if en in (POSING_REASON, ALARM_REASON, GOVERNMENT_REASON, SHORTENER_SLUG_REASON):
                 return ro + reason[len(en) :]
+            if en == BORROWED_REASON:  # the name, and the words beside it
+                return ro + reason[len(en) :].replace(" beside ", " lângă ")
             if en == BAIT_REASON:  # the words found, and where
                 rest = reason[len(en) :].replace(" on a cheap domain", " pe un domeniu ieftin")
                 return ro + rest

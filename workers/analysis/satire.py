@@ -15,6 +15,9 @@ OUTLETS = (
     "newsthump",
     "the babylon bee",
     "academia catavencu",
+    "waterford whispers news",
+    "the beaverton",
+    "the chaser",
 )
 SITES = (
     "theonion.com",
@@ -23,6 +26,10 @@ SITES = (
     "newsthump.com",
     "babylonbee.com",
     "catavencu.ro",
+    "catavencii.ro",
+    "waterfordwhispersnews.com",
+    "thebeaverton.com",
+    "chaser.com.au",
 )
 
 _OPENING = re.compile(r"\A\W{0,3}+(?:" + "|".join(re.escape(o) for o in OUTLETS) + r")\s{0,3}+[:|]")
