@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from workers.analysis.registrable import HostParts
@@ -75,14 +74,13 @@ def written_names(text: str) -> frozenset[str]:
 
 
 def borrowed_name(
-    parts: HostParts, names: Iterable[str] | frozenset[str], cheap_tld: bool, words: BorrowingWords
+    parts: HostParts, names: frozenset[str], cheap_tld: bool, words: BorrowingWords
 ) -> Borrowed | None:
     """The name of the message a host's registrable name starts with (its first token, or
     its first two run together) beside another of its tokens that asks or poses; or that
     the subdomain next to the registrable name starts with, the registrable name holding
     such a word (`aib-ie.secure-review.info`; not `acme-news.wordpress.com`, a platform's
     name asks nothing). Pure."""
-    known = names if isinstance(names, frozenset) else frozenset(names)
     beside = set(words.anywhere)
     if cheap_tld:
         beside |= words.on_cheap_tld
@@ -91,12 +89,12 @@ def borrowed_name(
     name_tokens = _tokens(parts.name)
     for name, used in _openings(name_tokens):
         found = _beside(name, name_tokens[used:], beside)
-        if found and _may_be_borrowed(name, known, beside, words):
+        if found and _may_be_borrowed(name, names, beside, words):
             return found
     own = [label for label in parts.subdomain if label != "www"]
     for name, _ in _openings(_tokens(own[-1]) if own else []):
         found = _beside(name, name_tokens, beside)
-        if found and _may_be_borrowed(name, known, beside, words):
+        if found and _may_be_borrowed(name, names, beside, words):
             return found
     return None
 
