@@ -182,6 +182,14 @@ _QUOTED = re.compile(
     r"„[^„”“\"]{0,300}+[”“\"]|“[^“”]{0,300}+”|\"[^\"]{0,300}+\"|(?<!\w)'[^']{0,300}+'"
     r"|«[^«»]{0,300}+»|‘[^‘’]{0,300}+’"
 )
+# Romanian "circulă" is traffic as often as a rumour: "se circulă doar cu echipamente de
+# iarnă", "circulă trenuri directe spre Constanța" (round 28). Those spans, folded, are no
+# viral source: a rumour circulates "pe rețele", "un mesaj circulă".
+_VEHICLES = r"(?:tren|autobuz|tramvai|masin|vehicul|curse|garnitur|microbuz|autocar|metrou)\w{0,6}+"
+_TRAFFIC = re.compile(
+    rf"\bse circula\b|\bcircula(?:u|t)?\s++(?:(?:doar|numai|din nou|iar|zilnic)\s++)?{_VEHICLES}"
+    rf"|\b{_VEHICLES}\s++(?:(?:nu|mai|vor|nu mai|nu vor|vor mai)\s++)?circula(?:u|t)?\b"
+)
 # Register heard in the sentences around a claim (this many before and after) as well as
 # in its own: "Wake up!" two sentences on still frames the claim.
 CONTEXT_SENTENCES = 2
@@ -311,12 +319,64 @@ class ClaimsSpec(BaseModel):
     rating_risk: dict[Rating, float]
     match_threshold: float = Field(gt=0, le=1)
     not_names: list[str]
+    lure_calls: Terms
 
 
 @lru_cache(maxsize=1)
 def claims_spec() -> ClaimsSpec:
     """`data/claims.yaml`, validated (DataFileError naming the field when it is broken)."""
     return load_validated("claims.yaml", ClaimsSpec)
+
+
+@lru_cache(maxsize=1)
+def _lure_calls() -> re.Pattern[str]:
+    return _alternation(claims_spec().lure_calls)
+
+
+# A question answered no in the next sentence, on its own or with who says so: "Can the flu
+# jab give you flu? No.", "No, says the NHS: …" (round 28): the question is the claim the
+# text answers. Not "No, they are killing our children": a rhetorical question's answer.
+_NO = (
+    r"(?:no|nope|nu|not at all|deloc|absolutely not|of course not|nicidecum|"
+    r"it isn't|it is not|they aren't|they are not|it doesn't|it does not|it can't|it cannot|"
+    r"nu e|nu este|nu sunt|nu poate)"
+)
+_BARE_NO = re.compile(rf"{_NO}\W{{0,3}}+$")
+_SOURCED_NO = re.compile(
+    rf"{_NO}\s*+[,;:\u2013\u2014]\s*+"
+    r"(?:says?|said|according to|experts|doctors|scientists|researchers|the nhs|"
+    r"spun|spune|potrivit|conform|explica|medicii|specialistii|expertii|cercetatorii)\b"
+)
+# ... and a bare "No." is a rebuttal when the sentence after it explains what is not so
+# ("… it can't cause an infection"), calmly: not "They don't want you to know".
+_NEGATION = re.compile(r"\b(?:not|no|never|cannot|nu|nici|niciodata)\b|n't\b")
+
+
+def answered_no(sentences: list[str], own: list[list[Register]]) -> bool:
+    """Whether a question among `sentences` is answered no by the next, with who says so
+    ("Produce vaccinul autism? Nu, spun medicii: …"), or on its own and then explained by a
+    denial that presses nothing on the reader ("… give you flu? No. The vaccine contains no
+    live virus, so it can't …"; `own`: each sentence's register). Not a no shouted ("NO!"),
+    nor one that a claim follows ("Are vaccines safe? No. They are killing our children",
+    "No, they are killing our children"): a rhetorical question's answer. Pure."""
+    for i in range(len(sentences) - 1):
+        question, answer = sentences[i].rstrip(), sentences[i + 1].strip()
+        if not question.endswith("?") or answer[:2].isupper() or "!" in answer[:20]:
+            continue
+        folded = fold(answer).lower()
+        if _SOURCED_NO.match(folded):
+            return True
+        if _BARE_NO.match(folded) and i + 2 < len(sentences):
+            after = fold(sentences[i + 2]).lower()
+            if _NEGATION.search(after) and not set(own[i + 2]) & _PUSHED:
+                return True
+    return False
+
+
+def asks_to_act_through_a_link(folded: str) -> bool:
+    """Whether a text (folded) asks its reader to do what a lure asks through a link:
+    confirm, update, register, pay, check their eligibility (`lure_calls`). Pure."""
+    return bool(_lure_calls().search(folded))
 
 
 def _terms(terms: Terms | list[Terms]) -> list[str]:
@@ -649,6 +709,7 @@ def sentence_register(sentence: str) -> list[Register]:
     # Quotations blanked once: a quoted slogan's words, "!" and capitals are not the report's.
     unquoted = _QUOTED.sub(lambda m: " " * len(m[0]), sentence)
     folded = fold(unquoted)  # one character out per character in: the same blanks
+    folded = _TRAFFIC.sub(lambda m: " " * len(m[0]), folded)
     starts = _patterns().index.starts(folded)
     register = _patterns().register
     possible = starts.possible(LEXICAL_REGISTERS)

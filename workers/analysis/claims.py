@@ -18,6 +18,8 @@ from workers.analysis.check_subject import speaks_of
 from workers.analysis.claim_forms import (
     ATTRIBUTING,
     ClaimsSpec,
+    answered_no,
+    asks_to_act_through_a_link,
     checkworthiness,
     claims_spec,
     is_claim,
@@ -32,6 +34,7 @@ from workers.analysis.claim_forms import (
     unsupported_next,
     unverified_risk,
 )
+from workers.analysis.domains import extract_hosts
 from workers.analysis.findings import combine_probabilities, evidence_quote
 from workers.analysis.normalise import NormalisedText
 from workers.analysis.techniques import context_words
@@ -103,6 +106,7 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
         for i, (s, r) in enumerate(zip(found, registers, strict=True))
         if (c := _as_claim(s, r, own[i], clean, attributed, *_unsupported_after(found, own, i)))
     ]
+    claims, lure = _without_lure_threats(claims, clean.text)
     rule = claim_policy().risk
     # A text that rebuts a claim it reports is worded like the claim it quotes: the model
     # cannot tell the two apart, so it does not read a debunk. Labelled satire asserts
@@ -111,7 +115,7 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
     rebutted = any(
         "debunked" in r and not rebuts_outright(s.text)
         for s, r in zip(found, registers, strict=True)
-    )
+    ) or answered_no([s.text for s in found], own)
     if not rebutted and not any("satire" in r for r in registers):
         model = learned or shipped_claims_model()
         # The prefix of the normalised text: invisible padding cannot push the words out.
@@ -123,7 +127,8 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
                 for c in claims
             ]
         if (
-            probability >= rule.learned_alone
+            not lure
+            and probability >= rule.learned_alone
             and len(words) >= MIN_LEARNED_WORDS
             and not any(_risky_unverified(c) for c in claims)
         ):
@@ -203,6 +208,22 @@ def _with_learned_claim(
     worth = max(checkworthiness(list(forms)), round(probability, 2))
     made = Claim(quote, start, start + len(quote), forms, worth, register)
     return [*claims, made]
+
+
+def _lure_threat(claim: Claim) -> bool:
+    return set(claim.register) - {"emotive"} == {"urgency"}
+
+
+def _without_lure_threats(claims: list[Claim], text: str) -> tuple[list[Claim], bool]:
+    """The claims of a text, less a lure's threats, and whether it threatens as a lure does:
+    where it holds a link and asks its reader to act through it (`lure_calls`), a sentence
+    pressed only by urgency is the lure's pressure, not a claim about the world, and the
+    learned model makes no claim of such a text either (claims.yaml, `lure_calls`)."""
+    if not any(_lure_threat(c) for c in claims):
+        return claims, False
+    if not asks_to_act_through_a_link(fold(text)) or not extract_hosts(text):
+        return claims, False
+    return [c for c in claims if not _lure_threat(c)], True
 
 
 def _supportable(claim: Claim, beside: float) -> bool:

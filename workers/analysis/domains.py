@@ -30,10 +30,12 @@ from workers.analysis.domain_lists import (
 )
 from workers.analysis.lookalikes import (
     IMITATION_WAYS,
+    NO_REGION_COUNTRY_CODES,
     BrandIndex,
     brand_index,
     doubled_name,
     imitation,
+    shortened_imitation,
 )
 from workers.analysis.normalise import normalise
 from workers.analysis.registrable import HostParts, host_parts, public_suffixes
@@ -526,9 +528,14 @@ def government_word(parts: HostParts, cheap_tld: bool, reputation: Reputation) -
     suffixes (gov.uk, gov.ro, .gov), so `gov-solar-grants.uk.com` or
     `counciltax-refund-gov.co` only pose as one. A name that is the word alone (gov.wales,
     gov.bc.ca) or a compound with nothing to offer (e-gov.ro, gov-tech.ro) is no sign: the
-    second sign is a bait, country or aid word among its other tokens, or a cheap TLD. Pure."""
+    second sign is a bait, country or aid word among its other tokens, or a cheap TLD. The
+    word glued to a country ("govuk", a government's domain written as one word) counts as
+    the word, with the same second signs, or a country code sold as a generic one
+    (`freesolar-govuk.co`; round 28): not a platform's project named for it
+    (`govuk-frontend.netlify.app`). Pure."""
     tokens = [t for t in parts.name.split("-") if t]
-    found = next((t for t in tokens if t in reputation.government_words), None)
+    glued = next((t for t in tokens if _government_of_a_nation(t, reputation)), None)
+    found = glued or next((t for t in tokens if t in reputation.government_words), None)
     if found is None or len(tokens) < 2:
         return None
     others = set(tokens) - {found}
@@ -538,7 +545,16 @@ def government_word(parts: HostParts, cheap_tld: bool, reputation: Reputation) -
         | reputation.aid_words
         | reputation.aid_topics
     )
-    return found if offered or cheap_tld else None
+    posing_suffix = glued is not None and parts.suffix in NO_REGION_COUNTRY_CODES
+    return found if offered or cheap_tld or posing_suffix else None
+
+
+def _government_of_a_nation(token: str, reputation: Reputation) -> bool:
+    """ "govuk", "govro", "guvernro": a government word and a country's name or code."""
+    return any(
+        token.startswith(word) and token[len(word) :] in reputation.nation_words
+        for word in reputation.government_words
+    )
 
 
 def shortener_request(
@@ -740,7 +756,9 @@ def assess_domains(
         found = assess_host(host, reputation)
         if found.category is None and _named_host(found.host) and (parts := host_parts(host)):
             names = _message_names(text, reputation) if names is None else names
-            found = _borrowing(found, parts, names, reputation)
+            found = _shortening(
+                _borrowing(found, parts, names, reputation), parts, names, reputation
+            )
         assessed.append(_signin_page(found, reputation) if signing_in else found)
     if any(h.host in reputation.shorteners for h in assessed):
         slugs = shortener_slugs(text, url, reputation)
@@ -771,7 +789,25 @@ def _borrowing(
     if found is None:
         return host
     reason = f"{BORROWED_REASON} ({found.name}) beside {', '.join(found.words)}"
-    risk = reputation.risks["borrowed_name"]
+    return _with_reason(host, reason, reputation.risks["borrowed_name"])
+
+
+def _shortening(
+    host: HostAssessment, parts: HostParts, names: frozenset[str], reputation: Reputation
+) -> HostAssessment:
+    """An unknown host's assessment when it writes a brand the message names with a letter
+    left out (lookalikes.shortened_imitation), unless it imitates one already."""
+    if any(reason.startswith("imitates ") for reason, _ in host.reasons):
+        return host
+    cheap_tld = host.host.rsplit(".", 1)[-1] in reputation.risky_tlds
+    found = shortened_imitation(parts, reputation.brands, cheap_tld, names)
+    if found is None:
+        return host
+    reason = f"imitates {found.protected.home}: {IMITATION_WAYS[found.how][0]}"
+    return _with_reason(host, reason, reputation.risks["lookalike"])
+
+
+def _with_reason(host: HostAssessment, reason: str, risk: float) -> HostAssessment:
     return HostAssessment(host.host, host.display, host.category, (*host.reasons, (reason, risk)))
 
 
@@ -871,12 +907,7 @@ def _signin_page(host: HostAssessment, reputation: Reputation) -> HostAssessment
         return host
     way = IMITATION_WAYS[found.how][0]
     reason = f"imitates {found.protected.home}: {way}{SIGNIN_PAGE}"
-    return HostAssessment(
-        host.host,
-        host.display,
-        host.category,
-        (*host.reasons, (reason, reputation.risks["lookalike"])),
-    )
+    return _with_reason(host, reason, reputation.risks["lookalike"])
 
 
 def _asking(

@@ -24,8 +24,14 @@ Language = Literal["en", "ro"]
 LANGUAGES: tuple[Language, ...] = ("en", "ro")
 
 # Letters or digits; hyphens and apostrophes split ("treziți-vă", "don't"), so a clitic
-# never hides the word it is attached to. Possessive: linear on any input.
-_TOKEN = re.compile(r"[^\W_]++")
+# never hides the word it is attached to. A number glued to a unit of time is two words
+# ("in 24h", "within 48hrs", "doar 30min": a deadline as SMS lures write it). Possessive:
+# linear on any input. (The learned models' features split words their own way:
+# text_features.py.)
+_TOKEN = re.compile(r"\d++(?=(?:h|hrs?|min|mins)(?![^\W_]))|[^\W_]++")
+# ... and the unit glued to a number is read as the unit spelt out, in either language's
+# lexicons (`time_unit`); "H&M" or "min" on their own stay what they are.
+_GLUED_UNITS = {"h": "hours", "hr": "hours", "hrs": "hours", "min": "minutes", "mins": "minutes"}
 # A token that is a number stands for this lemma ("only 24 hours left").
 NUMBER = "#number"
 # Frequent function words that tell the two languages apart, folded.
@@ -215,7 +221,7 @@ def tokens(
     words, switching) is read in the text's language, or in both if the text does not tell.
     `folded` is `fold(text)` (same offsets); `keys_of` lemmatises each word once per language.
     """
-    words = [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(folded)]
+    words = _words(folded)
     # Function words per sentence, for the sentences that hold any.
     counts: dict[int, Tally] = {}
     for start, _, word in words:
@@ -232,10 +238,27 @@ def tokens(
             runs[language] = (run, hi)
             keys = keys_of[language]
             found.setdefault(language, []).extend(
-                Token(start, end, keys(text[start:end], word), run)
+                Token(start, end, keys(_surface(text, folded, start, end, word), word), run)
                 for start, end, word in words[lo:hi]
             )
     return found
+
+
+def _words(folded: str) -> list[tuple[int, int, str]]:
+    """(start, end, folded word) of each word; a unit glued to a number spelt out."""
+    found: list[tuple[int, int, str]] = []
+    for match in _TOKEN.finditer(folded):
+        word = match.group()
+        unit = _GLUED_UNITS.get(word)
+        if unit and found and found[-1][1] == match.start() and found[-1][2].isdigit():
+            word = unit
+        found.append((match.start(), match.end(), word))
+    return found
+
+
+def _surface(text: str, folded: str, start: int, end: int, word: str) -> str:
+    """The word as written, to lemmatise; a glued unit's spelt-out word instead."""
+    return text[start:end] if folded[start:end] == word else word
 
 
 Word = tuple[int, int, str]  # start, end, folded word

@@ -540,6 +540,36 @@ def _name_with_words(tokens: list[str], index: BrandIndex, lured: bool) -> Imita
 MIN_RUN_TOGETHER_NAME = 3
 
 
+def shortened_imitation(
+    parts: HostParts, index: BrandIndex, cheap_tld: bool, names: frozenset[str]
+) -> Imitation | None:
+    """A long protected name with one letter inside it left out, as the first token of a
+    name with others, on an abused TLD or beside a lure word, where the message names the
+    brand itself ("Tesla UK: … tsla-charger-uk.shop", "Amazon: … amzon-deals.shop"; round
+    28): dnstwist's omission with added words. Five-letter names one letter short are words
+    as often ("case" of Chase, "mono" of Monzo, "papal" of PayPal): the message naming the
+    brand is what makes the shortening its typo. Pure."""
+    tokens = [t for t in _readable(parts.name).split("-") if t]
+    if len(tokens) < 2 or not (cheap_tld or any(index.is_lure(t) for t in tokens[1:])):
+        return None
+    shortened = _shortened_name(tokens[0], index)
+    return Imitation(shortened, "typo") if shortened and shortened.name in names else None
+
+
+def _shortened_name(token: str, index: BrandIndex) -> Protected | None:
+    """The long protected name `token` writes with one letter inside it left out, if any."""
+    letters = index.folding.letters_only(token)
+    if len(letters) < MIN_LONG_NAME - 1 or letters != token:
+        return None
+    for protected in index.long_names:
+        name = protected.name
+        if len(name) == len(letters) + 1 and any(
+            name[:i] + name[i + 1 :] == letters for i in range(1, len(name) - 1)
+        ):
+            return protected
+    return None
+
+
 def _inside_word(text: str, index: BrandIndex) -> Imitation | None:
     """A protected name run together with lure words: "paypalsecurelogin"; a name of two
     letters (EE, O2, ZF) is inside too many words to count so ("o2online", "eenews")."""

@@ -64,6 +64,9 @@ class TextContext:
     satire: bool
     # The text is a service's own notice (`OWN_NOTICE`).
     notice: bool = False
+    # The quotes are a message the writer received and passes on or asks about, without
+    # calling it a scam (`passed_on`): the lure itself, not a report of it.
+    passed_on: bool = False
 
     def sentence_of(self, at: int) -> int:
         return bisect_right(self.sentence_ends, at)
@@ -74,6 +77,8 @@ class TextContext:
         share = SATIRE if self.satire else 1.0
         quote = self._quote_around(start, end)
         if quote is not None:
+            if self.passed_on:
+                return share
             attributed = self._attribution_near(*quote)
             return share * (QUOTED_ATTRIBUTED if attributed else QUOTED)
         last = end if spread else start + 1
@@ -126,6 +131,28 @@ class TextContext:
 def quotes(folded: str) -> list[tuple[int, int]]:
     """Spans of the quoted passages, marks included, in order."""
     return [m.span() for m in _QUOTED.finditer(folded)]
+
+
+def passed_on(
+    folded: str,
+    quoted: Sequence[tuple[int, int]],
+    received: re.Pattern[str] | None,
+    recognised: re.Pattern[str] | None,
+) -> bool:
+    """Whether the quotes of a text are a message its writer got and passes on or asks
+    about ("Nan forwarded me this, is it real?? 'Tesla UK: Congratulations! …'", "Uite ce
+    mi-a venit, intru? „…”"): the writer's own words, outside the quotes, say so and do not
+    call it a scam ("E țeapă, nu?", "don't click it", "not expecting anything"). A report
+    quotes a lure to warn of it; a forward is the lure, sent on (round 28). Pure."""
+    if not quoted or received is None:
+        return False
+    frame = list(folded)
+    for start, end in quoted:
+        frame[start:end] = " " * (end - start)
+    own = "".join(frame)
+    if not received.search(own):
+        return False
+    return recognised is None or not recognised.search(own)
 
 
 def sentence_ends(folded: str) -> list[int]:

@@ -118,6 +118,8 @@ class Context(_Strict):
     denial: dict[Language, list[str]] = Field(default_factory=dict)
     satire: dict[Language, list[str]] = Field(default_factory=dict)
     own_notice: dict[Language, list[str]] = Field(default_factory=dict)
+    passed_on: dict[Language, list[str]] = Field(default_factory=dict)
+    recognised: dict[Language, list[str]] = Field(default_factory=dict)
 
 
 class TechniquesFile(_Strict):
@@ -245,6 +247,8 @@ class ContextWords:
     denial: re.Pattern[str] | None
     satire: re.Pattern[str] | None
     own_notice: re.Pattern[str] | None = None
+    passed_on: re.Pattern[str] | None = None
+    recognised: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -393,4 +397,6 @@ def _context(context: Context) -> ContextWords:
         denial=terms_regex(every(context.denial)),
         satire=terms_regex(every(context.satire)),
         own_notice=terms_regex(every(context.own_notice)),
+        passed_on=terms_regex(every(context.passed_on)),
+        recognised=terms_regex(every(context.recognised)),
     )

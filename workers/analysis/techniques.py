@@ -31,6 +31,7 @@ from workers.analysis.technique_context import (
     TextContext,
     advises_against,
     labelled_satire,
+    passed_on,
     quotes,
     sentence_ends,
 )
@@ -394,6 +395,7 @@ def _text_context(
         denials=[m.span() for m in denial.finditer(folded)] if denial else [],
         satire=labelled_satire(folded, lexicon.context.satire),
         notice=bool(own_notice and own_notice.search(folded)),
+        passed_on=passed_on(folded, quoted, lexicon.context.passed_on, lexicon.context.recognised),
     )
 
 
