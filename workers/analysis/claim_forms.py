@@ -333,44 +333,34 @@ def _lure_calls() -> re.Pattern[str]:
     return _alternation(claims_spec().lure_calls)
 
 
-# A question answered no in the next sentence, on its own or with who says so: "Can the flu
-# jab give you flu? No.", "No, says the NHS: …" (round 28): the question is the claim the
-# text answers. Not "No, they are killing our children": a rhetorical question's answer.
-_NO = (
-    r"(?:no|nope|nu|not at all|deloc|absolutely not|of course not|nicidecum|"
-    r"it isn't|it is not|they aren't|they are not|it doesn't|it does not|it can't|it cannot|"
-    r"nu e|nu este|nu sunt|nu poate)"
-)
-_BARE_NO = re.compile(rf"{_NO}\W{{0,3}}+$")
+# A question answered no in the next sentence by who says so: "Can you treat an ear
+# infection with vinegar? No, says the NHS: …", "Nu, spun medicii" (round 28): the question
+# is the claim the text answers. A bare "No." answers rhetorical questions as often ("Is
+# the vaccine safe? No. They never tested it"), and is no rebuttal here.
 _SOURCED_NO = re.compile(
-    rf"{_NO}\s*+[,;:\u2013\u2014]\s*+"
+    r"(?:no|nope|nu|not at all|deloc|absolutely not|of course not|nicidecum)"
+    r"\s*+[,;:\u2013\u2014]\s*+"
     r"(?:says?|said|according to|experts|doctors|scientists|researchers|the nhs|"
     r"spun|spune|potrivit|conform|explica|medicii|specialistii|expertii|cercetatorii)\b"
 )
-# ... and a bare "No." is a rebuttal when the sentence after it explains what is not so
-# ("… it can't cause an infection"), calmly: not "They don't want you to know".
-_NEGATION = re.compile(r"\b(?:not|no|never|cannot|nu|nici|niciodata)\b|n't\b")
 
 
-def answered_no(sentences: list[str], own: list[list[Register]]) -> bool:
+def answered_no(sentences: list[str]) -> bool:
     """Whether a question among `sentences` is answered no by the next, with who says so
-    ("Produce vaccinul autism? Nu, spun medicii: …"), or on its own and then explained by a
-    denial that presses nothing on the reader ("… give you flu? No. The vaccine contains no
-    live virus, so it can't …"; `own`: each sentence's register). Not a no shouted ("NO!"),
-    nor one that a claim follows ("Are vaccines safe? No. They are killing our children",
-    "No, they are killing our children"): a rhetorical question's answer. Pure."""
-    for i in range(len(sentences) - 1):
-        question, answer = sentences[i].rstrip(), sentences[i + 1].strip()
-        if not question.endswith("?") or answer[:2].isupper() or "!" in answer[:20]:
+    ("Produce vaccinul autism? Nu, spun medicii: …"). Not a shouted "NO, say the experts!"
+    (a sneer), nor an answer that takes itself back ("No, says the government: but they
+    would say that"). Pure."""
+    for question, answer in itertools.pairwise(sentences):
+        answer = answer.strip()
+        if not question.rstrip().endswith("?") or answer[:2].isupper() or "!" in answer:
             continue
         folded = fold(answer).lower()
-        if _SOURCED_NO.match(folded):
+        if _SOURCED_NO.match(folded) and not _TAKEN_BACK.search(folded):
             return True
-        if _BARE_NO.match(folded) and i + 2 < len(sentences):
-            after = fold(sentences[i + 2]).lower()
-            if _NEGATION.search(after) and not set(own[i + 2]) & _PUSHED:
-                return True
     return False
+
+
+_TAKEN_BACK = re.compile(r"\b(?:but|dar|insa|they would|would say|of course they)\b")
 
 
 def asks_to_act_through_a_link(folded: str) -> bool:

@@ -115,7 +115,7 @@ def extract_claims(text: str, learned: WordingModel | None = None) -> list[Claim
     rebutted = any(
         "debunked" in r and not rebuts_outright(s.text)
         for s, r in zip(found, registers, strict=True)
-    ) or answered_no([s.text for s in found], own)
+    ) or answered_no([s.text for s in found])
     if not rebutted and not any("satire" in r for r in registers):
         model = learned or shipped_claims_model()
         # The prefix of the normalised text: invisible padding cannot push the words out.

@@ -30,7 +30,6 @@ from workers.analysis.domain_lists import (
 )
 from workers.analysis.lookalikes import (
     IMITATION_WAYS,
-    NO_REGION_COUNTRY_CODES,
     BrandIndex,
     brand_index,
     doubled_name,
@@ -530,9 +529,9 @@ def government_word(parts: HostParts, cheap_tld: bool, reputation: Reputation) -
     gov.bc.ca) or a compound with nothing to offer (e-gov.ro, gov-tech.ro) is no sign: the
     second sign is a bait, country or aid word among its other tokens, or a cheap TLD. The
     word glued to a country ("govuk", a government's domain written as one word) counts as
-    the word, with the same second signs, or a country code sold as a generic one
-    (`freesolar-govuk.co`; round 28): not a platform's project named for it
-    (`govuk-frontend.netlify.app`). Pure."""
+    the word, with the same second signs (`govuk-refund.com`, `govro-ajutor-incalzire.com`;
+    round 28): not a project named for it (`govuk-frontend.netlify.app`,
+    `govuk-tech-radar.io`). Pure."""
     tokens = [t for t in parts.name.split("-") if t]
     glued = next((t for t in tokens if _government_of_a_nation(t, reputation)), None)
     found = glued or next((t for t in tokens if t in reputation.government_words), None)
@@ -545,8 +544,7 @@ def government_word(parts: HostParts, cheap_tld: bool, reputation: Reputation) -
         | reputation.aid_words
         | reputation.aid_topics
     )
-    posing_suffix = glued is not None and parts.suffix in NO_REGION_COUNTRY_CODES
-    return found if offered or cheap_tld or posing_suffix else None
+    return found if offered or cheap_tld else None
 
 
 def _government_of_a_nation(token: str, reputation: Reputation) -> bool:
@@ -751,14 +749,13 @@ def assess_domains(
     reputation = reputation or default_reputation()
     hosts = _linked_hosts(text, url, reputation)
     assessed = []
-    names: frozenset[str] | None = None  # read once, if an unknown host needs them
+    message: _Message | None = None  # read once, if an unknown host needs it
     for host, signing_in in hosts.items():
         found = assess_host(host, reputation)
         if found.category is None and _named_host(found.host) and (parts := host_parts(host)):
-            names = _message_names(text, reputation) if names is None else names
-            found = _shortening(
-                _borrowing(found, parts, names, reputation), parts, names, reputation
-            )
+            message = _read_message(text, reputation) if message is None else message
+            found = _borrowing(found, parts, message.names, reputation)
+            found = _shortening(found, parts, message, reputation)
         assessed.append(_signin_page(found, reputation) if signing_in else found)
     if any(h.host in reputation.shorteners for h in assessed):
         slugs = shortener_slugs(text, url, reputation)
@@ -767,10 +764,22 @@ def assess_domains(
     return DomainReport(tuple(assessed), url_given=bool(url))
 
 
-def _message_names(text: str, reputation: Reputation) -> frozenset[str]:
-    """The names the text writes outside its links and bare hosts (borrowed_names.py)."""
+@dataclass(frozen=True)
+class _Message:
+    """What the text writes outside its links and bare hosts: the names it gives
+    (borrowed_names.py) and every word, folded."""
+
+    names: frozenset[str]
+    words: frozenset[str]
+
+
+def _read_message(text: str, reputation: Reputation) -> _Message:
     prose = _URL.sub(" ", normalise(text, fold_look_alikes=False).text)
-    return written_names(reputation.bare_domain.sub(" ", prose))
+    prose = reputation.bare_domain.sub(" ", prose)
+    return _Message(written_names(prose), frozenset(_PROSE_WORD.findall(fold(prose).lower())))
+
+
+_PROSE_WORD = re.compile(r"[^\W\d_]++")
 
 
 def _named_host(host: str) -> bool:
@@ -793,14 +802,14 @@ def _borrowing(
 
 
 def _shortening(
-    host: HostAssessment, parts: HostParts, names: frozenset[str], reputation: Reputation
+    host: HostAssessment, parts: HostParts, message: _Message, reputation: Reputation
 ) -> HostAssessment:
     """An unknown host's assessment when it writes a brand the message names with a letter
     left out (lookalikes.shortened_imitation), unless it imitates one already."""
     if any(reason.startswith("imitates ") for reason, _ in host.reasons):
         return host
     cheap_tld = host.host.rsplit(".", 1)[-1] in reputation.risky_tlds
-    found = shortened_imitation(parts, reputation.brands, cheap_tld, names)
+    found = shortened_imitation(parts, reputation.brands, cheap_tld, message.names, message.words)
     if found is None:
         return host
     reason = f"imitates {found.protected.home}: {IMITATION_WAYS[found.how][0]}"

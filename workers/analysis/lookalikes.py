@@ -541,16 +541,24 @@ MIN_RUN_TOGETHER_NAME = 3
 
 
 def shortened_imitation(
-    parts: HostParts, index: BrandIndex, cheap_tld: bool, names: frozenset[str]
+    parts: HostParts,
+    index: BrandIndex,
+    cheap_tld: bool,
+    names: frozenset[str],
+    words: frozenset[str],
 ) -> Imitation | None:
     """A long protected name with one letter inside it left out, as the first token of a
     name with others, on an abused TLD or beside a lure word, where the message names the
-    brand itself ("Tesla UK: … tsla-charger-uk.shop", "Amazon: … amzon-deals.shop"; round
-    28): dnstwist's omission with added words. Five-letter names one letter short are words
-    as often ("case" of Chase, "mono" of Monzo, "papal" of PayPal): the message naming the
-    brand is what makes the shortening its typo. Pure."""
+    brand itself (`names`) and never writes the shortened word (`words`: every word of its
+    prose, folded): "Tesla UK: … tsla-charger-uk.shop", "Amazon: … amzon-deals.shop" (round
+    28), dnstwist's omission with added words. A name one letter short is a word as often
+    ("case" of Chase, "mono" of Monzo, "papal" of PayPal): the message naming the brand is
+    what makes the shortening its typo, and one that writes the word too is a shop called
+    so ("Revolut accepted at Revolt Records: revolt-records.shop"). Pure."""
     tokens = [t for t in _readable(parts.name).split("-") if t]
     if len(tokens) < 2 or not (cheap_tld or any(index.is_lure(t) for t in tokens[1:])):
+        return None
+    if tokens[0] in words:
         return None
     shortened = _shortened_name(tokens[0], index)
     return Imitation(shortened, "typo") if shortened and shortened.name in names else None

@@ -139,12 +139,16 @@ def passed_on(
     received: re.Pattern[str] | None,
     recognised: re.Pattern[str] | None,
 ) -> bool:
-    """Whether the quotes of a text are a message its writer got and passes on or asks
-    about ("Nan forwarded me this, is it real?? 'Tesla UK: Congratulations! …'", "Uite ce
-    mi-a venit, intru? „…”"): the writer's own words, outside the quotes, say so and do not
-    call it a scam ("E țeapă, nu?", "don't click it", "not expecting anything"). A report
-    quotes a lure to warn of it; a forward is the lure, sent on (round 28). Pure."""
+    """Whether the quotes of a text are a lure its writer got and passes on or asks about
+    ("Nan forwarded me this, is it real?? 'Tesla UK: Congratulations! … tsla-….shop'",
+    "Uite ce mi-a venit, intru? „… 89,20 lei … ppc-….info”"): the writer's own words, outside
+    the quotes, say so and do not call it a scam ("E țeapă, nu?", "didn't click"), and what
+    is quoted carries a lure's sign, a link or a sum of money. A report quotes a lure to warn
+    of it; a forward is the lure, sent on (round 28); a forwarded notice or advice with
+    neither ("the vet says chocolate is toxic to dogs, is it real?") is told of. Pure."""
     if not quoted or received is None:
+        return False
+    if not any(_LURE_SIGN.search(folded, start, end) for start, end in quoted):
         return False
     frame = list(folded)
     for start, end in quoted:
@@ -153,6 +157,14 @@ def passed_on(
     if not received.search(own):
         return False
     return recognised is None or not recognised.search(own)
+
+
+# A lure's sign inside a quote: a link or a bare host, or a sum of money.
+_LURE_SIGN = re.compile(
+    r"https?://|www\.|[a-z0-9-]\.(?:com|net|org|info|top|xyz|online|site|club|shop|live|click"
+    r"|icu|biz|store|link|win|vip|app|io|me|co|uk|ro)\b"
+    r"|[£$€]\s?\d|\d[\d.,]{0,12}+\s?(?:lei|ron|eur|euro|gbp|usd|pounds?|dollars?)\b"
+)
 
 
 def sentence_ends(folded: str) -> list[int]:

@@ -138,9 +138,9 @@ def test_advice_against_a_loss_is_no_pressure(text):
 @pytest.mark.parametrize(
     "text",
     [
-        "I just need the long card number, expiry and the 3 digits on the back.",
+        "Just send me the long card number, expiry and the 3 digits on the back.",
         "Text me the CVV so I can book the engineer.",
-        "Am nevoie de cele 3 cifre de pe spatele cardului.",
+        "Trimite-mi și codul CVV, să fac rezervarea.",
         "Dă-mi și cifrele de pe spatele cardului.",
     ],
 )
@@ -158,6 +158,10 @@ def test_a_cards_security_details_asked_for_are_a_data_request(text):
         "I need to cancel my card, what number do I call?",
         "To set up Apple Pay you will need your card number and expiry date.",
         "Pentru plata online veți avea nevoie de numărul cardului.",
+        "When you pay by phone, the receptionist will need the card number and the CVV.",
+        "If you book by phone, we'll need the long card number and the expiry date.",
+        "La telefon, operatorul vă va cere să-i spuneți cele 3 cifre de pe spatele cardului.",
+        "Scammers will ask you to read the 3 digits on the back over the phone.",
     ],
 )
 def test_a_warning_about_card_details_is_no_request(text):
@@ -167,9 +171,10 @@ def test_a_warning_about_card_details_is_no_request(text):
 @pytest.mark.parametrize(
     "text",
     [
-        "Funding is strictly limited. Don't miss out on this incredible opportunity.",
+        "Funding is strictly limited, so check your eligibility.",
         "Funding is allocated on a first-come, first-served basis.",
-        "Locurile se acordă pe principiul primul venit, primul servit. Nu ratați ocazia!",
+        "Locurile se acordă pe principiul primul venit, primul servit.",
+        "Fondurile sunt strict limitate.",
     ],
 )
 def test_an_offers_limits_press_the_reader(text):
@@ -179,12 +184,23 @@ def test_an_offers_limits_press_the_reader(text):
 @pytest.mark.parametrize(
     "text",
     [
+        "Nu ratați această expoziție de la Muzeul Național de Artă.",
+        "Don't miss out on this year's village fete, Saturday from noon.",
+    ],
+)
+def test_an_invitation_not_to_miss_something_is_no_pressure(text):
+    assert "urgency" not in kinds(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "Nan forwarded me this, is it real?? 'Tesla UK: Congratulations! You have been "
         "selected for a FREE charger. Pay £1.99 to confirm within 24 hours or lose your place'",
         'Uite ce mi-a venit, zice că am bani de primit, intru? "PPC Energie: Aveti de primit '
         '89,20 lei. Accesati linkul in maxim 24h pentru a nu pierde suma."',
-        'Fwd from Auntie Pat: "Tesco are giving away vouchers!! Hurry, it closes TONIGHT, '
-        'only 12 hours left"',
+        'Fwd from Auntie Pat: "Tesco are giving away £500 vouchers!! Hurry, it closes '
+        'TONIGHT, only 12 hours left 👉 tesco-vouchers.club"',
     ],
 )
 def test_a_lure_forwarded_or_asked_about_is_the_lure(text):
@@ -208,6 +224,11 @@ def test_a_lure_forwarded_or_asked_about_is_the_lure(text):
         "că PPC nu trimite așa ceva.",
         "Got this from the council today: 'Water off on Friday from 9am, fill containers "
         "within 24 hours'.",
+        # a notice or advice forwarded with no link and no sum: told of, not a lure
+        "My sister forwarded me this from the vet, is it real? 'Chocolate is toxic to dogs, "
+        "even a little can kill them, tell everyone you know!'",
+        "Vecina mi-a dat forward la asta, e adevărat? „Primăria: mâine se oprește căldura în "
+        "tot sectorul, anunțați-i pe toți!”",
     ],
 )
 def test_a_lure_quoted_to_warn_of_it_stays_reported(text):
@@ -283,7 +304,7 @@ def _reasons(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "host", ["freesolar-govuk.co", "govro-ajutor-incalzire.com", "energy-govuk-refund.net"]
+    "host", ["govuk-refund.com", "govro-ajutor-incalzire.com", "energy-govuk-refund.net"]
 )
 def test_a_government_domain_written_as_one_word_in_another_name_poses(host):
     reasons = _reasons(f"Check your eligibility: https://{host}/check")
@@ -302,6 +323,9 @@ def test_a_government_domain_written_as_one_word_in_another_name_poses(host):
         "govuk-frontend.netlify.app",
         "govuk-prototype-kit.herokuapp.com",
         "govuk-blog.co.uk",
+        "govuk-tech-radar.io",
+        "govuk-diaries.me",
+        "freesolar-govuk.co",  # glued, but nothing offered and no abused TLD
     ],
 )
 def test_a_government_domain_or_the_word_alone_is_no_pose(host):
@@ -328,6 +352,8 @@ def test_a_brand_the_message_names_with_a_letter_left_out_imitates_it(text, bran
         "Protest on Saturday: revolt-romania.online",  # Revolut less a letter
         "Tesla UK: read it at tsla-model.com",  # named, but no second sign
         "Your order is waiting: amzon-deals.shop/track",  # a second sign, the brand unnamed
+        # the brand named, but the shortened word written too: a shop called so
+        "Pay by card or Revolut at Revolt Records: https://revolt-records.shop",
     ],
 )
 def test_a_shortening_the_message_does_not_name_or_without_a_second_sign_imitates_nothing(
@@ -341,43 +367,41 @@ def test_a_bills_settlement_beside_the_borrowed_name_is_money_asked():
     assert any(r.startswith(domains.BORROWED_REASON) for r in _reasons(text))
 
 
-def rebutted(sentences: list[str]) -> bool:
-    return answered_no(sentences, [sentence_register(s) for s in sentences])
+@pytest.mark.parametrize(
+    "sentences",
+    [
+        ["Can you treat an ear infection with vinegar drops?", "No, says the NHS: see a GP."],
+        ["Can the flu jab give you flu?", "No, according to doctors: it holds no live virus."],
+        ["Ajută oțetul la colesterol?", "Nu, spun medicii: nu are niciun efect."],
+        ["Produce vaccinul ROR autism?", "Nu, potrivit studiilor făcute pe milioane de copii."],
+    ],
+)
+def test_a_question_answered_no_by_who_says_so_is_a_rebuttal(sentences):
+    assert answered_no(sentences)
 
 
 @pytest.mark.parametrize(
     "sentences",
     [
         ["Can the flu jab give you flu?", "No.", "The vaccine holds no live virus."],
-        ["Can you treat an ear infection with vinegar drops?", "No, says the NHS: see a GP."],
-        ["Produce vaccinul ROR autism?", "Nu.", "Zeci de studii nu au găsit nicio legătură."],
-        ["Ajută oțetul la colesterol?", "Nu, spun medicii: nu are niciun efect."],
-    ],
-)
-def test_a_question_answered_no_is_a_rebuttal(sentences):
-    assert rebutted(sentences)
-
-
-@pytest.mark.parametrize(
-    "sentences",
-    [
-        ["Is the tap water safe?", "NO.", "They do not tell you what is in it."],
-        ["Is the tap water safe?", "No! They are poisoning us."],
-        ["Are vaccines safe?", "No, they are killing our children."],
-        ["Are vaccines safe?", "No.", "They are killing our children."],
+        ["Is the vaccine safe?", "No.", "They never tested it on anyone."],
         ["Ne spune cineva adevărul despre 5G?", "Nu.", "Antenele ne îmbolnăvesc copiii."],
-        ["Is it safe?", "No.", "They don't want you to know, wake up and share this."],
+        ["Are vaccines safe?", "No, they are killing our children."],
+        ["Is the tap water safe?", "NO, SAY THE EXPERTS.", "They are paid to say it."],
+        ["Is the tap water safe?", "No, say the experts!"],
+        ["Do chemtrails exist?", "No, says the government: but they would say that."],
         ["Is it true?", "Nobody knows, they won't tell us."],
-        ["No.", "Vaccines are safe?"],
+        ["No, says the NHS.", "Vaccines are safe?"],
     ],
 )
-def test_a_shouted_no_or_one_a_claim_follows_is_no_rebuttal(sentences):
-    assert not rebutted(sentences)
+def test_a_bare_shouted_or_taken_back_no_is_no_rebuttal(sentences):
+    assert not answered_no(sentences)
 
 
 def test_a_debunk_that_answers_a_question_no_makes_no_claim_of_it():
     text = (
-        "Can the flu jab give you flu? No. The injected vaccine contains inactivated virus, "
-        "so it cannot cause an infection. A sore arm for a day is the immune system working."
+        "Can the flu jab give you flu? No, says the NHS: the injected vaccine contains "
+        "inactivated virus, so it cannot cause an infection. A sore arm for a day is the "
+        "immune system working."
     )
     assert claims_score(text) < FLAGGED
