@@ -354,7 +354,7 @@ def answered_no(sentences: list[str]) -> bool:
         answer = answer.strip()
         if not question.rstrip().endswith("?") or answer[:2].isupper() or "!" in answer:
             continue
-        folded = fold(answer).lower()
+        folded = fold(answer)
         if _SOURCED_NO.match(folded) and not _TAKEN_BACK.search(folded):
             return True
     return False

@@ -776,7 +776,7 @@ class _Message:
 def _read_message(text: str, reputation: Reputation) -> _Message:
     prose = _URL.sub(" ", normalise(text, fold_look_alikes=False).text)
     prose = reputation.bare_domain.sub(" ", prose)
-    return _Message(written_names(prose), frozenset(_PROSE_WORD.findall(fold(prose).lower())))
+    return _Message(written_names(prose), frozenset(_PROSE_WORD.findall(fold(prose))))
 
 
 _PROSE_WORD = re.compile(r"[^\W\d_]++")

@@ -558,24 +558,21 @@ def shortened_imitation(
     tokens = [t for t in _readable(parts.name).split("-") if t]
     if len(tokens) < 2 or not (cheap_tld or any(index.is_lure(t) for t in tokens[1:])):
         return None
-    if tokens[0] in words:
+    token = tokens[0]
+    if token in words or index.folding.letters_only(token) != token:
         return None
-    shortened = _shortened_name(tokens[0], index)
-    return Imitation(shortened, "typo") if shortened and shortened.name in names else None
-
-
-def _shortened_name(token: str, index: BrandIndex) -> Protected | None:
-    """The long protected name `token` writes with one letter inside it left out, if any."""
-    letters = index.folding.letters_only(token)
-    if len(letters) < MIN_LONG_NAME - 1 or letters != token:
-        return None
-    for protected in index.long_names:
-        name = protected.name
-        if len(name) == len(letters) + 1 and any(
-            name[:i] + name[i + 1 :] == letters for i in range(1, len(name) - 1)
-        ):
-            return protected
+    for name in names:  # the message's names that are protected, long ones
+        protected = index.by_strict.get(index.folding.strict(name))
+        if protected and protected.long and _left_out_inside(protected.name, token):
+            return Imitation(protected, "typo")
     return None
+
+
+def _left_out_inside(name: str, token: str) -> bool:
+    """Whether `token` is `name` with one letter other than its first or last left out."""
+    return len(name) == len(token) + 1 and any(
+        name[:i] + name[i + 1 :] == token for i in range(1, len(name) - 1)
+    )
 
 
 def _inside_word(text: str, index: BrandIndex) -> Imitation | None:
