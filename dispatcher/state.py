@@ -15,6 +15,7 @@ from aio_pika.abc import AbstractRobustConnection
 from nacl.signing import SigningKey
 
 from dispatcher import online, review_backlog
+from dispatcher.admission import Admission
 from dispatcher.event_tokens import token_key
 from dispatcher.online import OnlineWorkers
 from dispatcher.queue_figures import read_figures
@@ -56,6 +57,8 @@ class AppState:
     house: House
     http: httpx.AsyncClient
     quotas: Quotas = field(init=False)
+    # Sessions processing across the pipeline, and whether a new one may start (503 beyond).
+    admission: Admission = field(init=False)
     # Live states and news of sessions (the cache in Redis, if there is one).
     live: Live = field(init=False)
     publisher: Outbox | None = None
@@ -95,6 +98,12 @@ class AppState:
         self.live = Live(self.house, self.settings.key_prefix)
         self.tenant_settings = TenantSettingsCache(self.pool, self.settings.tenant_settings_ttl_s)
         self.quotas = Quotas(self.settings, self.house, self.pool, self.tenant_settings)
+        self.admission = Admission(
+            self.pool,
+            self.settings.admission_limit,
+            self.settings.admission_wait_s,
+            self.settings.admission_recheck_s,
+        )
         self.tenants = SessionTenants(self.pool, self.settings.api_tenant_cache_size)
         self.workers = OnlineWorkers(
             self.house.shelf, self.settings.key_prefix, self.settings.api_workers_ttl_s

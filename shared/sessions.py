@@ -174,6 +174,17 @@ async def key_used(conn: asyncpg.Connection | asyncpg.Pool, tenant: str, key: st
     )
 
 
+# Counted up to a bound only: a pipeline far over it costs no longer a scan than one at it.
+PROCESSING_SQL = """
+SELECT count(*) FROM (SELECT 1 FROM sessions WHERE status = 'processing' LIMIT $1) AS open
+"""
+
+
+async def processing(conn: asyncpg.Connection | asyncpg.Pool, up_to: int) -> int:
+    """Sessions processing across the pipeline, every tenant's, counted up to `up_to`."""
+    return int(await conn.fetchval(PROCESSING_SQL, up_to))
+
+
 # What hangs off a session goes with it (migration 008 has no foreign keys to cascade).
 DELETE_SQL = """
 WITH gone AS (

@@ -344,6 +344,15 @@ class Settings(BaseSettings):
     # Requests with a body one API key may have in progress at once (429 beyond): with the
     # deadline above, one key cannot hold every connection the API serves.
     api_max_requests_per_key: int = Field(64, ge=1)
+    # Sessions processing across the pipeline at once beyond which a new one waits for room,
+    # a lower plan beyond its share (dispatcher/admission.py; 0: no limit). Under a second of
+    # the no-op pipeline's throughput on two cores (README "Performance"), a few seconds of
+    # the real analysers': the backlog a full pipeline holds stays about that long.
+    admission_limit: int = Field(64, ge=0)
+    # How long a request over the limit waits for room before its 503, and how often the
+    # count is read again (per API process, one query for every request asking meanwhile).
+    admission_wait_s: float = Field(2.0, ge=0)
+    admission_recheck_s: float = Field(0.02, gt=0)
     # A connection must send a whole request line and headers within this many seconds of
     # opening (or of its previous answer), else it is closed (slow-header clients).
     api_header_timeout_s: float = Field(10.0, gt=0)

@@ -74,6 +74,10 @@ def make_settings(
         # Most worlds run no workers, or start them after the POST: the registry check is
         # turned on by the tests of it (tests/integration/test_worker_registry.py).
         "api_check_workers": False,
+        # Their sessions stay processing in the run's shared database, which admission would
+        # count against every later world: it is turned on by its own tests
+        # (tests/integration/test_admission.py).
+        "admission_limit": 0,
     }
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]

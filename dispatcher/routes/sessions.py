@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, status
 from fastapi.responses import JSONResponse
 
 from dispatcher import answers
+from dispatcher.admission import AtCapacity
 from dispatcher.auth import Caller, effective_plan
 from dispatcher.dependencies import KEY_SCHEMES, Admitted, State
 from dispatcher.event_tokens import grant_for, issue
@@ -56,6 +57,7 @@ async def analyze_async(
     tenant = await state.tenant_settings.get(who.tenant)  # cached: no query per session
     components = components_of(tenant.settings if tenant else None)
     await _servable(state, who, body.input_type, components, idempotency_key)
+    await _admitted(state, who, plan, idempotency_key)
     new = new_session(body, who, plan, media_path, idempotency_key, state.settings, tenant)
     accepted = await _accept(state, new)
     if accepted.mode == "sync" or accepted.replayed:
@@ -133,6 +135,19 @@ async def _servable(
         f"{input_type} input cannot be analysed right now: {reason}",
         headers={"Retry-After": str(NO_WORKER_RETRY_AFTER_S)},
     )
+
+
+async def _admitted(state: AppState, who: Caller, plan: int, idempotency_key: str | None) -> None:
+    """Wait for room in the pipeline (dispatcher/admission.py); 503 with Retry-After when none
+    came. A replay asks for no new work, so it passes."""
+    try:
+        await state.admission.admit(plan, lambda: _replay(state, who, idempotency_key))
+    except AtCapacity as exc:
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            str(exc),
+            headers={"Retry-After": str(exc.retry_after_s)},
+        ) from exc
 
 
 async def _replay(state: AppState, who: Caller, idempotency_key: str | None) -> bool:

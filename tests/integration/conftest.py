@@ -84,6 +84,20 @@ async def world(services: svc.Services, database_url: str, transport: str) -> As
 
 
 @pytest.fixture
+async def own_database(services: svc.Services) -> AsyncIterator[str]:
+    """A fresh, migrated database for one test, dropped after: the run's shared one holds
+    other tests' sessions, processing or past their deadline, which admission would count
+    and an aggregator would finalize (and observe) as soon as it starts."""
+    name = svc.unique("verdict_own_")
+    url = await svc.create_database(services.database_admin_url, name)
+    try:
+        await database.migrate(url)
+        yield url
+    finally:
+        await svc.drop_database(services.database_admin_url, name)
+
+
+@pytest.fixture
 async def settings(world: World) -> Settings:
     return await world()
 

@@ -3,17 +3,13 @@ from POST to verdict, redelivered tasks."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 from prometheus_client import REGISTRY
 
 from aggregator.service import Aggregator
 from shared import db as database
 from shared.broker import connect
-from shared.db import migrate
 from shared.names import Names
-from tests import services as svc
 from tests.integration.conftest import eventually, publisher_for, running
 from tests.integration.test_worker_flow import (
     explain,
@@ -29,19 +25,6 @@ pytestmark = pytest.mark.integration
 
 def sample(name: str, **labels: str) -> float:
     return REGISTRY.get_sample_value(name, labels) or 0.0
-
-
-@pytest.fixture
-async def own_database(services: svc.Services) -> AsyncIterator[str]:
-    """A fresh, migrated database: the run's shared one may hold other tests' sessions past
-    their deadline, which an aggregator finalizes (and observes) as soon as it starts."""
-    name = svc.unique("verdict_alerts_")
-    url = await svc.create_database(services.database_admin_url, name)
-    try:
-        await migrate(url)
-        yield url
-    finally:
-        await svc.drop_database(services.database_admin_url, name)
 
 
 async def test_the_aggregator_observes_each_session_from_post_to_verdict(world, own_database):
