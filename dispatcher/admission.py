@@ -15,46 +15,52 @@ takes. A limit of the pipeline's throughput times the latency one accepts at ful
 that latency; a limit far below throughput × the latency of an idle pipeline starves it.
 
 The count is read at most every `ADMISSION_RECHECK_S` per process, one query shared by every
-request that asks meanwhile, and a process adds what it admitted since that reading began.
-Several API processes may together overshoot the limit by what each admits within one such
-interval, and a session admitted just before a reading whose row is not yet written when it
-counts is missed until the next. Waiting re-reads on that same pace: it happens only while
-the pipeline is full.
+request that asks meanwhile (below half the limit in the background, off the request's
+way), and a process adds its own sessions the reading may not have seen: those admitted and
+not yet recorded, and those recorded since the reading began (counted twice at worst, until
+the next reading, never not at all). Several API processes may together overshoot the limit
+by what each admits within one interval. Waiting re-reads on the same pace; at most `limit`
+requests wait in a process at once (more are refused at once), in no order but their plans'.
+A reading slower than `READ_TIMEOUT_S`, or one that fails, leaves the estimate where it was,
+which only grows until a reading succeeds; before the first, nothing is admitted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Final
 
 import asyncpg
+import structlog
 
 from shared import metrics, sessions
 from shared.errors import VerdictError
 
-# The share of ADMISSION_LIMIT each plan may fill: freemium stops at half the limit, so a
-# free flood leaves the other half for paying plans, enterprise alone may use all of it.
-PLAN_SHARE: Final = {1: 0.5, 2: 0.6, 3: 0.7, 4: 0.8, 5: 0.9, 6: 1.0}
+log = structlog.get_logger(__name__)
+
+# The tenths of ADMISSION_LIMIT each plan may fill: freemium stops at half the limit, so a
+# free flood leaves the other half for paying plans; enterprise alone may use all of it.
+PLAN_TENTHS: Final = {1: 5, 2: 6, 3: 7, 4: 8, 5: 9, 6: 10}
 # What a refused client is told to wait: room comes back as fast as sessions finish.
 RETRY_AFTER_S: Final = 1
+# A reading of the count that takes longer is given up (the next caller starts another).
+READ_TIMEOUT_S: Final = 2.0
 
 
 class AtCapacity(VerdictError):
     """Raised when the pipeline had no room for a session within the admission wait."""
 
-    def __init__(self, processing: int, bound: int) -> None:
-        super().__init__(
-            f"the pipeline is at capacity ({processing} sessions processing, {bound} allowed "
-            f"for this plan); retry in {RETRY_AFTER_S} s"
-        )
+    def __init__(self, why: str) -> None:
+        super().__init__(f"the pipeline is at capacity ({why}); retry in {RETRY_AFTER_S} s")
         self.retry_after_s = RETRY_AFTER_S
 
 
 def bound_for(plan: int, limit: int) -> int:
     """Sessions processing below which a session of `plan` is admitted (at least 1)."""
-    return max(1, int(limit * PLAN_SHARE[plan]))
+    return max(1, limit * PLAN_TENTHS[plan] // 10)
 
 
 def has_room(plan: int, processing: int, limit: int) -> bool:
@@ -72,66 +78,107 @@ class Admission:
         self.limit = limit
         self.wait_s = wait_s
         self.recheck_s = recheck_s
-        self._count = 0
+        self._count = 0  # the last reading
         self._read_at: float | None = None  # monotonic time of the last reading
-        self._since = 0  # sessions this process admitted since that reading
+        self._pending = 0  # admitted by this process, not yet recorded
+        self._recorded = 0  # recorded by this process since the last reading began
+        self._waiting = 0  # requests of this process waiting for room now
         self._reading: asyncio.Future[None] | None = None
+        self._failing = False
 
-    async def admit(self, plan: int, replay: Callable[[], Awaitable[bool]]) -> None:
-        """Return once a session of `plan` may start; AtCapacity when no room came within
-        the wait. `replay` says whether the request names an earlier session (no new work):
-        asked only when there is no room, such a request always passes."""
+    @contextlib.asynccontextmanager
+    async def slot(self, plan: int, replay: Callable[[], Awaitable[bool]]) -> AsyncIterator[bool]:
+        """Room for one session of `plan`, held while the block records it; yields whether
+        the request waited for it (what was checked before may have changed meanwhile).
+        AtCapacity when no room came within the wait. `replay` says whether the request names
+        an earlier session: asked only when there is no room, such a request passes and holds
+        none. A block that raises gives its room back."""
         if self.limit == 0:
+            yield False
             return
+        outcome = await self._admit(plan, replay)
+        metrics.ADMISSIONS.labels(str(plan), outcome).inc()
+        if outcome == "replay":
+            yield False
+            return
+        try:
+            yield outcome == "waited"
+        except BaseException:
+            self._pending -= 1
+            raise
+        self._pending -= 1
+        self._recorded += 1
+
+    async def _admit(self, plan: int, replay: Callable[[], Awaitable[bool]]) -> str:
+        """`at_once` or `waited` (room taken: counted pending), or `replay`."""
         deadline = time.monotonic() + self.wait_s
         waited = False
-        while True:
-            processing = await self.processing()
-            if has_room(plan, processing, self.limit):
-                self._since += 1
-                metrics.ADMISSIONS.labels("waited" if waited else "at_once").inc()
-                return
-            if not waited and await replay():
-                return
-            if time.monotonic() >= deadline:
-                metrics.ADMISSIONS.labels("refused").inc()
-                raise AtCapacity(processing, bound_for(plan, self.limit))
-            waited = True
-            await asyncio.sleep(min(self.recheck_s, max(0.0, deadline - time.monotonic())))
+        try:
+            while True:
+                processing = await self.processing(deadline)
+                if processing is not None and has_room(plan, processing, self.limit):
+                    self._pending += 1  # no await since the check: no other request between
+                    return "waited" if waited else "at_once"
+                if not waited and await replay():
+                    return "replay"
+                if time.monotonic() >= deadline or (not waited and self._waiting >= self.limit):
+                    metrics.ADMISSIONS.labels(str(plan), "refused").inc()
+                    raise AtCapacity(self._why(plan, processing))
+                if not waited:
+                    waited = True
+                    self._waiting += 1
+                await asyncio.sleep(min(self.recheck_s, max(0.0, deadline - time.monotonic())))
+        finally:
+            if waited:
+                self._waiting -= 1
 
-    async def processing(self) -> int:
-        """Sessions processing now (up to the limit), as the last reading plus what this
-        process admitted since. A stale reading is read again, once for every caller; a
-        caller waits for it only from half the limit up. Below that (the idle pipeline's case)
-        the reading is renewed in the background and no query is in the request's way: this
-        process's admissions stay counted meanwhile, so only other processes' can slip past."""
+    def _why(self, plan: int, processing: int | None) -> str:
+        if processing is None:
+            return "the sessions processing could not be counted in time"
+        return (
+            f"{processing} sessions processing, {bound_for(plan, self.limit)} allowed for this plan"
+        )
+
+    async def processing(self, deadline: float | None = None) -> int | None:
+        """Sessions processing now as far as this process can tell: the last reading plus its
+        own sessions the reading may not hold; None before any reading landed. A stale
+        reading is read again, once for every caller; a caller waits for it (until
+        `deadline`, or for the first reading as long as a reading may take) only from half
+        the limit up, below that it lands in the background."""
         fresh = self._read_at is not None and time.monotonic() - self._read_at < self.recheck_s
         if not fresh:
             reading = self._reading or self._start_reading()
-            if self._read_at is None or 2 * (self._count + self._since) >= self.limit:
-                # Shielded: a caller cancelled (its client gone) leaves it to the rest.
-                await asyncio.shield(reading)
-        return self._count + self._since
+            if self._read_at is None or 2 * self._estimate() >= self.limit:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if self._read_at is None and left is not None:  # no estimate yet to go on
+                    left = max(left, READ_TIMEOUT_S)
+                # Shielded: a caller that gives up leaves the reading to the rest.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(left):
+                        await asyncio.shield(reading)
+        return None if self._read_at is None else self._estimate()
+
+    def _estimate(self) -> int:
+        return self._count + self._pending + self._recorded
 
     def _start_reading(self) -> asyncio.Future[None]:
-        self._reading = asyncio.ensure_future(self._read(self._since))
-        self._reading.add_done_callback(_retrieve)
+        self._reading = asyncio.ensure_future(self._read(self._recorded))
         return self._reading
 
-    async def _read(self, before: int) -> None:
-        """Read the count; of this process's admissions, only the `before` made before the
-        reading began leave the estimate. Later ones may or may not be in the count: they
-        stay counted besides it (twice, at worst, until the next reading), never not at all."""
+    async def _read(self, recorded_before: int) -> None:
+        """Read the count; the sessions this process recorded before the reading began are
+        in it and leave the estimate. A reading that fails or is too slow changes nothing."""
         try:
-            self._count = await sessions.processing(self.pool, self.limit)
-            self._read_at = time.monotonic()
-            self._since -= before
+            async with asyncio.timeout(READ_TIMEOUT_S):
+                count = await sessions.processing(self.pool, self.limit)
+        except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            if not self._failing:
+                log.warning("admission could not count the sessions processing", error=repr(exc))
+            self._failing = True
+            return
         finally:
             self._reading = None
-
-
-def _retrieve(reading: asyncio.Future[None]) -> None:
-    """A reading nobody waited for fails quietly: the next caller reads again, and a database
-    away is answered where a caller meets it."""
-    if not reading.cancelled():
-        reading.exception()
+        self._failing = False
+        self._count = count
+        self._read_at = time.monotonic()
+        self._recorded -= recorded_before

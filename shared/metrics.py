@@ -36,9 +36,10 @@ LOCK_CONTENTION = Counter(
 # outcome: applied, or unknown_session (dead-lettered: no session recorded under its id).
 RESULTS = Counter("verdict_results_total", "Results applied by the aggregator", ["outcome"])
 SESSIONS = Counter("verdict_sessions_total", "Sessions accepted by the API", ["mode"])
-# outcome: at_once, waited (admitted after waiting for room), refused (503 after the wait).
+# outcome: at_once, waited (admitted after waiting for room), replay (an Idempotency-Key
+# replay, passed without room), refused (503: no room within the wait, or too many waiting).
 ADMISSIONS = Counter(
-    "verdict_admissions_total", "Sessions the API's admission decided on", ["outcome"]
+    "verdict_admissions_total", "Submissions the API's admission decided on", ["plan", "outcome"]
 )
 
 

@@ -235,6 +235,14 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
+    def _admission_rechecks_within_its_wait(self) -> Settings:
+        # A waiting request re-reads the count every recheck; one no shorter than the wait
+        # would refuse it without a second look.
+        if self.admission_wait_s > 0 and self.admission_recheck_s >= self.admission_wait_s:
+            raise ValueError("ADMISSION_RECHECK_S must be shorter than ADMISSION_WAIT_S")
+        return self
+
+    @model_validator(mode="after")
     def _broker_for_its_transport(self) -> Settings:
         if self.transport == "rabbitmq" and not self.amqp_url:
             raise ValueError("AMQP_URL is required with TRANSPORT=rabbitmq (the default)")

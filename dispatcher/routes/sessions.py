@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 from fastapi import APIRouter, HTTPException, status
 from fastapi.responses import JSONResponse
@@ -57,9 +58,11 @@ async def analyze_async(
     tenant = await state.tenant_settings.get(who.tenant)  # cached: no query per session
     components = components_of(tenant.settings if tenant else None)
     await _servable(state, who, body.input_type, components, idempotency_key)
-    await _admitted(state, who, plan, idempotency_key)
-    new = new_session(body, who, plan, media_path, idempotency_key, state.settings, tenant)
-    accepted = await _accept(state, new)
+    async with _admitted(state, who, plan, idempotency_key) as waited:
+        if waited:  # the tenant's other requests may have started sessions meanwhile
+            await state.quotas.enforce_in_flight_cap(who, idempotency_key)
+        new = new_session(body, who, plan, media_path, idempotency_key, state.settings, tenant)
+        accepted = await _accept(state, new)
     if accepted.mode == "sync" or accepted.replayed:
         return await _current_state(state, accepted.session_id, who)
     token = events_token(state, who, accepted.session_id, plan)
@@ -137,11 +140,22 @@ async def _servable(
     )
 
 
-async def _admitted(state: AppState, who: Caller, plan: int, idempotency_key: str | None) -> None:
-    """Wait for room in the pipeline (dispatcher/admission.py); 503 with Retry-After when none
-    came. A replay asks for no new work, so it passes."""
+@contextlib.asynccontextmanager
+async def _admitted(
+    state: AppState, who: Caller, plan: int, idempotency_key: str | None
+) -> AsyncIterator[bool]:
+    """Room in the pipeline for the session while it is recorded (dispatcher/admission.py);
+    503 with Retry-After when none came. Yields whether the request waited for it. A replay
+    asks for no new work, so it passes; with the broker away the API analyses the session
+    itself, and the sessions left processing meanwhile must not hold that back."""
+    if not state.broker_up:
+        yield False
+        return
     try:
-        await state.admission.admit(plan, lambda: _replay(state, who, idempotency_key))
+        async with state.admission.slot(
+            plan, lambda: _replay(state, who, idempotency_key)
+        ) as waited:
+            yield waited
     except AtCapacity as exc:
         raise HTTPException(
             status.HTTP_503_SERVICE_UNAVAILABLE,

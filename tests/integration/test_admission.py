@@ -10,7 +10,8 @@ import asyncpg
 import pytest
 
 from shared.api_keys import hashed
-from tests.integration.conftest import on_both_transports
+from tests.integration.conftest import on_both_transports, only_on_rabbitmq
+from tests.integration.test_api import client_for
 from tests.integration.test_quotas import client, serving
 
 pytestmark = [pytest.mark.integration, on_both_transports]
@@ -28,7 +29,7 @@ def keys() -> dict[str, dict[str, str]]:
     }
 
 
-async def pipeline(world, own_database, keys, limit=4):
+async def pipeline(world, own_database, keys, limit=4, **overrides):
     return await world(
         database_url=own_database,
         api_keys=hashed(
@@ -38,10 +39,13 @@ async def pipeline(world, own_database, keys, limit=4):
             }
         ),
         admission_limit=limit,
-        admission_wait_s=WAIT_S,
-        admission_recheck_s=0.02,
         # Rate limits and per-tenant caps are quotas of their own (test_quotas.py).
-        quotas_enabled=False,
+        **{
+            "admission_wait_s": WAIT_S,
+            "admission_recheck_s": 0.02,
+            "quotas_enabled": False,
+            **overrides,
+        },
     )
 
 
@@ -96,7 +100,7 @@ async def test_past_the_limit_a_session_is_refused_after_the_wait_and_lower_plan
 async def test_a_waiting_session_is_admitted_as_soon_as_one_finishes(world, own_database, keys):
     """At the limit, a POST waits; a session that finishes meanwhile makes room, and the POST
     answers 202 well before the wait would have run out."""
-    settings = await pipeline(world, own_database, keys, limit=2)
+    settings = await pipeline(world, own_database, keys, limit=2, admission_wait_s=5.0)
     async with serving(settings) as app, client(app) as api:
         first, _ = [
             await api.post(SUBMIT, json={"text": f"top {i}"}, headers=keys["top"]) for i in range(2)
@@ -116,5 +120,63 @@ async def test_a_waiting_session_is_admitted_as_soon_as_one_finishes(world, own_
         admitted = await waiting
         took = time.monotonic() - began
     assert admitted.status_code == 202
-    assert 0.3 <= took < WAIT_S
+    assert 0.3 <= took < 5.0
     assert await processing(own_database) == 2
+
+
+async def test_a_request_that_waited_is_held_to_its_tenants_cap_as_it_is_then(
+    world, own_database, keys
+):
+    """The tenant's cap is checked before the wait and again after it: a session the tenant
+    started meanwhile (through another API process, say) counts, so room in the pipeline
+    does not carry it past its cap."""
+    settings = await pipeline(
+        world,
+        own_database,
+        keys,
+        limit=10,  # plan 2 may fill 6
+        admission_wait_s=5.0,
+        quotas_enabled=True,
+        max_in_flight_by_plan={2: 2},
+    )
+    async with serving(settings) as app, client(app) as api:
+        lower = await api.post(SUBMIT, json={"text": "lower 1"}, headers=keys["lower"])
+        top = [
+            await api.post(SUBMIT, json={"text": f"top {i}"}, headers=keys["top"]) for i in range(5)
+        ]
+        waiting = asyncio.create_task(
+            api.post(SUBMIT, json={"text": "lower 2"}, headers=keys["lower"])
+        )  # 6 processing: plan 2 waits; its tenant has 1 of its 2
+        await asyncio.sleep(0.3)
+        assert not waiting.done()
+        conn = await asyncpg.connect(own_database)
+        try:
+            ended, moved = (r.json()["session_id"] for r in top[:2])
+            await conn.execute(
+                "UPDATE sessions SET status = 'completed', finished_at = now() WHERE id = $1::uuid",
+                ended,
+            )
+            await conn.execute("UPDATE sessions SET tenant = 't-lower' WHERE id = $1::uuid", moved)
+        finally:
+            await conn.close()
+        over_cap = await waiting
+    assert lower.status_code == 202 and [r.status_code for r in top] == [202] * 5
+    assert over_cap.status_code == 429, over_cap.text
+    assert "still processing" in over_cap.json()["detail"]
+
+
+async def test_with_the_broker_away_sessions_left_processing_do_not_hold_the_api_back(
+    world, own_database, keys
+):
+    """While RabbitMQ is away the API analyses sessions itself; the sessions that were
+    processing when it went stay so until it returns, and must not fill admission."""
+    settings = await pipeline(world, own_database, keys, limit=1)
+    only_on_rabbitmq(settings, "on the postgres transport there is no broker to lose")
+    async with serving(settings) as app, client(app) as api:
+        stranded = await api.post(SUBMIT, json={"text": "before"}, headers=keys["top"])
+    offline = settings.model_copy(update={"amqp_url": "amqp://guest:guest@127.0.0.1:1/"})
+    async with client_for(offline) as api:
+        analysed = await api.post(SUBMIT, json={"text": "after"}, headers=keys["top"])
+    assert stranded.status_code == 202
+    assert analysed.status_code == 200, analysed.text
+    assert analysed.json()["mode"] == "sync"
