@@ -5,7 +5,7 @@ the difference waits in the broker's queues: every session then waits behind all
 and nobody sees the backlog until latency is counted in seconds. So the API counts the
 sessions processing across the whole pipeline (PostgreSQL, the record: every API process
 reads the same number) and admits a new one only while that count is below
-`ADMISSION_LIMIT`; a lower plan only below its share of the limit (`PLAN_SHARE`), so a flood
+`ADMISSION_LIMIT`; a lower plan only below its share of the limit (`PLAN_TENTHS`), so a flood
 of free sessions leaves room for paying ones. A request over the limit waits for room, up
 to `ADMISSION_WAIT_S`, and is then refused with 503 and `Retry-After`: the backlog stays with
 the clients, whose next request waits with it, instead of hiding in a queue.
