@@ -4,9 +4,11 @@ shared by every request that asks at once, and each admission counted until the 
 import asyncio
 
 import pytest
+from pydantic import ValidationError
 
 from dispatcher.admission import PLAN_TENTHS, Admission, AtCapacity, bound_for, has_room
 from shared.constants import PLANS
+from shared.settings import Settings
 
 
 @pytest.mark.parametrize("plan", PLANS)
@@ -190,3 +192,12 @@ async def test_past_limit_waiting_requests_the_next_is_refused_without_waiting()
     assert asyncio.get_running_loop().time() - began < 0.5
     pool.processing = 0
     await asyncio.gather(*waiters)
+
+
+def test_settings_refuse_a_recheck_no_shorter_than_the_wait():
+    """A waiting request would be refused without a second look at the count."""
+    base = {"amqp_url": "amqp://x", "redis_url": "redis://x", "database_url": "postgresql://x"}
+    with pytest.raises(ValidationError, match="ADMISSION_RECHECK_S must be shorter"):
+        Settings(**base, admission_wait_s=0.5, admission_recheck_s=0.5)
+    assert Settings(**base, admission_wait_s=0, admission_recheck_s=0.5).admission_wait_s == 0
+    assert Settings(**base).admission_limit == 64
