@@ -152,11 +152,16 @@ async def test_a_request_that_waited_is_held_to_its_tenants_cap_as_it_is_then(
         conn = await asyncpg.connect(own_database)
         try:
             ended, moved = (r.json()["session_id"] for r in top[:2])
-            await conn.execute(
-                "UPDATE sessions SET status = 'completed', finished_at = now() WHERE id = $1::uuid",
-                ended,
-            )
-            await conn.execute("UPDATE sessions SET tenant = 't-lower' WHERE id = $1::uuid", moved)
+            # One transaction: room must not come before the tenant's second session does.
+            async with conn.transaction():
+                await conn.execute(
+                    "UPDATE sessions SET tenant = 't-lower' WHERE id = $1::uuid", moved
+                )
+                await conn.execute(
+                    "UPDATE sessions SET status = 'completed', finished_at = now()"
+                    " WHERE id = $1::uuid",
+                    ended,
+                )
         finally:
             await conn.close()
         over_cap = await waiting
