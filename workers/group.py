@@ -88,8 +88,7 @@ class WorkerGroup:
             house = await open_house(opened, first, pool, listener=listener)
             http = opened.http()
             async with _first_error_unwrapped(), asyncio.TaskGroup() as group:
-                for worker in self.workers:
-                    group.create_task(worker.run(stop, listener))
+                running = [group.create_task(w.run(stop, listener)) for w in self.workers]
                 # Announced once every component consumes: online means able to take work.
                 await asyncio.gather(*(w.ready.wait() for w in self.workers))
                 heartbeat = Heartbeat(
@@ -99,8 +98,11 @@ class WorkerGroup:
                     lambda: self.busy,
                 )
                 log.info("workers ready", components=[w.options.component for w in self.workers])
+                # Beating until every component has drained: its last record says "stopped"
+                # once no task of the process runs, not while the grace period still does.
                 async with heartbeat.running():
                     await stop.wait()
+                    await asyncio.wait(running)
 
 
 @contextlib.asynccontextmanager

@@ -210,9 +210,13 @@ class Worker:
                 prefetch=opts.prefetch,
             )
             # Urgent sessions in flight anywhere hold this worker's lower-tier starts back.
+            # The stop is honoured before the helpers are torn down: their exits (a last
+            # heartbeat write, a cancelled listener) may take seconds on a loaded machine,
+            # and buffered tasks must not start meanwhile. The heartbeat keeps reporting the
+            # tasks that finish in the grace period, and says "stopped" once they have.
             async with self._precedence(house), self._heartbeat(house, http):
                 await stop.wait()
-            await self._shutdown(slots)
+                await self._shutdown(slots)
 
     @property
     def busy(self) -> int:

@@ -9,6 +9,7 @@ from aggregator.service import Aggregator
 from dispatcher.submit import first_tasks
 from shared import live, sessions
 from shared.constants import ANALYSIS_COMPONENTS
+from shared.heartbeat import Heartbeat
 from shared.locks import lock_key
 from shared.sessions import NewSession
 from tests.integration.conftest import (
@@ -163,6 +164,24 @@ async def test_a_stop_lets_running_tasks_finish_and_requeues_the_rest(world, poo
     depths = await queue_depths(settings)
     assert depths[f"{settings.topology_prefix}.results"] == 1  # the running task finished
     assert depths[f"{settings.topology_prefix}.claims.4"] == 5  # the rest went back, none lost
+
+
+async def test_a_stop_is_honoured_before_the_workers_helpers_wind_down(world, pool, monkeypatch):
+    """The heartbeat's last write takes 2 s (a loaded machine, a slow store): the stop still
+    closes the intake at once, so no buffered task starts while the helpers wind down."""
+    write = Heartbeat._write
+
+    async def slow_last_write(self, said, in_flight, stopped_at):
+        if stopped_at is not None:
+            await asyncio.sleep(2)
+        await write(self, said, in_flight, stopped_at)
+
+    monkeypatch.setattr(Heartbeat, "_write", slow_last_write)
+    settings = await world(shutdown_grace_s=5)
+    await stop_mid_task(settings, pool, queued=6, concurrency=1)
+    depths = await queue_depths(settings)
+    assert depths[f"{settings.topology_prefix}.results"] == 1
+    assert depths[f"{settings.topology_prefix}.claims.4"] == 5
 
 
 async def test_a_stopped_worker_exits_when_its_last_task_is_done_not_after_the_grace(world, pool):

@@ -16,6 +16,8 @@ from shared.registry import registry
 from tests.cli import ROOT, settings_env
 from tests.integration.conftest import eventually, running
 from tests.integration.test_worker_flow import explain, final_view, submit, workers_for
+from workers.executor import Analysis
+from workers.group import WorkerGroup, worker_options
 
 pytestmark = pytest.mark.integration
 
@@ -71,6 +73,30 @@ async def test_one_process_with_two_components_finishes_tasks_of_both(
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+async def test_a_group_says_stopped_only_once_its_running_task_has_ended(
+    settings, pool, publisher, redis
+):
+    """A stop while a 1 s task runs: the process's record stays the busy worker's through the
+    grace period, and its last one (stopped) is written after the task ended, not at the stop."""
+    started, ended = asyncio.Event(), []
+
+    async def slow(task, ctx):
+        started.set()
+        await asyncio.sleep(1)
+        ended.append(time.time())
+        return Analysis(5)
+
+    group = WorkerGroup(settings, worker_options(["claims"], 1, 2), {"claims": slow})
+    stop = asyncio.Event()
+    serving = asyncio.create_task(group.run(stop))
+    await submit(pool, publisher, plan=3)
+    await asyncio.wait_for(started.wait(), 20)
+    stop.set()
+    await asyncio.wait_for(serving, 20)
+    [stopped] = await _records_of(settings, redis, os.getpid(), status=None)
+    assert ended and stopped.stopped_at is not None and stopped.stopped_at >= ended[0]
 
 
 async def _records_of(settings, redis, pid, status="online"):
