@@ -23,6 +23,18 @@ by what each admits within one interval. Waiting re-reads on the same pace; at m
 requests wait in a process at once (more are refused at once), in no order but their plans'.
 A reading slower than `READ_TIMEOUT_S`, or one that fails, leaves the estimate where it was,
 which only grows until a reading succeeds; before the first, nothing is admitted.
+
+The limit follows the pipeline's pace (`ADMISSION_TARGET_S`; 0 keeps it fixed): a fixed
+number of sessions is a second of work on one machine and two on a slower one, and the
+latency at full load is that number over the throughput. So every `PACE_WINDOW_S` one
+reading also counts the sessions created since the last such reading, which gives the
+sessions finished in between (processing then + created since − processing now), and a
+window in which the limit held a request back measured what the pipeline can finish: the
+limit becomes that pace (smoothed over windows) times the target, between `MIN_LIMIT` and
+`ADMISSION_LIMIT`. A window in which nobody waited says only what clients asked for and
+changes nothing. A lower limit costs some throughput, which lowers the next measure less than
+the limit: the limit settles where pace × target meets it, from above or below. A stalled
+pipeline (nothing finishing) brings it to the floor, and it rises again with the pace.
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Final
 
 import asyncpg
@@ -48,6 +61,16 @@ PLAN_TENTHS: Final = {1: 5, 2: 6, 3: 7, 4: 8, 5: 9, 6: 10}
 RETRY_AFTER_S: Final = 1
 # A reading of the count that takes longer is given up (the next caller starts another).
 READ_TIMEOUT_S: Final = 2.0
+# The pace is measured over windows this long; a window that ran far longer (no reading
+# came: nobody asked) is dropped, not measured. Each new measure weighs this much.
+PACE_WINDOW_S: Final = 1.0
+PACE_STALE_S: Final = 3.0
+PACE_WEIGHT: Final = 0.5
+# The learned limit stays at or above this (or ADMISSION_LIMIT, if lower).
+MIN_LIMIT: Final = 10
+# The pace's readings count the sessions processing up to this many limits: a window that
+# began or ended beyond (sessions stranded by an outage) is not measured.
+PACE_COUNT_LIMITS: Final = 4
 
 
 class AtCapacity(VerdictError):
@@ -69,15 +92,61 @@ def has_room(plan: int, processing: int, limit: int) -> bool:
     return limit == 0 or processing < bound_for(plan, limit)
 
 
+def paced_limit(finished_per_s: float, target_s: float, ceiling: int) -> int:
+    """Little's law: the sessions that may be processing for each to take about `target_s`
+    at `finished_per_s`, between MIN_LIMIT (or `ceiling`, if lower) and `ceiling`."""
+    return max(min(MIN_LIMIT, ceiling), min(ceiling, round(finished_per_s * target_s)))
+
+
+def smoothed(previous: float | None, measured: float) -> float:
+    """The pace after one more window's measure."""
+    if previous is None:
+        return measured
+    return previous + PACE_WEIGHT * (measured - previous)
+
+
+@dataclass
+class Window:
+    """One window of the pace: when it began (monotonic), the wall-clock millisecond from
+    which new session ids are its, the sessions processing then, and whether the limit held
+    a request back since."""
+
+    began: float
+    since_ms: int
+    processing: int
+    held_back: bool = False
+
+    def finished_per_s(self, now: float, processing: int, created: int) -> float | None:
+        """Sessions finished per second over the window, ended at `now` with `processing`
+        sessions under way and `created` new since it began; None when it does not measure
+        the pipeline's pace (nobody held back, too short, or too long ago)."""
+        took = now - self.began
+        if not self.held_back or took <= 0 or took > PACE_STALE_S:
+            return None
+        return max(0, self.processing + created - processing) / took
+
+
 class Admission:
     """The pipeline's sessions processing as one API process sees them, and the admission
     decision on them."""
 
-    def __init__(self, pool: asyncpg.Pool, limit: int, wait_s: float, recheck_s: float) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        limit: int,
+        wait_s: float,
+        recheck_s: float,
+        target_s: float = 0.0,
+    ) -> None:
         self.pool = pool
-        self.limit = limit
+        self.ceiling = limit  # ADMISSION_LIMIT
+        self.limit = limit  # the limit now: the ceiling, or what the pace made of it
         self.wait_s = wait_s
         self.recheck_s = recheck_s
+        self.target_s = target_s
+        self.pace: float | None = None  # sessions finished per second, smoothed
+        self._window: Window | None = None
+        metrics.ADMISSION_LIMIT.set(limit)
         self._count = 0  # the last reading
         self._read_at: float | None = None  # monotonic time of the last reading
         self._pending = 0  # admitted by this process, not yet recorded
@@ -93,7 +162,7 @@ class Admission:
         AtCapacity when no room came within the wait. `replay` says whether the request names
         an earlier session: asked only when there is no room, such a request passes and holds
         none. A block that raises gives its room back."""
-        if self.limit == 0:
+        if self.ceiling == 0:
             yield False
             return
         outcome = await self._admit(plan, replay)
@@ -121,6 +190,8 @@ class Admission:
                     return "waited" if waited else "at_once"
                 if not waited and await replay():
                     return "replay"
+                if self._window is not None:
+                    self._window.held_back = True
                 if time.monotonic() >= deadline or (not waited and self._waiting >= self.limit):
                     metrics.ADMISSIONS.labels(str(plan), "refused").inc()
                     raise AtCapacity(self._why(plan, processing))
@@ -162,15 +233,27 @@ class Admission:
         return self._count + self._pending + self._recorded
 
     def _start_reading(self) -> asyncio.Future[None]:
-        self._reading = asyncio.ensure_future(self._read(self._recorded))
+        window = self._window
+        paced = self.target_s > 0 and (
+            window is None or time.monotonic() - window.began >= PACE_WINDOW_S
+        )
+        self._reading = asyncio.ensure_future(self._read(self._recorded, paced))
         return self._reading
 
-    async def _read(self, recorded_before: int) -> None:
-        """Read the count; the sessions this process recorded before the reading began are
-        in it and leave the estimate. A reading that fails or is too slow changes nothing."""
+    async def _read(self, recorded_before: int, paced: bool) -> None:
+        """Read the count (with the sessions created since the pace's window began, when
+        `paced`); the sessions this process recorded before the reading began are in it and
+        leave the estimate. A reading that fails or is too slow changes nothing."""
+        window, since_ms = self._window, time.time_ns() // 1_000_000
         try:
             async with asyncio.timeout(READ_TIMEOUT_S):
-                count = await sessions.processing(self.pool, self.limit)
+                if paced:
+                    up_to = PACE_COUNT_LIMITS * self.ceiling
+                    count, created = await sessions.processing_and_created(
+                        self.pool, up_to, window.since_ms if window else since_ms
+                    )
+                else:
+                    count = await sessions.processing(self.pool, self.ceiling)
         except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
             if not self._failing:
                 log.warning("admission could not count the sessions processing", error=repr(exc))
@@ -182,3 +265,20 @@ class Admission:
         self._count = count
         self._read_at = time.monotonic()
         self._recorded -= recorded_before
+        if paced:
+            self._pace(window, Window(self._read_at, since_ms, count), created, up_to)
+
+    def _pace(self, ended: Window | None, next_window: Window, created: int, up_to: int) -> None:
+        """Close the pace's window with this reading, learn from it, and open the next."""
+        self._window = next_window
+        if ended is None or up_to in (ended.processing, next_window.processing):
+            return
+        measured = ended.finished_per_s(next_window.began, next_window.processing, created)
+        if measured is None:
+            return
+        self.pace = smoothed(self.pace, measured)
+        limit = paced_limit(self.pace, self.target_s, self.ceiling)
+        if limit != self.limit:
+            log.info("admission limit follows the pace", limit=limit, finished_per_s=self.pace)
+            self.limit = limit
+            metrics.ADMISSION_LIMIT.set(limit)

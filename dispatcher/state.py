@@ -103,6 +103,7 @@ class AppState:
             self.settings.admission_limit,
             self.settings.admission_wait_s,
             self.settings.admission_recheck_s,
+            self.settings.admission_target_s,
         )
         self.tenants = SessionTenants(self.pool, self.settings.api_tenant_cache_size)
         self.workers = OnlineWorkers(

@@ -41,6 +41,10 @@ SESSIONS = Counter("verdict_sessions_total", "Sessions accepted by the API", ["m
 ADMISSIONS = Counter(
     "verdict_admissions_total", "Submissions the API's admission decided on", ["plan", "outcome"]
 )
+# ADMISSION_LIMIT, or what the pipeline's measured pace made of it (ADMISSION_TARGET_S).
+ADMISSION_LIMIT = Gauge(
+    "verdict_admission_limit", "Sessions processing past which the API holds new ones back"
+)
 
 
 def serve(port: int | None, host: str = "127.0.0.1") -> WSGIServer | None:

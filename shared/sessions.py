@@ -185,6 +185,29 @@ async def processing(conn: asyncpg.Connection | asyncpg.Pool, up_to: int) -> int
     return int(await conn.fetchval(PROCESSING_SQL, up_to))
 
 
+# Both in one snapshot; the sessions created since a moment are a range of the primary key
+# (a UUIDv7 begins with its creation time), in the day partitions from that moment's on.
+PACE_SQL = """
+SELECT (SELECT count(*) FROM (SELECT 1 FROM sessions WHERE status = 'processing' LIMIT $1) AS o),
+       (SELECT count(*) FROM sessions WHERE id >= $2 AND day >= session_day($2))
+"""
+
+
+def first_id_at(ms: int) -> uuid.UUID:
+    """The smallest session id created at `ms` (Unix milliseconds) or later."""
+    return uuid.UUID(int=(ms & (1 << 48) - 1) << 80)
+
+
+async def processing_and_created(
+    conn: asyncpg.Connection | asyncpg.Pool, up_to: int, since_ms: int
+) -> tuple[int, int]:
+    """Sessions processing (counted up to `up_to`) and sessions created from `since_ms` on,
+    every tenant's, as of one moment: how many finished in between follows from two of these."""
+    row = await conn.fetchrow(PACE_SQL, up_to, first_id_at(since_ms))
+    assert row is not None
+    return int(row[0]), int(row[1])
+
+
 # What hangs off a session goes with it (migration 008 has no foreign keys to cascade).
 DELETE_SQL = """
 WITH gone AS (

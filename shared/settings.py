@@ -361,6 +361,9 @@ class Settings(BaseSettings):
     # count is read again (per API process, one query for every request asking meanwhile).
     admission_wait_s: float = Field(2.0, ge=0)
     admission_recheck_s: float = Field(0.02, gt=0)
+    # The latency at full load the limit aims for: it follows the sessions the pipeline
+    # finishes per second times this, never above ADMISSION_LIMIT (0: the limit stays fixed).
+    admission_target_s: float = Field(0.5, ge=0)
     # A connection must send a whole request line and headers within this many seconds of
     # opening (or of its previous answer), else it is closed (slow-header clients).
     api_header_timeout_s: float = Field(10.0, gt=0)

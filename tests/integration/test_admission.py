@@ -9,6 +9,7 @@ import uuid
 import asyncpg
 import pytest
 
+from shared import sessions
 from shared.api_keys import hashed
 from tests.integration.conftest import on_both_transports, only_on_rabbitmq
 from tests.integration.test_api import client_for
@@ -185,3 +186,76 @@ async def test_with_the_broker_away_sessions_left_processing_do_not_hold_the_api
     assert stranded.status_code == 202
     assert analysed.status_code == 200, analysed.text
     assert analysed.json()["mode"] == "sync"
+
+
+async def test_the_pace_reading_counts_sessions_processing_and_those_created_since(
+    world, own_database, keys
+):
+    """One statement, real PostgreSQL: sessions processing (up to a bound), and sessions
+    created from a wall-clock millisecond on, found by their ids."""
+    settings = await pipeline(world, own_database, keys, limit=0)
+    async with serving(settings) as app, client(app) as api:
+        before = [
+            await api.post(SUBMIT, json={"text": f"a {i}"}, headers=keys["top"]) for i in range(3)
+        ]
+        await asyncio.sleep(0.01)
+        since_ms = time.time_ns() // 1_000_000
+        await asyncio.sleep(0.01)
+        after = [
+            await api.post(SUBMIT, json={"text": f"b {i}"}, headers=keys["top"]) for i in range(4)
+        ]
+    pool = await asyncpg.create_pool(own_database, min_size=1, max_size=1)
+    try:
+        await pool.execute(
+            "UPDATE sessions SET status = 'completed', finished_at = now()"
+            " WHERE id = ANY($1::uuid[])",
+            [before[0].json()["session_id"], after[0].json()["session_id"]],
+        )
+        assert await sessions.processing_and_created(pool, 100, since_ms) == (5, 4)
+        assert await sessions.processing_and_created(pool, 2, since_ms) == (2, 4)
+        later = time.time_ns() // 1_000_000 + 1000
+        assert await sessions.processing_and_created(pool, 100, later) == (5, 0)
+    finally:
+        await pool.close()
+
+
+async def test_the_limit_follows_what_the_pipeline_finishes(world, own_database, keys):
+    """No workers: the test finishes 20 sessions a second while eight clients submit back to
+    back. Aiming at 0.5 s, the limit of 40 comes down to about 10 (20 × 0.5), and the
+    sessions processing with it."""
+    settings = await pipeline(
+        world, own_database, keys, limit=40, admission_wait_s=0.5, admission_target_s=0.5
+    )
+    conn = await asyncpg.connect(own_database)
+    stop_at = time.monotonic() + 4.0
+
+    async def finishing() -> None:
+        began, finished = time.monotonic(), 0
+        while True:
+            owed = int(20 * (time.monotonic() - began)) - finished
+            if owed > 0:
+                done = await conn.execute(
+                    "UPDATE sessions SET status = 'completed', finished_at = now() WHERE id IN"
+                    " (SELECT id FROM sessions WHERE status = 'processing' ORDER BY id LIMIT $1)",
+                    owed,
+                )
+                finished += int(done.split()[-1])
+            await asyncio.sleep(0.02)
+
+    async def submitting(api) -> None:
+        while time.monotonic() < stop_at:
+            await api.post(SUBMIT, json={"text": "some text"}, headers=keys["top"])
+
+    try:
+        async with serving(settings) as app, client(app) as api:
+            finisher = asyncio.create_task(finishing())
+            try:
+                await asyncio.gather(*(submitting(api) for _ in range(8)))
+            finally:
+                finisher.cancel()
+            gate = app.state.pipeline.admission
+            assert gate.pace is not None and 8 <= gate.pace <= 30, gate.pace
+            assert 10 <= gate.limit <= 15, gate.limit
+        assert await processing(own_database) <= 20
+    finally:
+        await conn.close()
