@@ -20,7 +20,9 @@ way), and a process adds its own sessions the reading may not have seen: those a
 not yet recorded, and those recorded since the reading began (counted twice at worst, until
 the next reading, never not at all). Several API processes may together overshoot the limit
 by what each admits within one interval. Waiting re-reads on the same pace; at most `limit`
-requests wait in a process at once (more are refused at once), in no order but their plans'.
+requests wait in a process at once (more are refused at once), and room goes to them in the
+order they came: a request takes room only when no earlier one that the same room would
+admit is still in line (a lower plan held back at its share holds no higher plan back).
 A reading slower than `READ_TIMEOUT_S`, or one that fails, leaves the estimate where it was,
 which only grows until a reading succeeds; before the first, nothing is admitted.
 
@@ -32,9 +34,11 @@ sessions finished in between (processing then + created since − processing now
 window in which the limit held a request back measured what the pipeline can finish: the
 limit becomes that pace (smoothed over windows) times the target, between `MIN_LIMIT` and
 `ADMISSION_LIMIT`. A window in which nobody waited says only what clients asked for and
-changes nothing. A lower limit costs some throughput, which lowers the next measure less than
-the limit: the limit settles where pace × target meets it, from above or below. A stalled
-pipeline (nothing finishing) brings it to the floor, and it rises again with the pace.
+changes nothing. It starts at the floor (a ceiling of sessions admitted before any measure
+would take the ceiling over the throughput to finish) and rises with the first measures: a
+limit too low finishes fewer sessions per second, but more than the limit over the target,
+so each measure lifts it until pace × target meets it. A stalled pipeline (nothing
+finishing) brings it back to the floor, and it rises again with the pace.
 """
 
 from __future__ import annotations
@@ -140,7 +144,11 @@ class Admission:
     ) -> None:
         self.pool = pool
         self.ceiling = limit  # ADMISSION_LIMIT
-        self.limit = limit  # the limit now: the ceiling, or what the pace made of it
+        # The limit now: the ceiling, or what the pace made of it. A paced limit starts at its
+        # floor and rises with the first measures: sessions admitted before any measure must
+        # not take longer than the target (a pipeline idle a moment ago finishes MIN_LIMIT
+        # sessions in about its idle latency).
+        self.limit = paced_limit(0.0, target_s, limit) if target_s > 0 else limit
         self.wait_s = wait_s
         self.recheck_s = recheck_s
         self.target_s = target_s
@@ -151,7 +159,8 @@ class Admission:
         self._read_at: float | None = None  # monotonic time of the last reading
         self._pending = 0  # admitted by this process, not yet recorded
         self._recorded = 0  # recorded by this process since the last reading began
-        self._waiting = 0  # requests of this process waiting for room now
+        self._line: dict[int, int] = {}  # the plans of the requests deciding now, in arrival order
+        self._tickets = 0
         self._reading: asyncio.Future[None] | None = None
         self._failing = False
 
@@ -182,26 +191,43 @@ class Admission:
         """`at_once` or `waited` (room taken: counted pending), or `replay`."""
         deadline = time.monotonic() + self.wait_s
         waited = False
+        self._tickets += 1
+        ticket = self._tickets
+        self._line[ticket] = plan
         try:
             while True:
                 processing = await self.processing(deadline)
-                if processing is not None and has_room(plan, processing, self.limit):
+                if (
+                    processing is not None
+                    and has_room(plan, processing, self.limit)
+                    and not self._ahead(ticket, processing)
+                ):
                     self._pending += 1  # no await since the check: no other request between
                     return "waited" if waited else "at_once"
                 if not waited and await replay():
                     return "replay"
                 if self._window is not None:
                     self._window.held_back = True
-                if time.monotonic() >= deadline or (not waited and self._waiting >= self.limit):
+                if time.monotonic() >= deadline or (not waited and self._in_line(ticket)):
                     metrics.ADMISSIONS.labels(str(plan), "refused").inc()
                     raise AtCapacity(self._why(plan, processing))
-                if not waited:
-                    waited = True
-                    self._waiting += 1
+                waited = True
                 await asyncio.sleep(min(self.recheck_s, max(0.0, deadline - time.monotonic())))
         finally:
-            if waited:
-                self._waiting -= 1
+            del self._line[ticket]
+
+    def _in_line(self, ticket: int) -> bool:
+        """Whether as many requests as the limit came before `ticket` and still decide."""
+        return sum(1 for earlier in self._line if earlier < ticket) >= self.limit
+
+    def _ahead(self, ticket: int, processing: int) -> bool:
+        """Whether a request that came before `ticket` is still in line for the room there is."""
+        for earlier, plan in self._line.items():
+            if earlier >= ticket:
+                return False
+            if has_room(plan, processing, self.limit):
+                return True
+        return False
 
     def _why(self, plan: int, processing: int | None) -> str:
         if processing is None:

@@ -220,11 +220,11 @@ async def test_the_pace_reading_counts_sessions_processing_and_those_created_sin
 
 
 async def test_the_limit_follows_what_the_pipeline_finishes(world, own_database, keys):
-    """No workers: the test finishes 20 sessions a second while eight clients submit back to
-    back. Aiming at 0.5 s, the limit of 40 comes down to about 10 (20 × 0.5), and the
-    sessions processing with it."""
+    """No workers: the test finishes 40 sessions a second while eight clients submit back to
+    back. Aiming at 0.5 s, the limit (at most 60) starts at 10 and rises to about 20 (40 ×
+    0.5), and the sessions processing with it."""
     settings = await pipeline(
-        world, own_database, keys, limit=40, admission_wait_s=0.5, admission_target_s=0.5
+        world, own_database, keys, limit=60, admission_wait_s=0.5, admission_target_s=0.5
     )
     conn = await asyncpg.connect(own_database)
     stop_at = time.monotonic() + 4.0
@@ -232,7 +232,7 @@ async def test_the_limit_follows_what_the_pipeline_finishes(world, own_database,
     async def finishing() -> None:
         began, finished = time.monotonic(), 0
         while True:
-            owed = int(20 * (time.monotonic() - began)) - finished
+            owed = int(40 * (time.monotonic() - began)) - finished
             if owed > 0:
                 done = await conn.execute(
                     "UPDATE sessions SET status = 'completed', finished_at = now() WHERE id IN"
@@ -254,8 +254,8 @@ async def test_the_limit_follows_what_the_pipeline_finishes(world, own_database,
             finally:
                 finisher.cancel()
             gate = app.state.pipeline.admission
-            assert gate.pace is not None and 8 <= gate.pace <= 30, gate.pace
-            assert 10 <= gate.limit <= 15, gate.limit
-        assert await processing(own_database) <= 20
+            assert gate.pace is not None and 25 <= gate.pace <= 60, gate.pace
+            assert 13 <= gate.limit <= 30, gate.limit
+        assert await processing(own_database) <= 35
     finally:
         await conn.close()

@@ -194,6 +194,47 @@ async def test_past_limit_waiting_requests_the_next_is_refused_without_waiting()
     await asyncio.gather(*waiters)
 
 
+async def test_room_goes_to_the_request_that_came_first():
+    """The first request, still deciding (looking up its Idempotency-Key) when room comes,
+    gets it before a later one that read the room first."""
+    pool = CountingPool(processing=2, delay_s=0.0)
+    gate = admission(pool, limit=2, wait_s=2.0, recheck_s=0.01)
+    asked, answered = asyncio.Event(), asyncio.Event()
+    order: list[str] = []
+
+    async def slow_lookup() -> bool:
+        asked.set()
+        await answered.wait()
+        return False
+
+    async def enter_as(name: str, replay) -> None:
+        async with gate.slot(6, replay):
+            order.append(name)
+            await asyncio.sleep(0.05)
+
+    first = asyncio.ensure_future(enter_as("first", slow_lookup))
+    await asked.wait()  # no room: the first request looks up its key
+    pool.processing = 1  # room for one
+    await asyncio.sleep(0.03)  # the reading is stale: the next request reads the room
+    second = asyncio.ensure_future(enter_as("second", never_a_replay))
+    await asyncio.sleep(0.05)
+    assert order == []  # the second waits behind the first
+    answered.set()
+    await asyncio.gather(first, second)
+    assert order == ["first", "second"]
+
+
+async def test_a_lower_plan_held_at_its_share_holds_no_higher_plan_back():
+    pool = CountingPool(processing=5, delay_s=0.0)
+    gate = admission(pool, limit=10, wait_s=2.0, recheck_s=0.01)
+    freemium = asyncio.ensure_future(enter(gate, plan=1))  # 5 of its 5: waits
+    await asyncio.sleep(0.05)
+    await asyncio.wait_for(enter(gate, plan=6), 0.5)  # room below 10: in at once
+    assert not freemium.done()
+    pool.processing = 4
+    await asyncio.wait_for(freemium, 1.0)
+
+
 def test_settings_refuse_a_recheck_no_shorter_than_the_wait():
     """A waiting request would be refused without a second look at the count."""
     base = {"amqp_url": "amqp://x", "redis_url": "redis://x", "database_url": "postgresql://x"}
