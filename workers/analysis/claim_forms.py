@@ -190,6 +190,22 @@ _TRAFFIC = re.compile(
     rf"\bse circula\b|\bcircula(?:u|t)?\s++(?:(?:doar|numai|din nou|iar|zilnic)\s++)?{_VEHICLES}"
     rf"|\b{_VEHICLES}\s++(?:(?:nu|mai|vor|nu mai|nu vor|vor mai)\s++)?circula(?:u|t)?\b"
 )
+# A speaker's own page is where it says things, not where a rumour came from: "the service
+# will be livestreamed on our Facebook page", "transmisă live pe pagina noastră de Facebook"
+# (round 30); folded, blanked like traffic. Not a group, a feed or a chat, where rumours
+# arrive ("our WhatsApp group says …"), nor someone else's post.
+_PLATFORMS = r"(?:facebook|instagram|youtube|tiktok|telegram|twitter|linkedin)"
+_OWNERS = r"(?:parish|school|church|council|club|library|museum|college|university)"
+_OWN_CHANNEL = re.compile(
+    rf"\b(?:our|my|the {_OWNERS}(?:'s)?)\s++(?:official\s++)?{_PLATFORMS}\s++"
+    rf"(?:page|channel|account|profile)\b"
+    rf"|\bpagina\s++(?:noastra\s++|mea\s++)(?:oficiala\s++)?de\s++{_PLATFORMS}\b"
+    rf"|\bpagina\s++de\s++{_PLATFORMS}\s++a\s++(?:noastra|parohiei|scolii|bisericii|primariei"
+    rf"|asociatiei|liceului|muzeului|bibliotecii)\b"
+)
+# Hearsay about the speaker is news of the speaker: "apparently I'm 11% Norwegian" (round
+# 30), not a rumour passed on; "apparently we were lied to" is one.
+_ABOUT_ONESELF = re.compile(r"\b(?:apparently|reportedly)\s++(?:i|i'm|im|i am|i was|i've|i have)\b")
 # Register heard in the sentences around a claim (this many before and after) as well as
 # in its own: "Wake up!" two sentences on still frames the claim.
 CONTEXT_SENTENCES = 2
@@ -700,6 +716,8 @@ def sentence_register(sentence: str) -> list[Register]:
     unquoted = _QUOTED.sub(lambda m: " " * len(m[0]), sentence)
     folded = fold(unquoted)  # one character out per character in: the same blanks
     folded = _TRAFFIC.sub(lambda m: " " * len(m[0]), folded)
+    folded = _OWN_CHANNEL.sub(lambda m: " " * len(m[0]), folded)
+    folded = _ABOUT_ONESELF.sub(lambda m: " " * len(m[0]), folded)
     starts = _patterns().index.starts(folded)
     register = _patterns().register
     possible = starts.possible(LEXICAL_REGISTERS)
