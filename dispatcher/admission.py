@@ -154,7 +154,7 @@ class Admission:
         self.target_s = target_s
         self.pace: float | None = None  # sessions finished per second, smoothed
         self._window: Window | None = None
-        metrics.ADMISSION_LIMIT.set(limit)
+        metrics.ADMISSION_LIMIT.set(self.limit)
         self._count = 0  # the last reading
         self._read_at: float | None = None  # monotonic time of the last reading
         self._pending = 0  # admitted by this process, not yet recorded

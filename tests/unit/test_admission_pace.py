@@ -5,6 +5,7 @@ import asyncio
 import time
 
 import pytest
+from prometheus_client import REGISTRY
 
 from dispatcher import admission as module
 from dispatcher.admission import MIN_LIMIT, Admission, Window, paced_limit, smoothed
@@ -114,14 +115,20 @@ def short_windows(monkeypatch):
     monkeypatch.setattr(module, "PACE_STALE_S", 0.6)
 
 
+def shown_limit() -> float | None:
+    return REGISTRY.get_sample_value("verdict_admission_limit")
+
+
 async def test_under_load_the_limit_settles_at_the_pace_times_the_target(short_windows):
     """100 sessions finish per second; aiming at 0.2 s, about 20 may be processing, not 64
-    (the limit starts at its floor of 10 and rises to it)."""
+    (the limit starts at its floor of 10 and rises to it); the metric shows where it is."""
     pipeline = Pipeline(pace=100.0)
     gate = Admission(pipeline, limit=64, wait_s=0.5, recheck_s=0.01, target_s=0.2)  # type: ignore[arg-type]
+    assert shown_limit() == MIN_LIMIT
     await saturate(gate, pipeline, seconds=2.0)
     assert gate.pace is not None and 60 <= gate.pace <= 140, gate.pace
     assert 12 <= gate.limit <= 28, gate.limit
+    assert shown_limit() == gate.limit
     assert pipeline.processing <= 30
 
 
