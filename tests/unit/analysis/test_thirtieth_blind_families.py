@@ -174,3 +174,34 @@ def test_a_notice_pointing_to_its_own_page_makes_no_claim(text):
 )
 def test_a_post_someone_else_shared_is_still_a_viral_source(text):
     assert claims_score(text) >= FLAGGED
+
+
+# --- domain, from the held-out set's misses read after its measure: school and student lures
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "https://studentaid-forgiveness-gov.com",
+        "https://rblx-free-robux.icu/claim",
+        "https://vbucks-giveaway.top",
+        "https://parentpay-uk.balance-topup.com",
+    ],
+)
+def test_a_game_currency_a_forgiven_loan_or_the_school_payments_app_borrowed_is_risky(host):
+    assert domains.assess_domains(f"Detalii: {host}").score >= FLAGGED
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "https://www.parentpay.com/login",
+        "https://app.parentpay.com",
+        "https://www.roblox.com/upgrades/robux",
+        "https://robux-calculator.com",
+        "https://www.theforgivenessproject.com",
+        "https://studentaid.gov/manage-loans/forgiveness-cancellation",
+    ],
+)
+def test_the_real_payments_app_and_honest_game_and_loan_pages_stay_low(host):
+    assert domains.assess_domains(f"Detalii: {host}").score < FLAGGED
