@@ -93,8 +93,13 @@ def new_session_id(now_ms: int | None = None) -> str:
     008)."""
     ms = time.time_ns() // 1_000_000 if now_ms is None else now_ms
     rand = int.from_bytes(os.urandom(10), "big")
-    value = (ms & (1 << 48) - 1) << 80 | 0x7 << 76 | (rand >> 68) << 64 | 0b10 << 62
+    value = _time_prefix(ms) | 0x7 << 76 | (rand >> 68) << 64 | 0b10 << 62
     return str(uuid.UUID(int=value | rand & (1 << 62) - 1))
+
+
+def _time_prefix(ms: int) -> int:
+    """A UUIDv7's first 48 bits: its creation time in Unix milliseconds."""
+    return (ms & (1 << 48) - 1) << 80
 
 
 def session_day(session_id: str) -> date:
@@ -195,7 +200,7 @@ SELECT (SELECT count(*) FROM (SELECT 1 FROM sessions WHERE status = 'processing'
 
 def first_id_at(ms: int) -> uuid.UUID:
     """The smallest session id created at `ms` (Unix milliseconds) or later."""
-    return uuid.UUID(int=(ms & (1 << 48) - 1) << 80)
+    return uuid.UUID(int=_time_prefix(ms))
 
 
 async def processing_and_created(

@@ -363,7 +363,7 @@ class Settings(BaseSettings):
     admission_recheck_s: float = Field(0.02, gt=0)
     # The latency at full load the limit aims for: it follows the sessions the pipeline
     # finishes per second times this, never above ADMISSION_LIMIT (0: the limit stays fixed).
-    admission_target_s: float = Field(0.5, ge=0)
+    admission_target_s: float = Field(0.5, ge=0, allow_inf_nan=False)
     # A connection must send a whole request line and headers within this many seconds of
     # opening (or of its previous answer), else it is closed (slow-header clients).
     api_header_timeout_s: float = Field(10.0, gt=0)

@@ -6,9 +6,11 @@ import time
 
 import pytest
 from prometheus_client import REGISTRY
+from pydantic import ValidationError
 
 from dispatcher import admission as module
 from dispatcher.admission import MIN_LIMIT, Admission, Window, paced_limit, smoothed
+from shared.settings import Settings
 
 
 def test_the_limit_is_the_pace_times_the_target_within_its_floor_and_ceiling():
@@ -154,3 +156,11 @@ async def test_without_a_target_or_without_waiting_the_limit_stays_where_it_was(
     gate = Admission(unhurried, limit=64, wait_s=0.1, recheck_s=0.01, target_s=0.5)  # type: ignore[arg-type]
     await saturate(gate, unhurried, seconds=1.0, clients=2, gap_s=0.01)
     assert gate.limit == MIN_LIMIT and gate.pace is None  # where a paced limit starts
+
+
+@pytest.mark.parametrize("target", ["inf", "nan", "-0.5"])
+def test_settings_refuse_a_target_that_is_no_latency(target):
+    """An infinite target would make the first limit inf × 0, and no API could start."""
+    base = {"amqp_url": "amqp://x", "redis_url": "redis://x", "database_url": "postgresql://x"}
+    with pytest.raises(ValidationError, match="admission_target_s"):
+        Settings(**base, admission_target_s=target)

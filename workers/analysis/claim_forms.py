@@ -206,6 +206,8 @@ _OWN_CHANNEL = re.compile(
 # Hearsay about the speaker is news of the speaker: "apparently I'm 11% Norwegian" (round
 # 30), not a rumour passed on; "apparently we were lied to" is one.
 _ABOUT_ONESELF = re.compile(r"\b(?:apparently|reportedly)\s++(?:i|i'm|im|i am|i was|i've|i have)\b")
+# Spans blanked before the registers are read: none of them is where a claim came from.
+_NO_SOURCES = (_TRAFFIC, _OWN_CHANNEL, _ABOUT_ONESELF)
 # Register heard in the sentences around a claim (this many before and after) as well as
 # in its own: "Wake up!" two sentences on still frames the claim.
 CONTEXT_SENTENCES = 2
@@ -715,9 +717,8 @@ def sentence_register(sentence: str) -> list[Register]:
     # Quotations blanked once: a quoted slogan's words, "!" and capitals are not the report's.
     unquoted = _QUOTED.sub(lambda m: " " * len(m[0]), sentence)
     folded = fold(unquoted)  # one character out per character in: the same blanks
-    folded = _TRAFFIC.sub(lambda m: " " * len(m[0]), folded)
-    folded = _OWN_CHANNEL.sub(lambda m: " " * len(m[0]), folded)
-    folded = _ABOUT_ONESELF.sub(lambda m: " " * len(m[0]), folded)
+    for no_source in _NO_SOURCES:
+        folded = no_source.sub(lambda m: " " * len(m[0]), folded)
     starts = _patterns().index.starts(folded)
     register = _patterns().register
     possible = starts.possible(LEXICAL_REGISTERS)
