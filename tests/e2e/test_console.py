@@ -87,6 +87,21 @@ def submit(base: str, count: int, content: str = "The cure they do not want you 
         return ids
 
 
+def refresh_state(page: Page) -> str:
+    """What the overview's refreshes did, and what the live figures say when asked now: for
+    a failure message."""
+    live = page.locator("#live")
+    asked = page.request.get("/admin/overview/live")
+    found = re.search(r'id="per-hour-completed"[^>]*>([^<]*)<', asked.text())
+    return (
+        f"refreshed at {live.get_attribute('data-refreshed-at')} (page clock now "
+        f"{page.evaluate('Date.now()')}), "
+        f"refresh error {live.get_attribute('data-refresh-error')}; "
+        f"/admin/overview/live now: HTTP {asked.status}, completed in the last hour "
+        f"{found.group(1) if found else 'not found'}"
+    )
+
+
 def test_an_operator_signs_in_watches_the_overview_and_opens_a_session(module_pipeline):
     """Signed in with the admin key, the overview's numbers change by themselves while
     sessions run; a session found by search shows its verdict and timeline; workers list."""
@@ -108,7 +123,12 @@ def test_an_operator_signs_in_watches_the_overview_and_opens_a_session(module_pi
         running = threading.Thread(target=lambda: ids.extend(submit(base, SESSIONS)))
         running.start()
         # No reload: the page's script refreshes the figures as sessions finish.
-        expect(page.locator("#per-hour-completed")).not_to_have_text(str(before), timeout=30_000)
+        try:
+            expect(page.locator("#per-hour-completed")).not_to_have_text(
+                str(before), timeout=30_000
+            )
+        except AssertionError as failed:
+            raise AssertionError(f"{failed}\n{refresh_state(page)}") from None
         expect(page.locator("#latency-n")).not_to_have_text("0", timeout=30_000)
         screenshot(page, "console-overview-running")
         running.join(60)
@@ -153,6 +173,23 @@ def test_an_operator_signs_in_watches_the_overview_and_opens_a_session(module_pi
         expect(page).to_have_url(re.compile(r"/admin/login$"))
         page.goto("/admin")
         expect(page).to_have_url(re.compile(r"/admin/login$"))
+
+
+def test_the_overview_says_when_its_figures_stopped_refreshing_and_recovers(module_pipeline):
+    """A refresh the API answers with an error, or does not answer, puts a note above the
+    figures and the page keeps trying; the next good refresh takes the note away."""
+    with browser_page(module_pipeline["base"]) as page:
+        sign_in(page)
+        expect(page).to_have_url(re.compile(r"/admin$"))
+        live = page.locator("#live")
+        page.route("**/admin/overview/live", lambda route: route.fulfill(status=500, body="x"))
+        expect(live).to_have_attribute("data-refresh-error", "HTTP 500", timeout=10_000)
+        screenshot(page, "console-overview-not-refreshed")
+        page.unroute("**/admin/overview/live")
+        expect(live).not_to_have_attribute("data-refresh-error", re.compile("."), timeout=10_000)
+        refreshed = live.get_attribute("data-refreshed-at")
+        assert refreshed is not None
+        expect(live).not_to_have_attribute("data-refreshed-at", refreshed, timeout=10_000)
 
 
 def test_a_reviewer_overrides_a_queued_verdict_and_the_result_api_says_so(module_pipeline):

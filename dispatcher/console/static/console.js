@@ -2,13 +2,20 @@
 // forms are sent. No framework, nothing loaded from elsewhere.
 "use strict";
 
+// A refresh that has not answered in this many ticks is given up, so one hung request never
+// stops the page's refreshes.
+const GIVE_UP_TICKS = 5;
+
 function refresh(element) {
   const every = Number(element.dataset.everyMs || 3000);
   const tick = async () => {
+    const abort = new AbortController();
+    const timer = window.setTimeout(() => abort.abort(), every * GIVE_UP_TICKS);
     try {
       const response = await fetch(element.dataset.refresh, {
         credentials: "same-origin",
         headers: { Accept: "text/html" },
+        signal: abort.signal,
       });
       if (response.redirected || response.status === 303) {
         window.location.assign("/admin/login");
@@ -17,9 +24,16 @@ function refresh(element) {
       if (response.ok) {
         element.innerHTML = await response.text();
         element.dataset.refreshedAt = String(Date.now());
+        delete element.dataset.refreshError;
+      } else {
+        // Shown above the figures (console.css) until a refresh succeeds again.
+        element.dataset.refreshError = `HTTP ${response.status}`;
       }
     } catch (error) {
-      // The API restarting: try again at the next tick.
+      // The API restarting, or no answer in time: try again at the next tick.
+      element.dataset.refreshError = error.name === "AbortError" ? "no answer" : "unreachable";
+    } finally {
+      window.clearTimeout(timer);
     }
     window.setTimeout(tick, every);
   };
