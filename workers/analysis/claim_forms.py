@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache, update_wrapper
 from typing import Generic, Literal, TypeVar
@@ -127,9 +127,15 @@ _WORDED = re.compile(
     r"|(?:two|three|four|five|ten|\d{1,3}+) times (?:more|higher|as (?:likely|many))"
     r"|de (?:dou[ăa]|trei|patru|cinci|zece|\d{1,3}+) ori mai"
     r" (?:mul[țţ]i|multe|probabil|des|frecvent))(?!\w)"
+    # a share in words (round 31: "peste jumătate dintre mașini", "more than half of the
+    # cars", "two thirds of"); not "half of the cake" nor "a quarter of an hour"
+    r"|(?<!\w)(?:(?:more than|over|nearly|almost) half|two thirds|three quarters) of"
+    r"(?! an? )(?!\w)"
+    r"|(?<!\w)(?:(?:peste|mai mult de|aproape|aproximativ) jum[ăa]tate|dou[ăa] treimi"
+    r"|trei sferturi) (?:din|dintre)(?!\w)"
 )
 # Words one of those needs: most sentences have none, and skip the pattern.
-_WORDED_HINTS = (" in ", " din ", " out of ", "twice ", " times ", " ori ")
+_WORDED_HINTS = (" in ", " din ", " dintre ", " out of ", "twice ", " times ", " ori ", " of ")
 
 
 def _worded_statistic(sentence: str) -> bool:
@@ -663,6 +669,20 @@ _FAKE_PICTURE = re.compile(
 )
 
 
+# A post or a message the sentence itself calls a hoax or a fake ("That post telling you to
+# switch your phone off tonight is a hoax", "Mesajul cu amenda de 5.000 de lei e o farsă"):
+# the writer's debunk of what circulates, named in the same sentence (`calls_a_message_a_hoax`).
+# Folded, quotations blanked. Not "It's a hoax!" alone, which a post throws at what a source
+# says.
+_HOAX_MESSAGE = re.compile(
+    r"\b(?:posts?|messages?|chain (?:letter|message)s?|warnings?|rumou?rs?|mesaj\w{0,4}"
+    r"|postar\w{0,4}|zvon\w{0,4}|avertisment\w{0,4})\b(?:[^.!?]|\.(?=\d)){0,160}?"
+    r"\b(?:is|was|are|were|e|este|a fost)\s(?:a |an |o )?(?:hoax|fake|farsa|fals\w{0,2})\b"
+    # the clause ends there: not "The official message is fake: the real toll is …"
+    r"(?=\s*+(?:[.!?;,)]|$|(?:and|si|it|that|which|care)\b))"
+)
+
+
 def authority_rebuttal(sentence: str) -> bool:
     """Whether the sentence rebuts what it reports in one of the forms above (its own words,
     with no contrast in them). Pure."""
@@ -700,6 +720,21 @@ def rejected(rebuttal: str, following: str) -> bool:
     return not lexical and bool(_REJECTION.search(fold(following)))
 
 
+# A be-verb just before a research word makes it the passive of a claim ("are monitored").
+_BE_BEFORE = re.compile(
+    r"\b(?:is|are|was|were|be|being|been|get|gets|got|e|este|sunt|fi|fost)\s++$"
+)
+
+
+def _passive_only(folded: str, name: str) -> bool:
+    """Whether every match of register `name` is a participle after a be-verb ("are
+    monitored"; not "are investigating"). Pure."""
+    return all(
+        not m[0].endswith("ing") and _BE_BEFORE.search(folded[max(0, m.start() - 12) : m.start()])
+        for m in _patterns().register[name].finditer(folded)
+    )
+
+
 def _within(folded: str, inner: str, outer: str) -> bool:
     """Whether every match of register `inner` lies inside a match of register `outer`."""
     register = _patterns().register
@@ -727,6 +762,9 @@ def sentence_register(sentence: str) -> list[Register]:
         for name in LEXICAL_REGISTERS
         if name in possible and starts.search(name, register[name])
     ]
+    if "studied" in found and _passive_only(folded, "studied"):
+        # "WhatsApp and Facebook are monitored": what the claim says is done, not research
+        found.remove("studied")
     if "studied" in found and "viral_sources" in found:
         # "Reporters analysed thousands of posts": the posts are what was studied, not
         # where the sentence got its claim.
@@ -779,7 +817,8 @@ def text_registers(
         else register
         for i, (s, register) in enumerate(zip(sentences, own, strict=True))
     ]
-    outright = [rebuts_outright(s) for s in sentences]
+    outright = [rebuts_outright(s) or calls_a_message_a_hoax(s) for s in sentences]
+    answering = answered_at_once(sentences, own)
     answered = _answered_by_a_source(sentences, own)
     whole = fold(" ".join(sentences))
     if satire_disowned(whole):  # "satire obv but: …" marks nothing as a joke
@@ -797,8 +836,8 @@ def text_registers(
             heard.discard("sourced")
         if not heard & set(_REPORTED):
             heard.discard("debunked")
-        if outright[i]:  # in its own sentence only: "taken out of context" is said both ways
-            heard.add("debunked")
+        if outright[i] or i in answering:  # outright in its own sentence only: "taken out
+            heard.add("debunked")  # of context" is said both ways
         if i in answered:
             heard.add("debunked")
         if heard & _PUSHED:  # a referral closes a tip, not a rumour or a plot pressed on
@@ -854,6 +893,67 @@ def rebuts_outright(sentence: str) -> bool:
     """A rebuttal that names what it answers, the claim in the same sentence: "the clip
     was cut mid-sentence", "scos din context"."""
     return bool(_patterns().register["debunked_outright"].search(fold(sentence)))
+
+
+def calls_a_message_a_hoax(sentence: str) -> bool:
+    """Whether the sentence calls a post or a message a hoax or a fake (`_HOAX_MESSAGE`),
+    with no plot of its own in it. Pure."""
+    own = _QUOTED.sub(lambda m: " " * len(m[0]), fold(sentence))
+    found = _HOAX_MESSAGE.search(own)
+    return bool(
+        found
+        and not _SAYS.search(own[: found.end()])  # "A post says the warning is fake"
+        and not _patterns().register["conspiracy"].search(own)
+    )
+
+
+# Someone's words reported before the "is a hoax": the hoax is theirs to call.
+_SAYS = re.compile(r"\b(?:says?|said|claim\w*|told|tells|spune\w*|zice|sustine|afirma)\b")
+
+
+def answered_at_once(sentences: Sequence[str], own: Sequence[Sequence[str]]) -> set[int]:
+    """The sentences of a debunk that opens by answering the claim ("No, your earbuds aren't
+    giving you cancer. … Large studies haven't found a rise in tumours."): a sentence
+    opening "No," with a denial (`_NO_OPENING`) and the two after it, when one of the three
+    denies on evidence or a source's word (`_EVIDENCE` and `_DENIAL` in one sentence) and
+    nothing in the text presses or plots (a post opens "No, the vaccine isn't safe" too,
+    then says to share; "Experts know it was filmed in a studio" denies nothing). Pure."""
+    if any(set(r) & _PRESSING for r in own):
+        return set()
+    found: set[int] = set()
+    for i, sentence in enumerate(sentences):
+        folded = fold(sentence)
+        if not _NO_OPENING.search(folded) or _LIES.search(folded):
+            continue
+        window = range(i, min(i + CONTEXT_SENTENCES + 1, len(sentences)))
+        folded_window = [fold(sentences[j]) for j in window]
+        if any(_EVIDENCE.search(f) and _DENIAL.search(f) for f in folded_window):
+            found.update(window)
+    return found
+
+
+# Registers of a text that presses or plots: a "No," in it is no debunk.
+_PRESSING = frozenset({"conspiracy", "urgency", "emotive", "revelation"})
+# Where a debunk's answer comes from: studies, data, evidence, experts, a named body's word.
+_EVIDENCE = re.compile(
+    r"\b(?:stud(?:y|ies)|research\w*|scientists?|doctors?|experts?|data|evidence|measure\w*"
+    r"|according to|says|said|explains?|confirmed|stud(?:iu|ii|iile|iul)|cercet\w*|medic\w*"
+    r"|speciali\w*|expert\w*|datele|dovez\w*|dovad\w*|potrivit|spune|explica|a precizat"
+    r"|au precizat|a confirmat|masur\w*)\b"
+)
+
+
+# A sentence that opens with "No," and denies what follows: the fact-check's headline form
+# (round 31; 22 of the 23 sentences of dev that open so are debunks, the other an opinion's
+# "Nu, nu suntem leneși"), folded. Not "No, no, …", which protests, nor "No, this is not a
+# joke: …" or "No, we won't stay quiet", which speak of the text or its writer.
+_NO_OPENING = re.compile(
+    r"^\W*(?:no|nope|nu),\s++(?!no\b|nu\b|(?:this|it|that|there)(?:'s\b|\s++(?:is|was)\b)"
+    r"|(?:i|we|you|they|he|she|asta|aceasta|eu|noi|voi|ei)\b)[^.!?]{0,100}?"
+    r"\b(?:isn't|aren't|doesn't|don't|won't|can't|wasn't|weren't|didn't|is not|are not"
+    r"|does not|do not|did not|will not"
+    r"|was not|were not|has not|have not|nu|n-a|n-au)\b"
+)
 
 
 def names(sentence: str) -> list[str]:
