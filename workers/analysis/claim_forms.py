@@ -735,6 +735,23 @@ def _passive_only(folded: str, name: str) -> bool:
     )
 
 
+# A negation a few words before a register's words ("not immediately clear", "won't change
+# immediately", "nu … imediat").
+# Not a negated wait: "do not hesitate, call immediately", "nu ezitați, sunați imediat".
+_NEGATED_BEFORE = re.compile(
+    r"(?:\bnot|n't|\bnever|\bnu|\bn-a|\bn-au|\bn-o|\bnici)\b"
+    r"(?!\s++(?:hesitate|wait|delay|ezit|stati\b|sta\b|astept|aman))(?:\s++\S++){0,3}\s++$"
+)
+
+
+def _negated_only(folded: str, name: str) -> bool:
+    """Whether every match of register `name` follows a negation within three words. Pure."""
+    return all(
+        _NEGATED_BEFORE.search(folded[max(0, m.start() - 40) : m.start()])
+        for m in _patterns().register[name].finditer(folded)
+    )
+
+
 def _within(folded: str, inner: str, outer: str) -> bool:
     """Whether every match of register `inner` lies inside a match of register `outer`."""
     register = _patterns().register
@@ -762,6 +779,9 @@ def sentence_register(sentence: str) -> list[Register]:
         for name in LEXICAL_REGISTERS
         if name in possible and starts.search(name, register[name])
     ]
+    if "urgency" in found and _negated_only(folded, "urgency"):
+        # "rates will not change immediately", "nu se vor modifica imediat": news, no hurry
+        found.remove("urgency")
     if "studied" in found and _passive_only(folded, "studied"):
         # "WhatsApp and Facebook are monitored": what the claim says is done, not research
         found.remove("studied")
@@ -872,6 +892,7 @@ def _answered_by_a_source(sentences: list[str], own: list[list[Register]]) -> se
 # A source speaking (not "the official announcement" a rumour tells the reader not to await).
 _SPEAKS = re.compile(
     r"(?i)\b(?:says|said|explains|explained|stated|states|denied|denies|clarified|responded"
+    r"|pointed out|points out|noted|a subliniat|au subliniat"
     r"|spune|spun|a spus|au spus|a declarat|au declarat|explica|a explicat|au explicat"
     r"|precizeaza|a precizat|au precizat|a transmis|au transmis|neaga|a negat|au negat)\b"
 )

@@ -64,6 +64,9 @@ class Cue(_Strict):
     # Words that, up to NOT_AFTER_REACH words before the cue's first word in its sentence,
     # make it something else: "from 6pm today until 6am tomorrow" is a window, not a deadline.
     not_after: list[str] | None = None
+    # Words that, right after the cue's first word, make it something else: "fie că …, fie
+    # că …" is "whether … or …", no dilemma (round 32).
+    not_before: list[str] | None = None
     # Not where its verb is forbidden or told of as done ("never enter your PIN", "if you've
     # entered your card details, call your bank": technique_context.advises_against).
     not_in_advice: bool = False
@@ -166,6 +169,7 @@ class CompiledCue:
     negatable: bool
     last_gap: Slot | None = None
     not_after: Slot | None = None
+    not_before: Slot | None = None
     not_in_advice: bool = False
 
 
@@ -364,6 +368,7 @@ def _cue(
         negatable=entry.negatable if cue.negatable is None else cue.negatable,
         last_gap=None if cue.last_gap is None else _slot(cue.last_gap, sets, language),
         not_after=None if cue.not_after is None else _slot(cue.not_after, sets, language),
+        not_before=None if cue.not_before is None else _slot(cue.not_before, sets, language),
         not_in_advice=cue.not_in_advice,
     )
 

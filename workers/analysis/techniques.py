@@ -221,6 +221,8 @@ def _cue_matches(
             first, last = min([i, *others]), max([i, *others])
             if _after_excluded(cue, tokens, sentence, first, accepts):
                 continue
+            if _followed_by_excluded(cue, tokens, sentence, i, accepts):
+                continue
             if cue.not_in_advice and _in_advice(context, folded, tokens[first].start):
                 continue
             words = {i, *others}
@@ -267,6 +269,20 @@ def _after_excluded(
     before = range(max(0, first - NOT_AFTER_REACH), first)
     return any(
         sentence[j] == sentence[first] and accepts(cue.not_after, tokens[j].keys) for j in before
+    )
+
+
+def _followed_by_excluded(
+    cue: CompiledCue, tokens: Sequence[Token], sentence: Sequence[int], at: int, accepts: Accepts
+) -> bool:
+    """Whether the word right after the cue's first word, in its sentence, is one of its
+    `not_before` ("fie că": whether, not either)."""
+    after = at + 1
+    return (
+        cue.not_before is not None
+        and after < len(tokens)
+        and sentence[after] == sentence[at]
+        and accepts(cue.not_before, tokens[after].keys)
     )
 
 
