@@ -724,32 +724,37 @@ def rejected(rebuttal: str, following: str) -> bool:
 _BE_BEFORE = re.compile(
     r"\b(?:is|are|was|were|be|being|been|get|gets|got|e|este|sunt|fi|fost)\s++$"
 )
-
-
-def _passive_only(folded: str, name: str) -> bool:
-    """Whether every match of register `name` is a participle after a be-verb ("are
-    monitored"; not "are investigating"). Pure."""
-    return all(
-        not m[0].endswith("ing") and _BE_BEFORE.search(folded[max(0, m.start() - 12) : m.start()])
-        for m in _patterns().register[name].finditer(folded)
-    )
-
-
 # A negation a few words before a register's words ("not immediately clear", "won't change
-# immediately", "nu … imediat").
-# Not a negated wait: "do not hesitate, call immediately", "nu ezitați, sunați imediat".
+# immediately", "nu … imediat"). Not a negated wait: "do not hesitate, call immediately",
+# "nu ezitați, sunați imediat".
 _NEGATED_BEFORE = re.compile(
     r"(?:\bnot|n't|\bnever|\bnu|\bn-a|\bn-au|\bn-o|\bnici)\b"
     r"(?!\s++(?:hesitate|wait|delay|ezit|stati\b|sta\b|astept|aman))(?:\s++\S++){0,3}\s++$"
 )
 
 
-def _negated_only(folded: str, name: str) -> bool:
-    """Whether every match of register `name` follows a negation within three words. Pure."""
+# How much of the text before a match `_every_match` shows its test: a few words, so a long
+# sentence of many matches costs no more per match.
+_BEFORE_REACH = 40
+
+
+def _every_match(folded: str, name: str, holds: Callable[[re.Match[str], str], bool]) -> bool:
+    """Whether `holds(match, the _BEFORE_REACH characters before it)` for every match of
+    register `name`. Pure."""
     return all(
-        _NEGATED_BEFORE.search(folded[max(0, m.start() - 40) : m.start()])
+        holds(m, folded[max(0, m.start() - _BEFORE_REACH) : m.start()])
         for m in _patterns().register[name].finditer(folded)
     )
+
+
+def _passive(match: re.Match[str], before: str) -> bool:
+    """A participle after a be-verb ("are monitored"; not "are investigating")."""
+    return not match[0].endswith("ing") and bool(_BE_BEFORE.search(before[-12:]))
+
+
+def _negated(match: re.Match[str], before: str) -> bool:
+    """After a negation within three words."""
+    return bool(_NEGATED_BEFORE.search(before))
 
 
 def _within(folded: str, inner: str, outer: str) -> bool:
@@ -779,10 +784,10 @@ def sentence_register(sentence: str) -> list[Register]:
         for name in LEXICAL_REGISTERS
         if name in possible and starts.search(name, register[name])
     ]
-    if "urgency" in found and _negated_only(folded, "urgency"):
+    if "urgency" in found and _every_match(folded, "urgency", _negated):
         # "rates will not change immediately", "nu se vor modifica imediat": news, no hurry
         found.remove("urgency")
-    if "studied" in found and _passive_only(folded, "studied"):
+    if "studied" in found and _every_match(folded, "studied", _passive):
         # "WhatsApp and Facebook are monitored": what the claim says is done, not research
         found.remove("studied")
     if "studied" in found and "viral_sources" in found:
